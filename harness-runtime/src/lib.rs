@@ -1,0 +1,53 @@
+//! Live tests of AI coding agents, run by Cargo.
+//!
+//! A scenario is an `async fn(&mut Live)` marked `#[live_agent_test]`. The runner (`main!()`) turns
+//! every registered scenario into a libtest-mimic trial with its own tokio runtime and ceiling; the
+//! [`Live`] context provisions agents (real `opencode serve` or the fixture agent), scripts the
+//! embedded model, gates operations, and records redacted evidence for insta snapshots.
+//!
+//! Limitations, stated plainly: scenarios are registered through `inventory`, which works on the
+//! platforms it supports (Linux, macOS, Windows); process ownership (process groups, the reaper)
+//! is implemented for Unix, and the no-orphan guarantee under SIGKILL is Linux-only.
+
+pub mod client;
+pub mod evidence;
+pub mod fixture;
+pub mod gates;
+mod live;
+pub mod model;
+pub mod opencode;
+pub mod process;
+mod requirements;
+pub mod runner;
+mod scenario;
+mod settings;
+
+pub use harness_macros::live_agent_test;
+pub use live::Live;
+pub use scenario::{AgentKind, Scenario, ScenarioOptions};
+
+/// Everything a scenario file usually needs: `use harness_runtime::prelude::*;`.
+pub mod prelude {
+    pub use crate::Live;
+    pub use crate::live_agent_test;
+    pub use serde_json::json;
+}
+
+/// The runner's entry point for a test target declared with `harness = false`.
+///
+/// Expands to `fn main() -> std::process::ExitCode { harness_runtime::runner::run() }`.
+#[macro_export]
+macro_rules! main {
+    () => {
+        fn main() -> ::std::process::ExitCode {
+            $crate::runner::run()
+        }
+    };
+}
+
+/// What the expansion of `#[live_agent_test]` refers to. Not a stable API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::scenario::{IntoOutcome, Outcome, ScenarioFuture};
+    pub use inventory;
+}

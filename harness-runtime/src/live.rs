@@ -1,0 +1,91 @@
+//! The per-scenario context handed to every `#[live_agent_test]` function.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::evidence::{Evidence, Redactor};
+use crate::scenario::ScenarioOptions;
+
+/// What a scenario knows about itself.
+#[derive(Clone, Debug)]
+pub struct ScenarioInfo {
+    /// `<topic>::<fn>`.
+    pub name: String,
+    /// The attribute's options.
+    pub options: ScenarioOptions,
+    /// The test crate's manifest dir: `snapshots/` lives below it.
+    pub manifest_dir: PathBuf,
+}
+
+/// The context of one scenario: provisions agents, scripts the model, gates operations and
+/// records redacted evidence. Everything it started is stopped when the scenario ends, whether
+/// it passed, failed, panicked or timed out.
+pub struct Live {
+    pub(crate) info: ScenarioInfo,
+    pub(crate) redactor: Arc<Redactor>,
+    pub(crate) evidence: Evidence,
+    pub(crate) model: crate::model::ModelSlot,
+    pub(crate) agents: crate::opencode::AgentSlot,
+    pub(crate) fixture: crate::fixture::FixtureControl,
+    pub(crate) gates: Arc<crate::gates::Gates>,
+}
+
+impl Live {
+    /// A context for the scenario `info`. The runner makes one per trial.
+    pub fn new(info: ScenarioInfo) -> Self {
+        let redactor = Arc::new(Redactor::for_scenario());
+        Self {
+            evidence: Evidence::new(redactor.clone()),
+            model: Default::default(),
+            agents: Default::default(),
+            fixture: Default::default(),
+            gates: Default::default(),
+            redactor,
+            info,
+        }
+    }
+
+    /// The scenario's name, `<topic>::<fn>`.
+    pub fn name(&self) -> &str {
+        &self.info.name
+    }
+
+    /// The scenario's options.
+    pub fn options(&self) -> &ScenarioOptions {
+        &self.info.options
+    }
+
+    /// The redactor every output of this scenario passes through.
+    pub fn redactor(&self) -> &Arc<Redactor> {
+        &self.redactor
+    }
+
+    /// Registers a value that must never appear in evidence, output or failure messages.
+    pub fn secret(&self, value: impl AsRef<str>) {
+        self.redactor.add_secret(value.as_ref());
+    }
+
+    /// Prints a progress line on stderr (redacted): libtest-mimic prints a result only at the end,
+    /// so long scenarios say what they are doing and waiting for.
+    pub fn progress(&self, message: impl AsRef<str>) {
+        crate::runner::progress(&self.info.name, &self.redactor.redact(message.as_ref()));
+    }
+
+    /// Ends the scenario: reports unanswered model requests, stops every agent it started, and
+    /// removes its roots after a pass (keeps them, printing their paths, after a failure).
+    /// The runner calls this after the body, whatever its outcome; `Drop` of the slots is the
+    /// synchronous fallback when it cannot run (a panic inside the runtime, a killed runtime).
+    pub(crate) async fn finish(&mut self, passed: bool) -> Result<(), String> {
+        let model = self.model.finish(&self.redactor);
+        let agents = self
+            .agents
+            .finish(passed && model.is_ok(), &self.redactor)
+            .await;
+        model.and(agents)
+    }
+
+    /// The ordered recorder of this scenario's evidence.
+    pub fn evidence(&self) -> &Evidence {
+        &self.evidence
+    }
+}

@@ -1,0 +1,1 @@
+//! Owned child processes: own process group, die with the runner, terminate → kill → reap.

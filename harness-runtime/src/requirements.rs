@@ -1,0 +1,1 @@
+//! Environment requirements of a scenario: present, UTF-8, non-empty, unpadded, JSON where due.
