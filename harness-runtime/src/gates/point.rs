@@ -222,7 +222,9 @@ impl GatePoint {
 
     /// The point with attribute name `name`, if any. Exact match: names are lowercase.
     pub fn from_name(name: &str) -> Option<GatePoint> {
-        GatePoint::ALL.into_iter().find(|point| point.name() == name)
+        GatePoint::ALL
+            .into_iter()
+            .find(|point| point.name() == name)
     }
 
     /// Every attribute name, comma-separated: for error messages.

@@ -145,7 +145,12 @@ impl Gates {
 
     /// Releases every gate armed at `point`. Later arming at `point` still works.
     pub fn release(&self, point: GatePoint) {
-        for armed in self.lock().armed.iter().filter(|armed| armed.point == point) {
+        for armed in self
+            .lock()
+            .armed
+            .iter()
+            .filter(|armed| armed.point == point)
+        {
             armed.gate.release();
         }
     }

@@ -35,7 +35,8 @@ impl Signal {
 
     /// Publishes the signal, waking every waiter. Publishing again does nothing.
     pub fn publish(&self) {
-        self.sender.send_if_modified(|published| !std::mem::replace(published, true));
+        self.sender
+            .send_if_modified(|published| !std::mem::replace(published, true));
     }
 
     /// Whether the signal was published.
