@@ -1,0 +1,124 @@
+//! A gate: an operation enters it, announces that, and waits for the scenario to release it.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use super::registry::PassCounts;
+use super::{GateError, GatePoint, Signal};
+
+/// A pause point for one operation: the operation calls [`enter`](Gate::enter), which publishes
+/// "entered" and waits; the scenario waits until entered, does what must happen meanwhile, and
+/// calls [`release`](Gate::release).
+///
+/// Release is sticky: once released, every later `enter` returns at once. Both sides are
+/// cancel-safe: dropping an `enter` future leaves the gate entered (the operation got there) and
+/// dropping a waiter affects no one else.
+#[derive(Debug)]
+pub struct Gate {
+    name: String,
+    entered: Signal,
+    released: Signal,
+    armed: Option<Armed>,
+}
+
+/// Where a gate was armed, for diagnostics.
+#[derive(Debug)]
+struct Armed {
+    point: GatePoint,
+    nth: u64,
+    base: u64,
+    passes: Arc<PassCounts>,
+}
+
+impl Gate {
+    /// A standalone gate called `name`, for a scenario's own coordination. Gates at gate points
+    /// come from [`Gates::arm`](crate::gates::Gates::arm).
+    pub fn new(name: impl Into<String>) -> Self {
+        let name = name.into();
+        Self {
+            entered: Signal::new(format!("{name} entered")),
+            released: Signal::new(format!("{name} released")),
+            armed: None,
+            name,
+        }
+    }
+
+    /// A gate for the `nth` pass at `point` after the point had seen `base` passes.
+    pub(super) fn armed(point: GatePoint, nth: u64, base: u64, passes: Arc<PassCounts>) -> Self {
+        let mut gate = Gate::new(point.name());
+        gate.armed = Some(Armed {
+            point,
+            nth,
+            base,
+            passes,
+        });
+        gate
+    }
+
+    /// The gate's name: its point's attribute name, or the name given to [`Gate::new`].
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The point this gate is armed at, if it came from [`Gates`](crate::gates::Gates).
+    pub fn point(&self) -> Option<GatePoint> {
+        self.armed.as_ref().map(|armed| armed.point)
+    }
+
+    /// Publishes "entered" and waits until the gate is released (at once if it already is).
+    pub async fn enter(&self) {
+        self.entered.publish();
+        self.released.wait().await;
+    }
+
+    /// Waits until an operation entered the gate, without a ceiling. Prefer
+    /// [`wait_until_entered_within`](Gate::wait_until_entered_within) in scenarios.
+    pub async fn wait_until_entered(&self) {
+        self.entered.wait().await;
+    }
+
+    /// Waits until an operation entered the gate, at most `ceiling` scaled by
+    /// `LIVE_TIMEOUT_SCALE`. The error names the gate and how far its point got.
+    pub async fn wait_until_entered_within(&self, ceiling: Duration) -> Result<(), GateError> {
+        let ceiling = crate::settings::scaled(ceiling);
+        tokio::time::timeout(ceiling, self.entered.wait())
+            .await
+            .map_err(|_| GateError::NeverEntered {
+                gate: self.name().to_owned(),
+                detail: self.progress(),
+                ceiling,
+            })
+    }
+
+    /// Releases the gate: the operation inside (and every later one) continues.
+    pub fn release(&self) {
+        self.released.publish();
+    }
+
+    /// Whether an operation entered the gate.
+    pub fn is_entered(&self) -> bool {
+        self.entered.is_published()
+    }
+
+    /// Whether the gate was released.
+    pub fn is_released(&self) -> bool {
+        self.released.is_published()
+    }
+
+    /// Which pass the gate waits for and how far its point got, for the ceiling error.
+    fn progress(&self) -> String {
+        match &self.armed {
+            Some(armed) => {
+                let seen = armed.passes[armed.point.index()]
+                    .load(Ordering::SeqCst)
+                    .saturating_sub(armed.base);
+                format!(
+                    "armed for pass {} after arming; the point was passed {seen} time(s) since",
+                    armed.nth
+                )
+            }
+            None => "nothing called enter".to_owned(),
+        }
+    }
+}
