@@ -41,6 +41,9 @@ pub(crate) fn body(
                     Step::Hold(hold) => hold.wait().await,
                     Step::Hang => std::future::pending::<()>().await,
                     Step::Abort => {
+                        // Yield once so hyper flushes the frames already written: the client
+                        // sees the headers and deltas before the break.
+                        tokio::task::yield_now().await;
                         let error = io::Error::new(
                             io::ErrorKind::ConnectionAborted,
                             "scripted model: reply aborts mid-stream",

@@ -73,15 +73,19 @@ impl Matcher {
         Self::custom(description, move |r| (self.test)(r) && (other.test)(r))
     }
 
-    /// Requests not matching this one.
-    pub fn not(self) -> Self {
-        let description = format!("not ({})", self.description);
-        Self::custom(description, move |r| !(self.test)(r))
-    }
-
     /// Whether `request` matches.
     pub fn matches(&self, request: &ModelRequest) -> bool {
         (self.test)(request)
+    }
+}
+
+/// `!matcher`: requests not matching it.
+impl std::ops::Not for Matcher {
+    type Output = Matcher;
+
+    fn not(self) -> Matcher {
+        let description = format!("not ({})", self.description);
+        Matcher::custom(description, move |r| !(self.test)(r))
     }
 }
 
@@ -240,7 +244,7 @@ mod tests {
 
     #[test]
     fn matchers_combine() {
-        let m = Matcher::offers_tool("bash").and(Matcher::follows_tool_result().not());
+        let m = Matcher::offers_tool("bash").and(!Matcher::follows_tool_result());
         assert!(m.matches(&request("x", &["bash"])));
         assert!(!m.matches(&request("x", &["read"])));
         assert_eq!(

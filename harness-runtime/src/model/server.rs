@@ -128,17 +128,22 @@ fn now() -> u64 {
         .unwrap_or_default()
 }
 
-/// Parses and records a request; the reply, or the miss response.
-fn accept(shared: &Shared, api: Api, body: &Bytes) -> Result<(ModelRequest, Reply), Response> {
+/// Parses and records a request; its reply, or `None` for a miss.
+fn accept(shared: &Shared, api: Api, body: &Bytes) -> Option<(ModelRequest, Reply)> {
     let raw: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     match shared.decide(ModelRequest::parse(0, api, raw)) {
-        (request, Some(reply)) => Ok((request, reply)),
-        (_, None) => Err((
-            StatusCode::INTERNAL_SERVER_ERROR,
-            Json(openai::error_body(MISS_MESSAGE, "scripted_model_miss")),
-        )
-            .into_response()),
+        (request, Some(reply)) => Some((request, reply)),
+        (_, None) => None,
     }
+}
+
+/// The answer to a miss: HTTP 500 saying nothing was queued.
+fn miss() -> Response {
+    (
+        StatusCode::INTERNAL_SERVER_ERROR,
+        Json(openai::error_body(MISS_MESSAGE, "scripted_model_miss")),
+    )
+        .into_response()
 }
 
 /// Answers the parts every API shares (holds, HTTP errors, resets, non-stream failures);
@@ -191,8 +196,8 @@ async fn openai_chat(
     body: Bytes,
 ) -> Response {
     let (request, reply) = match accept(&shared, Api::OpenAi, &body) {
-        Ok(accepted) => accepted,
-        Err(miss) => return miss,
+        Some(accepted) => accepted,
+        None => return miss(),
     };
     if let Some(response) = answer_common(&reply, &reset, request.stream).await {
         return response;
@@ -225,8 +230,8 @@ async fn ollama_chat(
     body: Bytes,
 ) -> Response {
     let (request, reply) = match accept(&shared, Api::Ollama, &body) {
-        Ok(accepted) => accepted,
-        Err(miss) => return miss,
+        Some(accepted) => accepted,
+        None => return miss(),
     };
     if let Some(response) = answer_common(&reply, &reset, request.stream).await {
         return response;
