@@ -1,32 +1,23 @@
 //! The embedded scripted model: an OpenAI- and Ollama-compatible server on loopback.
+//!
+//! A scenario queues [`Reply`]s and adds [`Rule`]s on `live.model()`; OpenCode, configured by
+//! [`ModelSlot`]'s `opencode_config`, talks to it over real HTTP. Every request is recorded
+//! ([`ModelRequest`]); one nothing answers is a miss that fails the scenario at its end.
 
-/// The scenario's scripted model, started on first use.
-#[derive(Debug, Default)]
-pub struct ModelSlot {}
+mod error;
+mod frames;
+mod ollama;
+mod openai;
+mod recording;
+mod reply;
+mod script;
+mod scripted;
+mod server;
+mod wiring;
 
-impl ModelSlot {
-    /// The `OPENCODE_CONFIG_CONTENT` for a scenario without `requires`: a provider pointing at
-    /// the scripted model (started on first use, inside the scenario's runtime), the enabled
-    /// providers, and `permission` (OpenCode's permission config, e.g. `{"bash":"ask"}`).
-    pub(crate) fn opencode_config(&mut self, permission: serde_json::Value) -> serde_json::Value {
-        serde_json::json!({
-            "autoupdate": false,
-            "share": "disabled",
-            "enabled_providers": ["scripted"],
-            "provider": {"scripted": {
-                "npm": "@ai-sdk/openai-compatible",
-                "name": "Scripted model",
-                "options": {"baseURL": "http://127.0.0.1:9/v1"},
-                "models": {"scripted-model": {"name": "scripted-model", "tool_call": true}}
-            }},
-            "model": "scripted/scripted-model",
-            "permission": permission,
-        })
-    }
-
-    /// Ends the model's part of the scenario: an unanswered request fails it, with a summary.
-    pub(crate) fn finish(&mut self, redactor: &crate::evidence::Redactor) -> Result<(), String> {
-        let _ = redactor;
-        Ok(())
-    }
-}
+pub use error::ModelError;
+pub use recording::{Answer, Api, ModelRequest, ModelRequestSummary};
+pub use reply::{Reply, STRUCTURED_OUTPUT_TOOL, StallHandle, ToolCall, Usage};
+pub use script::{Matcher, Rule};
+pub use scripted::ScriptedModel;
+pub use wiring::{MODEL_ID, ModelSlot, PROVIDER_ID};

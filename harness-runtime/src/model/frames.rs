@@ -1,0 +1,58 @@
+//! A response body as a list of steps, streamed with optional pacing, holds and aborts.
+
+use std::io;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::Stream;
+
+use super::reply::Hold;
+
+/// One step of a streamed body.
+pub(crate) enum Step {
+    /// Bytes to send (one SSE event or NDJSON line).
+    Frame(Bytes),
+    /// Wait for a stall's release.
+    Hold(Hold),
+    /// Send nothing more, ever (until the client or the server goes away).
+    Hang,
+    /// Break the body: hyper closes the connection mid-response.
+    Abort,
+}
+
+/// The body stream for `steps`, waiting `delay` before every frame after the first.
+/// Cancel-safe: dropping the body drops any pending wait.
+pub(crate) fn body(
+    steps: Vec<Step>,
+    delay: Option<Duration>,
+) -> impl Stream<Item = Result<Bytes, io::Error>> + Send + 'static {
+    futures::stream::unfold(
+        (steps.into_iter(), false),
+        move |(mut steps, mut sent)| async move {
+            loop {
+                match steps.next()? {
+                    Step::Frame(bytes) => {
+                        if let (Some(delay), true) = (delay, sent) {
+                            tokio::time::sleep(delay).await;
+                        }
+                        sent = true;
+                        return Some((Ok(bytes), (steps, sent)));
+                    }
+                    Step::Hold(hold) => hold.wait().await,
+                    Step::Hang => std::future::pending::<()>().await,
+                    Step::Abort => {
+                        // Yield once so hyper flushes the frames already written: the client
+                        // sees the headers and deltas before the break.
+                        tokio::task::yield_now().await;
+                        let error = io::Error::new(
+                            io::ErrorKind::ConnectionAborted,
+                            "scripted model: reply aborts mid-stream",
+                        );
+                        // An empty iterator ends the stream after the error.
+                        return Some((Err(error), (Vec::new().into_iter(), sent)));
+                    }
+                }
+            }
+        },
+    )
+}

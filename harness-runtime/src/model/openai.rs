@@ -1,0 +1,161 @@
+//! The OpenAI chat-completions wire format, as `@ai-sdk/openai-compatible` parses it.
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+use super::frames::Step;
+use super::reply::{Body, MidStreamEnd, Reply, ToolCall};
+
+/// Ids and metadata shared by every chunk of one response.
+pub(crate) struct Meta<'a> {
+    pub(crate) seq: usize,
+    pub(crate) model: &'a str,
+    pub(crate) created: u64,
+}
+
+impl Meta<'_> {
+    fn id(&self) -> String {
+        format!("chatcmpl-scripted-{}", self.seq)
+    }
+
+    fn call_id(&self, index: usize) -> String {
+        format!("call_scripted_{}_{}", self.seq, index)
+    }
+
+    fn chunk(&self, delta: Value, finish: Option<&str>) -> Value {
+        json!({
+            "id": self.id(),
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        })
+    }
+}
+
+fn sse(value: &Value) -> Step {
+    Step::Frame(Bytes::from(format!("data: {value}\n\n")))
+}
+
+fn usage(reply: &Reply) -> Value {
+    json!({
+        "prompt_tokens": reply.usage.input,
+        "completion_tokens": reply.usage.output,
+        "total_tokens": reply.usage.input + reply.usage.output,
+    })
+}
+
+/// Splits a tool call's JSON arguments into fragments, as real providers stream them, so the
+/// client has to accumulate them.
+fn argument_fragments(call: &ToolCall) -> Vec<String> {
+    let text = call.arguments.to_string();
+    let pieces = if text.chars().count() >= 8 { 3 } else { 1 };
+    super::reply::split_even(&text, pieces)
+}
+
+/// The SSE steps of a streamed reply (not for `HttpError`/`Reset`, answered before the body).
+pub(crate) fn stream_steps(reply: &Reply, meta: &Meta<'_>, include_usage: bool) -> Vec<Step> {
+    let mut steps = vec![sse(&meta.chunk(json!({"role": "assistant"}), None))];
+    if let Some(hold) = &reply.hold {
+        steps.push(Step::Hold(hold.clone()));
+    }
+    match &reply.body {
+        Body::Answer { text, calls } => {
+            for delta in reply.text_deltas(text) {
+                steps.push(sse(&meta.chunk(json!({"content": delta}), None)));
+            }
+            for (index, call) in calls.iter().enumerate() {
+                steps.push(sse(&meta.chunk(
+                    json!({"tool_calls": [{
+                        "index": index,
+                        "id": meta.call_id(index),
+                        "type": "function",
+                        "function": {"name": call.name, "arguments": ""},
+                    }]}),
+                    None,
+                )));
+                for fragment in argument_fragments(call) {
+                    steps.push(sse(&meta.chunk(
+                        json!({"tool_calls": [{"index": index, "function": {"arguments": fragment}}]}),
+                        None,
+                    )));
+                }
+            }
+            let finish = if calls.is_empty() {
+                "stop"
+            } else {
+                "tool_calls"
+            };
+            steps.push(sse(&meta.chunk(json!({}), Some(finish))));
+            if include_usage {
+                let mut last = meta.chunk(json!({}), None);
+                last["choices"] = json!([]);
+                last["usage"] = usage(reply);
+                steps.push(sse(&last));
+            }
+            steps.push(Step::Frame(Bytes::from_static(b"data: [DONE]\n\n")));
+        }
+        Body::MidStream { text, end } => {
+            for delta in reply.text_deltas(text) {
+                steps.push(sse(&meta.chunk(json!({"content": delta}), None)));
+            }
+            match end {
+                MidStreamEnd::ErrorChunk(message) => steps.push(sse(&json!({
+                    "error": {"message": message, "type": "server_error", "code": "scripted_error"}
+                }))),
+                MidStreamEnd::Abort => steps.push(Step::Abort),
+            }
+        }
+        Body::Hang => steps.push(Step::Hang),
+        Body::HttpError { .. } | Body::Reset => {}
+    }
+    steps
+}
+
+/// The JSON of a non-streamed reply (`Answer` only; failures are handled by the server).
+pub(crate) fn completion(reply: &Reply, meta: &Meta<'_>) -> Value {
+    let (text, calls): (String, &[ToolCall]) = match &reply.body {
+        Body::Answer { text, calls } => (text.clone(), calls),
+        Body::MidStream { text, .. } => (text.clone(), &[]),
+        _ => (String::new(), &[]),
+    };
+    let mut message = json!({"role": "assistant", "content": text});
+    if !calls.is_empty() {
+        message["tool_calls"] = calls
+            .iter()
+            .enumerate()
+            .map(|(index, call)| {
+                json!({
+                    "id": meta.call_id(index),
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments.to_string()},
+                })
+            })
+            .collect();
+    }
+    let finish = if calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
+    json!({
+        "id": meta.id(),
+        "object": "chat.completion",
+        "created": meta.created,
+        "model": meta.model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": usage(reply),
+    })
+}
+
+/// `GET /v1/models`.
+pub(crate) fn models(model: &str) -> Value {
+    json!({"object": "list", "data": [
+        {"id": model, "object": "model", "created": 0, "owned_by": "scripted"}
+    ]})
+}
+
+/// The body of an HTTP error answer in OpenAI's shape.
+pub(crate) fn error_body(message: &str, kind: &str) -> Value {
+    json!({"error": {"message": message, "type": kind, "code": kind}})
+}

@@ -1,0 +1,280 @@
+//! Every request the scripted model received, as parsed facts plus the raw body.
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// The phrase OpenCode's title agent sends as a user message (`session/prompt.ts`).
+const TITLE_PHRASE: &str = "Generate a title for this conversation";
+
+/// Which API a request came in on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Api {
+    /// `POST /v1/chat/completions`.
+    OpenAi,
+    /// `POST /api/chat`.
+    Ollama,
+}
+
+/// How the script answered a request.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "by")]
+pub enum Answer {
+    /// The next queued reply (`live.model().reply(..)`).
+    Queue {
+        /// What the reply was.
+        reply: String,
+    },
+    /// A rule, by its position among the rules.
+    Rule {
+        /// 0-based position of the rule.
+        index: usize,
+        /// What the reply was.
+        reply: String,
+    },
+    /// The automatic answer to a title-generation request.
+    Title,
+    /// Nothing answered it: HTTP 500, and the scenario fails at its end.
+    Miss,
+}
+
+/// One model request, parsed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ModelRequest {
+    /// 0-based arrival order.
+    pub seq: usize,
+    /// The API it came in on.
+    pub api: Api,
+    /// The `model` field.
+    pub model: String,
+    /// Whether the client asked for a stream (`stream: true`; Ollama streams unless `false`).
+    pub stream: bool,
+    /// The names of the offered tools, in the order sent.
+    pub tools_offered: Vec<String>,
+    /// `tool_choice` as sent (`"auto"`, `"required"`, an object), if any.
+    pub tool_choice: Option<Value>,
+    /// The role of every message, in order.
+    pub message_roles: Vec<String>,
+    /// The text of the last user message, if any.
+    pub last_user_text: Option<String>,
+    /// `response_format` (OpenAI) or `format` (Ollama), if any.
+    pub response_format: Option<Value>,
+    /// Whether the client asked for usage (`stream_options.include_usage`).
+    pub include_usage: bool,
+    /// How the script answered it.
+    pub answer: Answer,
+    /// The body as received (`null` when it was not JSON).
+    pub raw: Value,
+}
+
+/// A compact, structural summary of a request for evidence: no prompts, no raw body.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ModelRequestSummary {
+    /// The API.
+    pub api: Api,
+    /// Streamed or not.
+    pub stream: bool,
+    /// Offered tool names.
+    pub tools: Vec<String>,
+    /// `tool_choice`, if any.
+    pub tool_choice: Option<Value>,
+    /// Message roles in order.
+    pub roles: Vec<String>,
+    /// The last user message's text.
+    pub last_user_text: Option<String>,
+    /// Whether a response format was requested.
+    pub response_format: bool,
+    /// How it was answered.
+    pub answer: Answer,
+}
+
+impl ModelRequest {
+    /// Parses a request body; `raw` is `Value::Null` for a body that is not JSON.
+    pub(crate) fn parse(seq: usize, api: Api, raw: Value) -> Self {
+        let messages: &[Value] = raw
+            .get("messages")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let tools_offered = raw
+            .get("tools")
+            .and_then(Value::as_array)
+            .map(|tools| {
+                tools
+                    .iter()
+                    .filter_map(|t| {
+                        t.pointer("/function/name")
+                            .or_else(|| t.get("name"))
+                            .and_then(Value::as_str)
+                            .map(str::to_string)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let stream = match api {
+            Api::OpenAi => raw.get("stream").and_then(Value::as_bool).unwrap_or(false),
+            Api::Ollama => raw.get("stream").and_then(Value::as_bool).unwrap_or(true),
+        };
+        let response_format = match api {
+            Api::OpenAi => raw.get("response_format"),
+            Api::Ollama => raw.get("format"),
+        }
+        .filter(|v| !v.is_null())
+        .cloned();
+        Self {
+            seq,
+            api,
+            model: raw
+                .get("model")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            stream,
+            tools_offered,
+            tool_choice: raw.get("tool_choice").filter(|v| !v.is_null()).cloned(),
+            message_roles: messages
+                .iter()
+                .map(|m| {
+                    m.get("role")
+                        .and_then(Value::as_str)
+                        .unwrap_or("?")
+                        .to_string()
+                })
+                .collect(),
+            last_user_text: messages
+                .iter()
+                .rev()
+                .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+                .map(|m| content_text(m.get("content"))),
+            response_format,
+            include_usage: raw
+                .pointer("/stream_options/include_usage")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            answer: Answer::Miss,
+            raw,
+        }
+    }
+
+    /// Whether the request offers tool `name`.
+    pub fn offers_tool(&self, name: &str) -> bool {
+        self.tools_offered.iter().any(|t| t == name)
+    }
+
+    /// Whether the last message is a tool result (the turn continues after a tool ran).
+    pub fn follows_tool_result(&self) -> bool {
+        self.message_roles.last().map(String::as_str) == Some("tool")
+    }
+
+    /// Whether this is OpenCode's title generation: no tools, and a user message asking for a
+    /// title (OpenCode sends it when a session is created without a title).
+    pub fn is_title_request(&self) -> bool {
+        self.tools_offered.is_empty()
+            && self
+                .raw
+                .get("messages")
+                .and_then(Value::as_array)
+                .is_some_and(|messages| {
+                    messages.iter().any(|m| {
+                        m.get("role").and_then(Value::as_str) == Some("user")
+                            && content_text(m.get("content")).contains(TITLE_PHRASE)
+                    })
+                })
+    }
+
+    /// The compact summary for evidence.
+    pub fn summary(&self) -> ModelRequestSummary {
+        ModelRequestSummary {
+            api: self.api,
+            stream: self.stream,
+            tools: self.tools_offered.clone(),
+            tool_choice: self.tool_choice.clone(),
+            roles: self.message_roles.clone(),
+            last_user_text: self.last_user_text.clone(),
+            response_format: self.response_format.is_some(),
+            answer: self.answer.clone(),
+        }
+    }
+
+    /// One line for failure messages (the caller redacts it).
+    pub(crate) fn one_line(&self) -> String {
+        let path = match self.api {
+            Api::OpenAi => "POST /v1/chat/completions",
+            Api::Ollama => "POST /api/chat",
+        };
+        let text = self
+            .last_user_text
+            .as_deref()
+            .map(|t| {
+                let short: String = t.chars().take(120).collect();
+                if short.len() < t.len() {
+                    format!("{short}…")
+                } else {
+                    short
+                }
+            })
+            .unwrap_or_default();
+        format!(
+            "request #{} {path} model={:?} stream={} roles=[{}] tools=[{}] tool_choice={} last user text {:?}",
+            self.seq,
+            self.model,
+            self.stream,
+            self.message_roles.join(","),
+            self.tools_offered.join(","),
+            self.tool_choice
+                .as_ref()
+                .map(Value::to_string)
+                .unwrap_or_else(|| "none".into()),
+            text,
+        )
+    }
+}
+
+/// The text of a message's `content`: a string, or the `text` of its parts.
+fn content_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn parses_an_opencode_request() {
+        let raw = json!({
+            "model": "m", "stream": true, "stream_options": {"include_usage": true},
+            "tool_choice": "auto",
+            "tools": [{"type": "function", "function": {"name": "bash"}}],
+            "messages": [
+                {"role": "system", "content": "sys"},
+                {"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "text", "text": "there"}]},
+            ]
+        });
+        let r = ModelRequest::parse(3, Api::OpenAi, raw);
+        assert_eq!(r.tools_offered, vec!["bash"]);
+        assert_eq!(r.message_roles, vec!["system", "user"]);
+        assert_eq!(r.last_user_text.as_deref(), Some("hi\nthere"));
+        assert!(r.stream && r.include_usage && !r.is_title_request());
+    }
+
+    #[test]
+    fn recognises_a_title_request_only_without_tools() {
+        let title = json!({"model": "m", "messages": [
+            {"role": "system", "content": "You are a title generator"},
+            {"role": "user", "content": "Generate a title for this conversation:\n"},
+            {"role": "user", "content": "Say hello"}]});
+        assert!(ModelRequest::parse(0, Api::OpenAi, title.clone()).is_title_request());
+        let mut with_tools = title;
+        with_tools["tools"] = json!([{"type": "function", "function": {"name": "bash"}}]);
+        assert!(!ModelRequest::parse(0, Api::OpenAi, with_tools).is_title_request());
+    }
+}

@@ -1,0 +1,144 @@
+//! `ScriptedModel`: the cheap handle a scenario scripts and inspects.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use super::error::ModelError;
+use super::recording::{Answer, ModelRequest, ModelRequestSummary};
+use super::reply::Reply;
+use super::script::{Rule, Script};
+
+/// State shared by the handle and the server.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) script: Mutex<Script>,
+    pub(crate) model_name: String,
+    pub(crate) addr: SocketAddr,
+    /// The number of requests received so far, for waiters.
+    pub(crate) arrivals: watch::Sender<usize>,
+}
+
+impl Shared {
+    pub(crate) fn new(model_name: String, addr: SocketAddr) -> Self {
+        Self {
+            script: Mutex::new(Script::default()),
+            model_name,
+            addr,
+            arrivals: watch::channel(0).0,
+        }
+    }
+
+    pub(crate) fn script(&self) -> MutexGuard<'_, Script> {
+        // A panic while holding the lock cannot leave the script half-updated (every update
+        // is one push or pop), so a poisoned lock is still usable.
+        self.script.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records `request` (numbering it), decides its reply, and wakes waiters.
+    pub(crate) fn decide(&self, request: ModelRequest) -> (ModelRequest, Option<Reply>) {
+        let (recorded, reply, count) = {
+            let mut script = self.script();
+            let reply = script.decide(request);
+            let recorded = script
+                .requests
+                .last()
+                .cloned()
+                .expect("decide records the request");
+            (recorded, reply, script.requests.len())
+        };
+        self.arrivals.send_replace(count);
+        (recorded, reply)
+    }
+}
+
+/// The scenario's scripted model: queue replies, add rules, read what was asked.
+/// Cloning is cheap; every clone drives the same server.
+#[derive(Clone, Debug)]
+pub struct ScriptedModel {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl ScriptedModel {
+    /// Queues `reply` for the next request no rule answers (replies are used in order).
+    pub fn reply(&self, reply: Reply) -> &Self {
+        self.shared.script().push(reply);
+        self
+    }
+
+    /// Adds a rule; rules are tried in the order added, before the queue.
+    pub fn rule(&self, rule: Rule) -> &Self {
+        self.shared.script().add_rule(rule);
+        self
+    }
+
+    /// Every request received so far, in arrival order.
+    pub fn requests(&self) -> Vec<ModelRequest> {
+        self.shared.script().requests.clone()
+    }
+
+    /// The requests nothing in the script answered.
+    pub fn misses(&self) -> Vec<ModelRequest> {
+        self.shared
+            .script()
+            .requests
+            .iter()
+            .filter(|r| r.answer == Answer::Miss)
+            .cloned()
+            .collect()
+    }
+
+    /// Compact structural summaries of every request, for evidence.
+    pub fn summaries(&self) -> Vec<ModelRequestSummary> {
+        self.shared
+            .script()
+            .requests
+            .iter()
+            .map(ModelRequest::summary)
+            .collect()
+    }
+
+    /// How many queued replies have not been used yet.
+    pub fn pending(&self) -> usize {
+        self.shared.script().pending()
+    }
+
+    /// The model name it serves (what OpenCode's config names).
+    pub fn model_name(&self) -> &str {
+        &self.shared.model_name
+    }
+
+    /// The OpenAI-compatible base URL, `http://127.0.0.1:<port>/v1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.shared.addr)
+    }
+
+    /// The Ollama base URL, `http://127.0.0.1:<port>`.
+    pub fn ollama_url(&self) -> String {
+        format!("http://{}", self.shared.addr)
+    }
+
+    /// Waits until at least `count` requests have arrived, with a ceiling of 60 s (scaled by
+    /// `LIVE_TIMEOUT_SCALE`); the error lists what did arrive.
+    pub async fn wait_for_requests(&self, count: usize) -> Result<(), ModelError> {
+        let ceiling = crate::settings::scaled(Duration::from_secs(60));
+        let mut arrivals = self.shared.arrivals.subscribe();
+        match tokio::time::timeout(ceiling, arrivals.wait_for(|n| *n >= count)).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(_)) => Err(ModelError::Stopped {
+                what: format!("waiting for {count} model requests"),
+            }),
+            Err(_) => {
+                let seen: Vec<String> =
+                    self.requests().iter().map(ModelRequest::one_line).collect();
+                Err(ModelError::Timeout {
+                    what: format!("{count} model requests"),
+                    ceiling,
+                    pending: format!("{} arrived: [{}]", seen.len(), seen.join("; ")),
+                })
+            }
+        }
+    }
+}

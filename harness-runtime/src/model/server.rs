@@ -1,0 +1,254 @@
+//! The HTTP server: one task per scenario accepting loopback connections, one per connection,
+//! all aborted when the guard drops.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axum::body::Body as AxumBody;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Extension, Json, Router};
+use bytes::Bytes;
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
+use tokio::task::{AbortHandle, JoinSet};
+use tower::Service;
+
+use super::error::ModelError;
+use super::frames;
+use super::recording::{Api, ModelRequest};
+use super::reply::{Body, MidStreamEnd, Reply};
+use super::scripted::{ScriptedModel, Shared};
+use super::{ollama, openai};
+
+/// The body of the answer to a request nothing in the script answers.
+pub(crate) const MISS_MESSAGE: &str = "scripted model: no reply queued for this request; queue one with live.model().reply(..) or add a rule";
+
+/// Stops the server (and every connection, including held ones) when dropped.
+#[derive(Debug)]
+pub(crate) struct ServerGuard {
+    task: AbortHandle,
+}
+
+impl Drop for ServerGuard {
+    fn drop(&mut self) {
+        // Aborting the accept task drops its JoinSet, which aborts every connection task.
+        self.task.abort();
+    }
+}
+
+/// Binds 127.0.0.1:0 and serves on the current tokio runtime.
+pub(crate) fn start(model_name: &str) -> Result<(ScriptedModel, ServerGuard), ModelError> {
+    let runtime = tokio::runtime::Handle::try_current().map_err(|_| ModelError::NoRuntime)?;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(ModelError::Bind)?;
+    listener.set_nonblocking(true).map_err(ModelError::Bind)?;
+    let addr = listener.local_addr().map_err(ModelError::Bind)?;
+    let listener = {
+        let _entered = runtime.enter();
+        TcpListener::from_std(listener).map_err(ModelError::Bind)?
+    };
+    let shared = Arc::new(Shared::new(model_name.to_string(), addr));
+    let task = runtime.spawn(accept_loop(listener, router(shared.clone())));
+    Ok((
+        ScriptedModel { shared },
+        ServerGuard {
+            task: task.abort_handle(),
+        },
+    ))
+}
+
+fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/v1/chat/completions", post(openai_chat))
+        .route("/v1/models", get(openai_models))
+        .route("/api/chat", post(ollama_chat))
+        .route("/api/tags", get(ollama_tags))
+        .route("/api/version", get(|| async { Json(ollama::version()) }))
+        .with_state(shared)
+}
+
+async fn accept_loop(listener: TcpListener, router: Router) {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                if let Ok((stream, _)) = accepted {
+                    connections.spawn(connection(stream, router.clone()));
+                }
+            }
+            // Reap finished connections so the set does not grow for the scenario's life.
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+}
+
+/// Lets a handler ask its connection to be reset.
+#[derive(Clone)]
+struct ResetConnection(Arc<Notify>);
+
+async fn connection(stream: TcpStream, router: Router) {
+    // A duplicate of the socket lets us set SO_LINGER=0 (an RST on close) after hyper owns it.
+    let Ok((stream, dup)) = duplicate(stream) else {
+        return;
+    };
+    let reset = Arc::new(Notify::new());
+    let control = ResetConnection(reset.clone());
+    let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+        request.extensions_mut().insert(control.clone());
+        let mut router = router.clone();
+        async move { router.call(request).await }
+    });
+    let conn =
+        hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+    tokio::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => {}
+        _ = reset.notified() => {
+            let _ = socket2::SockRef::from(&dup).set_linger(Some(Duration::ZERO));
+        }
+    }
+}
+
+fn duplicate(stream: TcpStream) -> std::io::Result<(TcpStream, std::net::TcpStream)> {
+    let std = stream.into_std()?;
+    let dup = std.try_clone()?;
+    Ok((TcpStream::from_std(std)?, dup))
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default()
+}
+
+/// Parses and records a request; its reply, or `None` for a miss.
+fn accept(shared: &Shared, api: Api, body: &Bytes) -> Option<(ModelRequest, Reply)> {
+    let raw: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    match shared.decide(ModelRequest::parse(0, api, raw)) {
+        (request, Some(reply)) => Some((request, reply)),
+        (_, None) => None,
+    }
+}
+
+/// The answer to a miss: HTTP 500 saying nothing was queued.
+fn miss() -> Response {
+    (
+        StatusCode::INTERNAL_SERVER_ERROR,
+        Json(openai::error_body(MISS_MESSAGE, "scripted_model_miss")),
+    )
+        .into_response()
+}
+
+/// Answers the parts every API shares (holds, HTTP errors, resets, non-stream failures);
+/// `None` means: render the reply's stream or completion.
+async fn answer_common(reply: &Reply, reset: &ResetConnection, streamed: bool) -> Option<Response> {
+    let early = matches!(reply.body, Body::HttpError { .. } | Body::Reset) || !streamed;
+    if early && let Some(hold) = &reply.hold {
+        hold.wait().await;
+    }
+    match &reply.body {
+        Body::HttpError { status, body } => {
+            let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            Some((status, Json(body.clone())).into_response())
+        }
+        Body::Reset => Some(reset_now(reset).await),
+        Body::Hang if !streamed => std::future::pending().await,
+        Body::MidStream { end, .. } if !streamed => match end {
+            MidStreamEnd::Abort => Some(reset_now(reset).await),
+            MidStreamEnd::ErrorChunk(message) => Some(
+                (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    Json(openai::error_body(message, "server_error")),
+                )
+                    .into_response(),
+            ),
+        },
+        _ => None,
+    }
+}
+
+async fn reset_now(reset: &ResetConnection) -> Response {
+    reset.0.notify_one();
+    // The connection task drops this handler with the connection.
+    std::future::pending::<Infallible>().await;
+    unreachable!("the connection is reset before this handler resumes")
+}
+
+fn streaming(content_type: &'static str, steps: Vec<frames::Step>, reply: &Reply) -> Response {
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, content_type)
+        .header(header::CACHE_CONTROL, "no-cache")
+        .body(AxumBody::from_stream(frames::body(steps, reply.delay)))
+        .expect("static response parts are valid")
+}
+
+async fn openai_chat(
+    State(shared): State<Arc<Shared>>,
+    Extension(reset): Extension<ResetConnection>,
+    body: Bytes,
+) -> Response {
+    let (request, reply) = match accept(&shared, Api::OpenAi, &body) {
+        Some(accepted) => accepted,
+        None => return miss(),
+    };
+    if let Some(response) = answer_common(&reply, &reset, request.stream).await {
+        return response;
+    }
+    let model = if request.model.is_empty() {
+        shared.model_name.clone()
+    } else {
+        request.model.clone()
+    };
+    let meta = openai::Meta {
+        seq: request.seq,
+        model: &model,
+        created: now(),
+    };
+    if request.stream {
+        let steps = openai::stream_steps(&reply, &meta, request.include_usage);
+        streaming("text/event-stream", steps, &reply)
+    } else {
+        Json(openai::completion(&reply, &meta)).into_response()
+    }
+}
+
+async fn openai_models(State(shared): State<Arc<Shared>>) -> Json<Value> {
+    Json(openai::models(&shared.model_name))
+}
+
+async fn ollama_chat(
+    State(shared): State<Arc<Shared>>,
+    Extension(reset): Extension<ResetConnection>,
+    body: Bytes,
+) -> Response {
+    let (request, reply) = match accept(&shared, Api::Ollama, &body) {
+        Some(accepted) => accepted,
+        None => return miss(),
+    };
+    if let Some(response) = answer_common(&reply, &reset, request.stream).await {
+        return response;
+    }
+    let model = if request.model.is_empty() {
+        shared.model_name.clone()
+    } else {
+        request.model.clone()
+    };
+    if request.stream {
+        let steps = ollama::stream_steps(&reply, &model);
+        streaming("application/x-ndjson", steps, &reply)
+    } else {
+        Json(ollama::completion(&reply, &model)).into_response()
+    }
+}
+
+async fn ollama_tags(State(shared): State<Arc<Shared>>) -> Json<Value> {
+    Json(ollama::tags(&shared.model_name))
+}
