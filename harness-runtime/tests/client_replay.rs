@@ -150,7 +150,10 @@ async fn permission_once_turn_assembles_tool_call_text_and_interaction() {
         turn.interactions[0].outcome,
         Some(AskOutcome::PermissionReplied("once".into()))
     );
-    assert_eq!(turn.trace.last().map(String::as_str), Some("session.status"));
+    assert_eq!(
+        turn.trace.last().map(String::as_str),
+        Some("session.status")
+    );
     assert!(turn.trace.contains(&"permission.asked".to_string()));
     assert_eq!(
         turn.parts_of("step-finish").len(),
@@ -165,7 +168,12 @@ async fn permission_reject_turn_records_the_tool_error() {
     let turn = done_turn(&ev, "ses_dd704478");
     let call = turn.tool_call("bash").expect("bash call");
     assert_eq!(call.status, ToolStatus::Error);
-    assert!(call.error.as_deref().unwrap().contains("rejected permission"));
+    assert!(
+        call.error
+            .as_deref()
+            .unwrap()
+            .contains("rejected permission")
+    );
     assert_eq!(
         turn.interactions[0].outcome,
         Some(AskOutcome::PermissionReplied("reject".into()))
@@ -192,7 +200,10 @@ async fn abort_with_pending_permission_waits_past_the_first_idle() {
         .unwrap();
     assert!(last_update > first_idle, "trace: {:?}", turn.trace);
     assert!(turn.messages[0].info.time.completed.is_some());
-    assert_eq!(turn.interactions[0].outcome, None, "permission stayed pending");
+    assert_eq!(
+        turn.interactions[0].outcome, None,
+        "permission stayed pending"
+    );
 }
 
 #[tokio::test]
@@ -207,12 +218,21 @@ async fn question_replied_and_rejected_turns() {
         i.outcome,
         Some(AskOutcome::QuestionReplied(vec![vec!["A".into()]]))
     );
-    assert_eq!(replied.tool_call("question").unwrap().status, ToolStatus::Completed);
+    assert_eq!(
+        replied.tool_call("question").unwrap().status,
+        ToolStatus::Completed
+    );
     assert_eq!(replied.text_delta_count, 15);
 
     let rejected = done_turn(&ev, "ses_dd70464e");
-    assert_eq!(rejected.interactions[0].outcome, Some(AskOutcome::QuestionRejected));
-    assert_eq!(rejected.tool_call("question").unwrap().status, ToolStatus::Error);
+    assert_eq!(
+        rejected.interactions[0].outcome,
+        Some(AskOutcome::QuestionRejected)
+    );
+    assert_eq!(
+        rejected.tool_call("question").unwrap().status,
+        ToolStatus::Error
+    );
 }
 
 #[tokio::test]
@@ -220,13 +240,19 @@ async fn structured_turn_from_events_and_from_the_blocking_answer() {
     let ev = events("r2-ev_perm.sse").await;
     let turn = done_turn(&ev, "ses_dd704832");
     assert_eq!(turn.structured_or_err().unwrap()["answer"], "42");
-    assert_eq!(turn.tool_call("StructuredOutput").unwrap().status, ToolStatus::Completed);
+    assert_eq!(
+        turn.tool_call("StructuredOutput").unwrap().status,
+        ToolStatus::Completed
+    );
 
     let sync = recording("r2-structured_sync.json");
     let body = sync.lines().next().unwrap();
     let answer: MessageWithParts = serde_json::from_str(body).unwrap();
     let blocking = Turn::from_messages(&answer.info.session_id.clone(), vec![answer]);
-    assert_eq!(blocking.structured, Some(serde_json::json!({"answer": "42"})));
+    assert_eq!(
+        blocking.structured,
+        Some(serde_json::json!({"answer": "42"}))
+    );
     assert_eq!(blocking.tool_calls.len(), 1);
 }
 
@@ -279,6 +305,9 @@ async fn failed_model_turns_end_with_the_api_error_after_the_double_idle() {
             turn.error()
         );
         assert!(turn.messages[0].parts.is_empty());
+        // From the assistant message itself, which completes after the first idle.
+        assert_eq!(turn.errors.len(), 1, "{session}");
+        assert_eq!(turn.errors[0].name(), "APIError");
     }
 }
 
@@ -297,7 +326,10 @@ async fn unfinished_turn_is_not_done_and_says_what_is_pending() {
     assert!(!c.is_done());
     let pending = c.pending();
     assert!(pending.contains("retry attempt 4"), "{pending}");
-    assert!(pending.contains("completion of assistant message"), "{pending}");
+    assert!(
+        pending.contains("completion of assistant message"),
+        "{pending}"
+    );
 }
 
 #[tokio::test]
@@ -315,7 +347,15 @@ async fn baseline_messages_and_stale_idles_do_not_start_a_turn() {
     let tail: Vec<&Event> = ev
         .iter()
         .filter(|e| e.session_id() == Some(sid))
-        .skip_while(|e| !matches!(e, Event::SessionStatus { status: SessionStatus::Idle, .. }))
+        .skip_while(|e| {
+            !matches!(
+                e,
+                Event::SessionStatus {
+                    status: SessionStatus::Idle,
+                    ..
+                }
+            )
+        })
         .collect();
     assert!(!tail.is_empty());
     let mut c = TurnCollector::new(sid, ids);

@@ -73,16 +73,20 @@ struct FrameTracker {
 }
 
 impl FrameTracker {
-    fn scan(&mut self, bytes: &[u8]) {
+    /// Scans `bytes`; on a frame exceeding `limit`, returns the offset in `bytes` where that
+    /// frame starts (0 when it started in an earlier chunk).
+    fn scan(&mut self, bytes: &[u8], limit: usize) -> Option<usize> {
         if !self.started {
             self.started = true;
             self.line_empty = true;
         }
-        for &b in bytes {
+        let mut frame_start = 0;
+        for (i, &b) in bytes.iter().enumerate() {
             match b {
                 b'\n' => {
                     if self.line_empty {
                         self.frame_bytes = 0;
+                        frame_start = i + 1;
                     }
                     self.line_empty = true;
                 }
@@ -90,9 +94,13 @@ impl FrameTracker {
                 _ => {
                     self.line_empty = false;
                     self.frame_bytes += 1;
+                    if self.frame_bytes > limit {
+                        return Some(frame_start);
+                    }
                 }
             }
         }
+        None
     }
 }
 
@@ -102,6 +110,8 @@ struct Guard<S> {
     tracker: FrameTracker,
     limit: usize,
     done: bool,
+    /// An error to report once the complete frames before it were handed on.
+    failed: Option<ClientError>,
 }
 
 /// Hands whole lines on, bounds the frame size, and reports a truncated last frame.
@@ -115,18 +125,25 @@ where
         tracker: FrameTracker::default(),
         limit,
         done: false,
+        failed: None,
     };
     futures::stream::unfold(state, |mut st| async move {
+        if let Some(e) = st.failed.take() {
+            st.done = true;
+            return Some((Err(e), st));
+        }
         if st.done {
             return None;
         }
         loop {
             match st.inner.next().await {
                 Some(Ok(chunk)) => {
-                    st.tracker.scan(&chunk);
-                    if st.tracker.frame_bytes > st.limit {
-                        st.done = true;
-                        return Some((Err(ClientError::FrameTooLarge { limit: st.limit }), st));
+                    if let Some(start) = st.tracker.scan(&chunk, st.limit) {
+                        // Hand on the whole frames before the oversized one, then fail.
+                        st.pending.extend_from_slice(&chunk[..start]);
+                        st.failed = Some(ClientError::FrameTooLarge { limit: st.limit });
+                        let before = st.pending.split().freeze();
+                        return Some((Ok(before), st));
                     }
                     st.pending.extend_from_slice(&chunk);
                     if let Some(last_nl) = st.pending.iter().rposition(|&b| b == b'\n') {
