@@ -42,7 +42,7 @@ fn collect(events: &[Event], session: &str) -> (TurnCollector, Vec<Feed>) {
         let f = c.feed(e);
         if let Feed::Ask(ask) = &f {
             // Record what the recorded run answered, as the driver would.
-            let answer = match ask {
+            let answer = match &**ask {
                 Ask::Permission(_) => AskAnswer::LeavePending,
                 Ask::Question(_) => AskAnswer::Answers(vec![vec!["A".into()]]),
             };

@@ -32,7 +32,7 @@ pub enum Feed {
     /// Recorded.
     Recorded,
     /// The agent asks something: answer it (or not) and call [`TurnCollector::record_answer`].
-    Ask(Ask),
+    Ask(Box<Ask>),
     /// The turn is complete.
     Done,
 }
@@ -294,7 +294,7 @@ impl TurnCollector {
                     answer: None,
                     outcome: None,
                 });
-                Feed::Ask(ask)
+                Feed::Ask(Box::new(ask))
             }
             Event::QuestionAsked(req) => {
                 let ask = Ask::Question(req.clone());
@@ -303,7 +303,7 @@ impl TurnCollector {
                     answer: None,
                     outcome: None,
                 });
-                Feed::Ask(ask)
+                Feed::Ask(Box::new(ask))
             }
             Event::PermissionReplied {
                 request_id, reply, ..
