@@ -1,0 +1,297 @@
+//! A session handle and whole turns: subscribe, baseline, post, collect until idle.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use super::error::{ClientError, truncate};
+use super::http::Client;
+use super::policy::{Ask, AskAnswer, AskPolicy};
+use super::stream::EventStream;
+use super::turn::{Feed, Turn, TurnCollector};
+use super::types::{MessageWithParts, ModelRef, SessionInfo};
+use crate::gates::GatePoint;
+
+/// Default turn ceiling (before scaling).
+pub const DEFAULT_TURN_CEILING: Duration = Duration::from_secs(120);
+
+/// A prompt and how its turn is run.
+#[derive(Clone, Debug, Default)]
+pub struct Prompt {
+    /// The user text.
+    pub text: String,
+    /// Output format, e.g. `{"type":"json_schema","schema":{…}}` (see [`Prompt::json_schema`]).
+    pub format: Option<Value>,
+    /// The agent (`build`, `plan`, …).
+    pub agent: Option<String>,
+    /// The model.
+    pub model: Option<ModelRef>,
+    /// Tools to enable (`true`) or disable (`false`) for this prompt.
+    pub tools: Option<BTreeMap<String, bool>>,
+    /// An extra system prompt.
+    pub system: Option<String>,
+    /// How asks raised during the turn are answered.
+    pub asks: AskPolicy,
+    /// The turn's ceiling (default 120 s, scaled).
+    pub ceiling: Option<Duration>,
+}
+
+impl Prompt {
+    /// A plain text prompt.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Asks for structured output matching the JSON schema `schema`.
+    pub fn json_schema(mut self, schema: Value) -> Self {
+        self.format = Some(json!({"type": "json_schema", "schema": schema}));
+        self
+    }
+
+    /// Sets the ask policy.
+    pub fn asks(mut self, asks: AskPolicy) -> Self {
+        self.asks = asks;
+        self
+    }
+
+    /// Sets the turn's ceiling, used as given (scale it with `settings::scaled` if it should
+    /// follow `LIVE_TIMEOUT_SCALE`).
+    pub fn with_ceiling(mut self, ceiling: Duration) -> Self {
+        self.ceiling = Some(ceiling);
+        self
+    }
+
+    /// The turn's ceiling: the one set, else 120 s scaled.
+    pub fn effective_ceiling(&self) -> Duration {
+        self.ceiling
+            .unwrap_or_else(|| crate::settings::scaled(DEFAULT_TURN_CEILING))
+    }
+
+    /// The request body.
+    pub(crate) fn body(&self) -> Value {
+        let mut body = json!({"parts": [{"type": "text", "text": self.text}]});
+        if let Some(f) = &self.format {
+            body["format"] = f.clone();
+        }
+        if let Some(a) = &self.agent {
+            body["agent"] = json!(a);
+        }
+        if let Some(m) = &self.model {
+            body["model"] = json!(m);
+        }
+        if let Some(t) = &self.tools {
+            body["tools"] = json!(t);
+        }
+        if let Some(s) = &self.system {
+            body["system"] = json!(s);
+        }
+        body
+    }
+}
+
+/// A handle on one session of one server.
+#[derive(Clone, Debug)]
+pub struct Session {
+    client: Client,
+    info: SessionInfo,
+}
+
+impl Session {
+    pub(crate) fn new(client: Client, info: SessionInfo) -> Self {
+        Self { client, info }
+    }
+
+    /// The session id (`ses_…`).
+    pub fn id(&self) -> &str {
+        &self.info.id
+    }
+
+    /// The info as last fetched.
+    pub fn info(&self) -> &SessionInfo {
+        &self.info
+    }
+
+    /// The client.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Fetches the info again.
+    pub async fn refresh(&mut self) -> Result<&SessionInfo, ClientError> {
+        self.info = self.client.get_session(&self.info.id).await?;
+        Ok(&self.info)
+    }
+
+    /// The session's messages (see [`Client::messages`]).
+    pub async fn messages(&self) -> Result<Vec<MessageWithParts>, ClientError> {
+        self.client.messages(self.id()).await
+    }
+
+    /// Aborts the running turn.
+    pub async fn abort(&self) -> Result<bool, ClientError> {
+        self.client.abort(self.id()).await
+    }
+
+    /// Deletes the session.
+    pub async fn delete(&self) -> Result<bool, ClientError> {
+        self.client.delete_session(self.id()).await
+    }
+
+    /// Runs one turn with a text prompt and the default policy (asks left pending).
+    pub async fn prompt(&self, text: impl Into<String>) -> Result<Turn, ClientError> {
+        self.prompt_with(Prompt::new(text)).await
+    }
+
+    /// Runs one turn through the blocking route (`POST /session/{id}/message`). The result has
+    /// no event trace; asks cannot be answered by the policy there (nothing is subscribed).
+    pub async fn prompt_blocking(&self, prompt: Prompt) -> Result<Turn, ClientError> {
+        let answer = self.client.prompt_blocking(self.id(), &prompt).await?;
+        let mut turn = Turn::from_messages(self.id(), vec![answer]);
+        turn.redactor = Some(self.client.redactor.clone());
+        self.client.gate(GatePoint::TurnCollected).await;
+        Ok(turn)
+    }
+
+    /// Runs one turn: subscribes (waiting for `server.connected`), takes the baseline of
+    /// existing message ids, posts `prompt_async`, then collects this session's events until
+    /// the turn is done, answering asks by `prompt.asks`. Hitting the ceiling is
+    /// [`ClientError::TurnTimeout`] with what was pending (collector, `GET /permission`,
+    /// `GET /question`, `GET /session/status`).
+    pub async fn prompt_with(&self, prompt: Prompt) -> Result<Turn, ClientError> {
+        let ceiling = prompt.effective_ceiling();
+        let deadline = Instant::now() + ceiling;
+        let mut events = self.client.subscribe().await?;
+        let baseline = self.baseline().await?;
+        let mut collector = TurnCollector::new(self.id(), baseline);
+        self.client.prompt_async(self.id(), &prompt).await?;
+        let result = self
+            .collect(&mut events, &mut collector, &prompt.asks, deadline, ceiling)
+            .await;
+        self.client
+            .remember_messages(self.id(), collector.message_ids());
+        result?;
+        let mut turn = collector.finish();
+        turn.redactor = Some(self.client.redactor.clone());
+        self.client.gate(GatePoint::TurnCollected).await;
+        Ok(turn)
+    }
+
+    async fn baseline(&self) -> Result<Vec<String>, ClientError> {
+        let mut ids: Vec<String> = self.client.known_messages(self.id()).into_iter().collect();
+        match self.client.messages(self.id()).await {
+            Ok(list) => ids.extend(list.into_iter().map(|m| m.info.id)),
+            // The remembered ids are the baseline then.
+            Err(ClientError::MessagesUnavailableAfterStructuredPrompt { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        Ok(ids)
+    }
+
+    async fn collect(
+        &self,
+        events: &mut EventStream,
+        collector: &mut TurnCollector,
+        policy: &AskPolicy,
+        deadline: Instant,
+        ceiling: Duration,
+    ) -> Result<(), ClientError> {
+        loop {
+            let next = match tokio::time::timeout_at(deadline, events.next_event()).await {
+                Ok(next) => next,
+                Err(_) => {
+                    let pending = self.diagnose(collector).await;
+                    return Err(ClientError::TurnTimeout {
+                        after: ceiling,
+                        pending,
+                    });
+                }
+            };
+            let event = match next {
+                Ok(Some(event)) => event,
+                Ok(None) => {
+                    return Err(ClientError::StreamEnded {
+                        pending: self.client.redactor.redact(&collector.pending()),
+                    });
+                }
+                Err(ClientError::StreamSilent { after, .. }) => {
+                    return Err(ClientError::StreamSilent {
+                        after,
+                        pending: self.diagnose(collector).await,
+                    });
+                }
+                Err(e) => return Err(e),
+            };
+            match collector.feed(&event) {
+                Feed::Done => return Ok(()),
+                Feed::Ask(ask) => {
+                    let answer = policy.decide(&ask);
+                    self.answer(&ask, &answer).await?;
+                    collector.record_answer(ask.id(), answer);
+                }
+                Feed::Ignored | Feed::Recorded => {}
+            }
+        }
+    }
+
+    async fn answer(&self, ask: &Ask, answer: &AskAnswer) -> Result<(), ClientError> {
+        match (ask, answer) {
+            (_, AskAnswer::LeavePending) => Ok(()),
+            (Ask::Permission(p), AskAnswer::Permission(reply)) => {
+                self.client
+                    .reply_permission(&p.session_id, &p.id, *reply, None)
+                    .await
+            }
+            (Ask::Question(q), AskAnswer::Answers(answers)) => {
+                self.client.reply_question(&q.id, answers).await
+            }
+            (Ask::Question(q), AskAnswer::RejectQuestion) => {
+                self.client.reject_question(&q.id).await
+            }
+            (ask, answer) => Err(ClientError::Usage(self.client.redactor.redact(&format!(
+                "the ask policy answered {answer:?} to the {} request {}",
+                match ask {
+                    Ask::Permission(_) => "permission",
+                    Ask::Question(_) => "question",
+                },
+                ask.id()
+            )))),
+        }
+    }
+
+    /// What was pending, from the collector and the server, redacted.
+    async fn diagnose(&self, collector: &TurnCollector) -> String {
+        // Short requests: the server may be the reason the turn hung.
+        let c = &self
+            .client
+            .clone()
+            .with_request_timeout(crate::settings::scaled(Duration::from_secs(5)));
+        let short = |v: Result<String, ClientError>| match v {
+            Ok(s) => truncate(&s, 1500),
+            Err(e) => format!("unavailable ({e})"),
+        };
+        let perms = short(
+            c.permissions()
+                .await
+                .map(|l| serde_json::to_string(&l).unwrap_or_default()),
+        );
+        let questions = short(
+            c.questions()
+                .await
+                .map(|l| serde_json::to_string(&l).unwrap_or_default()),
+        );
+        let statuses = short(
+            c.statuses()
+                .await
+                .map(|l| serde_json::to_string(&l).unwrap_or_default()),
+        );
+        c.redactor.redact(&format!(
+            "{}; server: GET /permission {perms}; GET /question {questions}; GET /session/status {statuses}",
+            collector.pending()
+        ))
+    }
+}
