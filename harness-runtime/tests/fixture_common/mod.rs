@@ -50,6 +50,15 @@ pub struct Agent {
 impl Agent {
     /// Spawns `live-fixture-agent serve --hostname 127.0.0.1 --port 0` with `HOME = home`.
     pub fn spawn(home: &Path, env: &[(&str, &str)]) -> (Agent, Start, Duration) {
+        Self::spawn_within(home, env, ceiling(10.0))
+    }
+
+    /// [`Agent::spawn`] with a readiness ceiling.
+    pub fn spawn_within(
+        home: &Path,
+        env: &[(&str, &str)],
+        within: Duration,
+    ) -> (Agent, Start, Duration) {
         let started = Instant::now();
         let mut command = Command::new(BIN);
         command
@@ -102,7 +111,7 @@ impl Agent {
             lines,
             stderr,
         };
-        let start = agent.wait_listening(ceiling(10.0));
+        let start = agent.wait_listening(within);
         if let Start::Listening(port) = start {
             agent.base = format!("http://127.0.0.1:{port}");
         }
