@@ -90,13 +90,12 @@ impl Shapes {
         }
         match &schema["type"] {
             Value::String(kind) => type_ok(kind, value, at)?,
-            Value::Array(kinds) => {
+            Value::Array(kinds)
                 if !kinds
                     .iter()
-                    .any(|k| type_ok(k.as_str().unwrap_or(""), value, at).is_ok())
-                {
-                    return Err(format!("{at}: {value} is none of {kinds:?}"));
-                }
+                    .any(|k| type_ok(k.as_str().unwrap_or(""), value, at).is_ok()) =>
+            {
+                return Err(format!("{at}: {value} is none of {kinds:?}"));
             }
             _ => {}
         }
