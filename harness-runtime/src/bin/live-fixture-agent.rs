@@ -1,0 +1,5 @@
+//! The fixture agent as a standalone executable (a fake `opencode` with fault injection).
+
+fn main() -> std::process::ExitCode {
+    harness_runtime::fixture::run_agent()
+}
