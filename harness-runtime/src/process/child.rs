@@ -125,6 +125,7 @@ impl OwnedChild {
     }
 
     /// The owner token every descendant carries.
+    #[cfg(test)]
     pub(crate) fn token(&self) -> &str {
         &self.token
     }
@@ -251,8 +252,9 @@ mod tests {
     #[tokio::test]
     async fn stop_escalates_to_sigkill_and_sweeps_detached_descendants() {
         // Ignores SIGTERM, and leaves a detached grandchild behind like OpenCode's bash tool.
-        let mut spawned =
-            sh("trap '' TERM; setsid -f sleep 600 </dev/null >/dev/null 2>&1; echo up; while :; do sleep 1; done");
+        let mut spawned = sh(
+            "trap '' TERM; setsid -f sleep 600 </dev/null >/dev/null 2>&1; echo up; while :; do sleep 1; done",
+        );
         wait_for(&mut spawned.stdout, "up");
         let token = vec![spawned.child.token().to_string()];
         assert!(!crate::process::carriers(&token).is_empty());
@@ -262,7 +264,10 @@ mod tests {
             .await
             .expect("stops");
         assert!(report.escalated, "SIGTERM was trapped, SIGKILL was needed");
-        assert!(report.swept >= 1, "the detached sleep was swept: {report:?}");
+        assert!(
+            report.swept >= 1,
+            "the detached sleep was swept: {report:?}"
+        );
         assert!(crate::process::carriers(&token).is_empty());
     }
 

@@ -14,8 +14,10 @@ mod reaper;
 mod sweep;
 mod token;
 
-pub(crate) use child::{OwnedChild, StopError, StopReport};
+pub(crate) use child::OwnedChild;
 pub use reaper::run_reaper;
-pub(crate) use reaper::{ReaperHandle, register as register_token, set_command as set_reaper_command};
+pub(crate) use reaper::{
+    ReaperHandle, register as register_token, set_command as set_reaper_command,
+};
 pub(crate) use sweep::{carriers, sweep};
 pub(crate) use token::{OWNER_ENV, new_token};

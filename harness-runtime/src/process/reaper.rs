@@ -124,6 +124,19 @@ pub(crate) fn set_command(program: PathBuf, args: Vec<String>) {
 fn command() -> std::io::Result<(PathBuf, Vec<String>)> {
     match COMMAND.get() {
         Some(command) => Ok(command.clone()),
+        // The unit-test binary runs libtest's main, not the runner's: reach the role through
+        // the ignored test below instead of re-running every test.
+        None if cfg!(test) => Ok((
+            std::env::current_exe()?,
+            [
+                "--exact",
+                "process::reaper::tests::reaper_role",
+                "--ignored",
+                "-q",
+            ]
+            .map(String::from)
+            .to_vec(),
+        )),
         None => Ok((std::env::current_exe()?, Vec::new())),
     }
 }
@@ -155,4 +168,54 @@ pub(crate) fn register(token: &str) -> std::io::Result<()> {
     tokens.push(token.to_string());
     *guard = Some((handle, tokens));
     Ok(())
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// The reaper role for this unit-test binary (see `command`).
+    #[test]
+    #[ignore = "entry point of the reaper role, run by the reaper tests"]
+    fn reaper_role() {
+        if std::env::var(ROLE_ENV).as_deref() == Ok(ROLE) {
+            let _ = run_reaper();
+        }
+    }
+
+    /// What the runner's death looks like to the reaper: EOF on its stdin.
+    #[test]
+    fn closing_the_pipe_sweeps_every_registered_token() {
+        let (program, args) = command().unwrap();
+        let mut reaper = ReaperHandle::spawn(&program, &args).unwrap();
+        let tokens = [crate::process::new_token(), crate::process::new_token()];
+        for token in &tokens {
+            reaper.register(token).unwrap();
+            let status = Command::new("setsid")
+                .args(["-f", "sleep", "600"])
+                .env(OWNER_ENV, token)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while crate::process::carriers(&tokens).len() < 2 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "sleeps never appeared"
+            );
+            std::thread::yield_now();
+        }
+        assert!(
+            reaper.is_running(),
+            "the reaper waits while the pipe is open"
+        );
+        assert!(
+            reaper.close_and_wait(Duration::from_secs(20)),
+            "reaper exited"
+        );
+        assert!(crate::process::carriers(&tokens).is_empty());
+    }
 }

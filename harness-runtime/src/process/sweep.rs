@@ -70,7 +70,9 @@ mod imp {
     /// dead processes never match; unreadable ones (other users) never match either.
     pub(super) fn carries(pid: u32, marks: &HashSet<Vec<u8>>) -> bool {
         match std::fs::read(format!("/proc/{pid}/environ")) {
-            Ok(environ) => environ.split(|b| *b == 0).any(|entry| marks.contains(entry)),
+            Ok(environ) => environ
+                .split(|b| *b == 0)
+                .any(|entry| marks.contains(entry)),
             Err(_) => false,
         }
     }
