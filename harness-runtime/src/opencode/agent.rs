@@ -337,7 +337,7 @@ impl Agent {
         // Before the spawn: if the runner dies right after it, the reaper already knows the mark.
         process::register_token(&inner.token)
             .map_err(|e| ProvisionError::Reaper(inner.redactor.redact(&e.to_string())))?;
-        inner.log.mark(&format!("start on port {port}"));
+        inner.log.mark(&format!("start on 127.0.0.1:{port}"));
         let spawned =
             OwnedChild::spawn(command, &inner.token).map_err(|e| ProvisionError::Spawn {
                 command: command_line.clone(),
