@@ -83,7 +83,10 @@ fn detached_sleep(token: &str) {
     assert!(status.success());
     let deadline = Instant::now() + Duration::from_secs(10);
     while testing::carriers(token).is_empty() {
-        assert!(Instant::now() < deadline, "the detached sleep never appeared");
+        assert!(
+            Instant::now() < deadline,
+            "the detached sleep never appeared"
+        );
         std::thread::yield_now();
     }
 }
@@ -91,7 +94,10 @@ fn detached_sleep(token: &str) {
 #[test]
 fn not_found_error_says_what_to_do() {
     assert_eq!(OPENCODE_NOT_FOUND, "opencode not found: run `npm ci`");
-    assert_eq!(ProvisionError::OpenCodeNotFound.to_string(), OPENCODE_NOT_FOUND);
+    assert_eq!(
+        ProvisionError::OpenCodeNotFound.to_string(),
+        OPENCODE_NOT_FOUND
+    );
     let found = testing::find_opencode(Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
     assert!(found.is_file());
 }
@@ -104,14 +110,20 @@ async fn sessions_survive_a_restart_on_the_same_root_and_a_pass_removes_it() {
     let root = agent.root().to_path_buf();
     assert!(root.join("workspace").is_dir());
     assert!(agent.is_running());
-    assert!(!testing::carriers(&token).is_empty(), "the server carries the owner mark");
+    assert!(
+        !testing::carriers(&token).is_empty(),
+        "the server carries the owner mark"
+    );
 
     let id = create_session(&agent).await;
     assert_eq!(session_status(&agent, &id).await, 200);
     assert!(root.join("opencode/database/opencode.db").is_file());
     // The server's output is in the root and in the redacted tail.
     let tail = agent.log_tail(100);
-    assert!(tail.contains("listening on http://127.0.0.1:[port-opencode]"), "{tail}");
+    assert!(
+        tail.contains("listening on http://127.0.0.1:[port-opencode]"),
+        "{tail}"
+    );
     assert!(!tail.contains(&agent.port().to_string()), "{tail}");
     let stdout = std::fs::read_to_string(root.join("opencode.stdout.log")).unwrap();
     assert!(stdout.contains("listening on"));
@@ -121,7 +133,10 @@ async fn sessions_survive_a_restart_on_the_same_root_and_a_pass_removes_it() {
     let port = agent.port();
     agent.stop().await.unwrap();
     assert!(!agent.is_running());
-    assert!(testing::carriers(&token).is_empty(), "nothing carries the mark after stop");
+    assert!(
+        testing::carriers(&token).is_empty(),
+        "nothing carries the mark after stop"
+    );
     assert!(
         http()
             .get(format!("{}/global/health", agent.endpoint()))
@@ -133,7 +148,11 @@ async fn sessions_survive_a_restart_on_the_same_root_and_a_pass_removes_it() {
 
     agent.restart().await.unwrap();
     assert_eq!(agent.port(), port, "a free port is kept across restarts");
-    assert_eq!(session_status(&agent, &id).await, 200, "the session persisted");
+    assert_eq!(
+        session_status(&agent, &id).await,
+        200,
+        "the session persisted"
+    );
     assert_eq!(agent.root(), root);
 
     testing::finish_agents(&mut live, true).await.unwrap();
@@ -149,7 +168,10 @@ async fn parallel_agents_are_isolated_and_failed_or_abandoned_roots_are_kept() {
     let (agent_a, agent_b) = (agent_a.unwrap(), agent_b.unwrap());
     assert_ne!(agent_a.root(), agent_b.root());
     assert_ne!(agent_a.port(), agent_b.port());
-    assert_ne!(testing::owner_token(&agent_a), testing::owner_token(&agent_b));
+    assert_ne!(
+        testing::owner_token(&agent_a),
+        testing::owner_token(&agent_b)
+    );
 
     // Separate databases: a session of one server is unknown to the other.
     let id = create_session(&agent_a).await;
@@ -163,7 +185,10 @@ async fn parallel_agents_are_isolated_and_failed_or_abandoned_roots_are_kept() {
     // A failed scenario: stopped, root kept for the evidence.
     testing::finish_agents(&mut a, false).await.unwrap();
     assert!(testing::carriers(&token_a).is_empty());
-    assert!(root_a.join("opencode.stderr.log").is_file(), "a failure keeps the root");
+    assert!(
+        root_a.join("opencode.stderr.log").is_file(),
+        "a failure keeps the root"
+    );
 
     // A scenario whose finish never ran (its runtime died): dropping the context kills
     // synchronously and keeps the root, since the outcome is unknown.
@@ -192,6 +217,60 @@ fn the_reaper_sweeps_when_the_runner_pipe_closes() {
     let token = testing::new_token();
     reaper.register(&token).unwrap();
     detached_sleep(&token);
-    assert!(reaper.close_and_wait(Duration::from_secs(20)), "the reaper exited");
+    assert!(
+        reaper.close_and_wait(Duration::from_secs(20)),
+        "the reaper exited"
+    );
     assert!(testing::carriers(&token).is_empty());
+}
+
+/// The "runner" of `a_sigkilled_runner_leaves_no_carrier_behind`: registers a token with its
+/// reaper, leaves a detached carrier, says so, and waits to be killed.
+#[test]
+#[ignore = "entry point of the runner role, run by a_sigkilled_runner_leaves_no_carrier_behind"]
+fn runner_role() {
+    let Ok(token) = std::env::var("PROVISIONING_TEST_TOKEN") else {
+        return;
+    };
+    let (program, args) = reaper_command();
+    testing::use_reaper_command(program, args);
+    testing::register_with_reaper(&token).unwrap();
+    detached_sleep(&token);
+    println!("carrier started");
+    let mut line = String::new();
+    let _ = std::io::stdin().read_line(&mut line); // blocks until SIGKILL
+}
+
+#[test]
+fn a_sigkilled_runner_leaves_no_carrier_behind() {
+    use std::io::BufRead;
+    let token = testing::new_token();
+    let mut runner = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "runner_role", "--ignored", "--nocapture", "-q"])
+        .env("PROVISIONING_TEST_TOKEN", &token)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(runner.stdout.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("carrier started") {
+        line.clear();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "the runner role ended early"
+        );
+    }
+    assert!(!testing::carriers(&token).is_empty());
+    runner.kill().unwrap(); // SIGKILL: no destructor, no teardown runs in the runner
+    runner.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !testing::carriers(&token).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the reaper did not sweep after the runner died"
+        );
+        std::thread::sleep(Duration::from_millis(20)); // no signal to wait on: another process sweeps
+    }
 }

@@ -45,6 +45,11 @@ pub fn use_reaper_command(program: PathBuf, args: Vec<String>) {
     crate::process::set_reaper_command(program, args);
 }
 
+/// Hands `token` to this process's reaper (started on first use), as provisioning does.
+pub fn register_with_reaper(token: &str) -> std::io::Result<()> {
+    crate::process::register_token(token)
+}
+
 /// A reaper of its own, to play the runner's part and then "die" by closing the pipe.
 #[derive(Debug)]
 pub struct Reaper(crate::process::ReaperHandle);

@@ -108,10 +108,9 @@ impl OwnedChild {
             exit,
             settled: false,
         };
-        if let Err(error) = waiter {
-            // `owned` drops here: SIGKILL to the group; nobody reaps, but nothing runs on.
-            return Err(error);
-        }
+        // Without a waiter thread, `owned` drops here: SIGKILL to the group and the sweep still
+        // run; only the reap is not confirmed (the Drop says so).
+        waiter?;
         Ok(Spawned {
             child: owned,
             stdout,
