@@ -1,18 +1,21 @@
 //! Provisioning: an isolated root, config, port, spawn, readiness, stop, restart and cleanup.
 
-/// The agents a scenario provisioned.
-#[derive(Debug, Default)]
-pub struct AgentSlot {}
+mod agent;
+mod config;
+mod discover;
+mod error;
+mod logs;
+mod options;
+mod provision;
+mod ready;
+mod root;
+mod slot;
+#[doc(hidden)]
+pub mod testing;
 
-impl AgentSlot {
-    /// Stops every agent of the scenario; removes roots when `passed` (and `LIVE_KEEP` is unset),
-    /// otherwise keeps them and prints each path once.
-    pub(crate) async fn finish(
-        &mut self,
-        passed: bool,
-        redactor: &crate::evidence::Redactor,
-    ) -> Result<(), String> {
-        let _ = (passed, redactor);
-        Ok(())
-    }
-}
+pub use agent::Agent;
+#[allow(unused_imports)] // the runner and client use these once wired
+pub(crate) use discover::find_opencode;
+pub use error::{OPENCODE_NOT_FOUND, ProvisionError};
+pub use options::AgentOptions;
+pub use slot::AgentSlot;

@@ -1,6 +1,23 @@
 //! Owned child processes: own process group, die with the runner, terminate → kill → reap.
+//!
+//! Three layers, because OpenCode's tool commands leave its process group and session:
+//! - [`OwnedChild`]: the server in its own process group; stop is SIGTERM → bounded wait →
+//!   SIGKILL → reap, and `Drop` does the same synchronously.
+//! - an owner token (`LIVE_HARNESS_OWNER=<token>`) in the environment of every spawned agent,
+//!   inherited by all its descendants even when they detach; the sweep kills every process
+//!   carrying it (Linux: `/proc/*/environ`).
+//! - the reaper: a helper process per runner that learns every token and sweeps them all when the
+//!   runner's pipe closes, which is also what happens when the runner is SIGKILLed.
 
-/// The reaper's `main`, reached through `HARNESS_RUNTIME_ROLE=reaper`.
-pub fn run_reaper() -> std::process::ExitCode {
-    std::process::ExitCode::SUCCESS
-}
+mod child;
+mod reaper;
+mod sweep;
+mod token;
+
+pub(crate) use child::OwnedChild;
+pub use reaper::run_reaper;
+pub(crate) use reaper::{
+    ReaperHandle, register as register_token, set_command as set_reaper_command,
+};
+pub(crate) use sweep::{carriers, sweep};
+pub(crate) use token::{OWNER_ENV, new_token};

@@ -1,0 +1,469 @@
+//! The agent handle and its lifecycle: start, readiness, stop, restart, retain.
+
+use std::net::{Ipv4Addr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use super::ProvisionError;
+use super::logs::{self, ServerLog};
+use super::ready::{self, NotReady};
+use super::root::AgentRoot;
+use crate::evidence::Redactor;
+use crate::gates::{GatePoint, Gates};
+use crate::process::{self, OwnedChild};
+
+/// How long a server gets between SIGTERM and SIGKILL (OpenCode exits in ~0.1 s).
+const STOP_GRACE: Duration = Duration::from_secs(5);
+/// How long the reap may take after SIGKILL.
+const STOP_CEILING: Duration = Duration::from_secs(10);
+/// How long diagnostics wait for the output pipes to drain after an exit.
+const DRAIN_CEILING: Duration = Duration::from_secs(2);
+/// Log lines a failure message carries.
+const FAILURE_TAIL: usize = 40;
+
+/// The program and environment of an agent; the same spawn path serves OpenCode and the fixture.
+#[derive(Debug, Clone)]
+pub(crate) struct Launch {
+    pub(crate) program: PathBuf,
+    /// Set after the inherited environment was cleaned, in order (later entries win).
+    pub(crate) env: Vec<(String, String)>,
+}
+
+/// Inherited variables that would break isolation: the user's own OpenCode settings, and roles
+/// or owner marks of this harness (the fixture's launch spec sets its role again explicitly).
+fn inherited_to_remove() -> Vec<String> {
+    std::env::vars_os()
+        .filter_map(|(k, _)| k.into_string().ok())
+        .filter(|k| {
+            k.starts_with("OPENCODE_") || k == "HARNESS_RUNTIME_ROLE" || k == process::OWNER_ENV
+        })
+        .collect()
+}
+
+/// Whether an env variable's value must never be shown.
+fn secret_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    ["KEY", "TOKEN", "SECRET", "PASSWORD"]
+        .iter()
+        .any(|w| upper.contains(w))
+}
+
+/// A provisioned agent server. Cheap to clone: every clone is the same server.
+///
+/// The scenario's [`Live`](crate::Live) keeps a clone too and stops the server when the scenario
+/// ends, whatever happens; dropping the last clone kills it synchronously.
+#[derive(Clone)]
+pub struct Agent {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    index: usize,
+    root: AgentRoot,
+    launch: Launch,
+    token: String,
+    ready_timeout: Duration,
+    redactor: Arc<Redactor>,
+    gates: Arc<Gates>,
+    log: Arc<ServerLog>,
+    port: AtomicU16,
+    ports_registered: Mutex<Vec<u16>>,
+    running: Mutex<Option<OwnedChild>>,
+    retain: AtomicBool,
+    /// Serializes start/stop/restart of this agent.
+    op: tokio::sync::Mutex<()>,
+    http: reqwest::Client,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("index", &self.inner.index)
+            .field("running", &self.is_running())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Agent {
+    pub(crate) fn new(
+        index: usize,
+        root: AgentRoot,
+        launch: Launch,
+        ready_timeout: Duration,
+        redactor: Arc<Redactor>,
+        gates: Arc<Gates>,
+    ) -> Self {
+        let http = reqwest::Client::builder()
+            .no_proxy() // loopback only: a proxy from the environment must not see it
+            .build()
+            .expect("a reqwest client without TLS always builds");
+        Agent {
+            inner: Arc::new(Inner {
+                index,
+                root,
+                launch,
+                token: process::new_token(),
+                ready_timeout,
+                redactor,
+                gates,
+                log: Arc::default(),
+                port: AtomicU16::new(0),
+                ports_registered: Mutex::default(),
+                running: Mutex::default(),
+                retain: AtomicBool::new(false),
+                op: tokio::sync::Mutex::new(()),
+                http,
+            }),
+        }
+    }
+
+    /// The base URL, e.g. `http://127.0.0.1:41234` (the last one, while stopped).
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port())
+    }
+
+    /// The loopback port the server listens on (0 before the first start).
+    pub fn port(&self) -> u16 {
+        self.inner.port.load(Ordering::SeqCst)
+    }
+
+    /// The agent's working directory: tools read and write here.
+    pub fn workspace(&self) -> &Path {
+        &self.inner.root.workspace
+    }
+
+    /// The agent's isolated root: workspace, database, XDG dirs, home, tmp and the server logs.
+    pub fn root(&self) -> &Path {
+        &self.inner.root.root
+    }
+
+    /// The last `n` lines of the server's stdout and stderr, redacted.
+    pub fn log_tail(&self, n: usize) -> String {
+        self.inner.redactor.redact(&self.inner.log.tail(n))
+    }
+
+    /// The server's pid while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        let running = self.inner.running.lock().expect("agent lock");
+        running
+            .as_ref()
+            .filter(|c| c.exit_status().is_none())
+            .map(OwnedChild::pid)
+    }
+
+    /// Whether the server process is running.
+    pub fn is_running(&self) -> bool {
+        self.pid().is_some()
+    }
+
+    /// Starts the server (again) on the same root: sessions persist, since the database lives
+    /// in the root. Keeps the previous port when it is still free. Does nothing if running.
+    pub async fn start(&self) -> Result<(), ProvisionError> {
+        let _op = self.inner.op.lock().await;
+        self.start_locked().await
+    }
+
+    /// Stops the server: passes the `BeforeStop` gate, then SIGTERM → bounded wait → SIGKILL →
+    /// reap → kills every process that still carries the agent's owner mark (detached tool
+    /// commands). Does nothing if it is not running.
+    pub async fn stop(&self) -> Result<(), ProvisionError> {
+        if self.inner.running.lock().expect("agent lock").is_none() {
+            return Ok(());
+        }
+        self.inner.gates.pass(GatePoint::BeforeStop).await;
+        self.stop_ungated().await
+    }
+
+    /// [`stop`](Self::stop), then [`start`](Self::start) on the same root.
+    pub async fn restart(&self) -> Result<(), ProvisionError> {
+        self.stop().await?;
+        self.start().await
+    }
+
+    /// Stops the server and keeps its root after the scenario, even after a pass (its path is
+    /// printed): for evidence a later look needs.
+    pub async fn stop_and_retain(&self) -> Result<(), ProvisionError> {
+        self.inner.retain.store(true, Ordering::SeqCst);
+        self.stop().await
+    }
+
+    /// The scenario's redactor (for the client and diagnostics).
+    #[allow(dead_code)] // used by the client once wired
+    pub(crate) fn redactor(&self) -> &Arc<Redactor> {
+        &self.inner.redactor
+    }
+
+    /// The scenario's gates (for the client).
+    #[allow(dead_code)] // used by the client once wired
+    pub(crate) fn gates(&self) -> &Arc<Gates> {
+        &self.inner.gates
+    }
+
+    /// The owner mark every process of this agent carries.
+    pub(crate) fn owner_token(&self) -> &str {
+        &self.inner.token
+    }
+
+    /// Whether [`stop_and_retain`](Self::stop_and_retain) asked to keep the root.
+    pub(crate) fn retained(&self) -> bool {
+        self.inner.retain.load(Ordering::SeqCst)
+    }
+
+    /// Teardown's stop: no gate (an armed, never released gate must not hang teardown).
+    pub(crate) async fn stop_ungated(&self) -> Result<(), ProvisionError> {
+        let _op = self.inner.op.lock().await;
+        let child = self.inner.running.lock().expect("agent lock").take();
+        let Some(mut child) = child else {
+            return Ok(());
+        };
+        let grace = crate::settings::scaled(STOP_GRACE);
+        let ceiling = crate::settings::scaled(STOP_CEILING);
+        match child.stop(grace, ceiling).await {
+            Ok(report) => {
+                self.inner.log.mark(&format!(
+                    "stopped: {}{}, {} stray process(es) killed",
+                    report.status,
+                    if report.escalated {
+                        " after SIGKILL"
+                    } else {
+                        ""
+                    },
+                    report.swept
+                ));
+                Ok(())
+            }
+            Err(e) => Err(ProvisionError::Stop {
+                message: self.inner.redactor.redact(&e.to_string()),
+                log_tail: self.log_tail(FAILURE_TAIL),
+            }),
+        }
+    }
+
+    /// The synchronous fallback: SIGKILL, reap, sweep, without any runtime.
+    pub(crate) fn kill_blocking(&self) {
+        let child = self
+            .inner
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        drop(child); // OwnedChild's Drop kills the group, reaps and sweeps
+    }
+
+    /// The command line for diagnostics: env values of secrets and the config hidden, paths
+    /// redacted.
+    fn command_line(&self, port: u16) -> String {
+        let mut parts = Vec::new();
+        for (name, value) in &self.inner.launch.env {
+            let shown = if name == super::config::CONFIG_ENV {
+                format!("<{} bytes of JSON>", value.len())
+            } else if secret_name(name) {
+                "[secret]".to_string()
+            } else {
+                value.clone()
+            };
+            parts.push(format!("{name}={shown}"));
+        }
+        parts.push(format!("{}=<owner mark>", process::OWNER_ENV));
+        parts.push(self.inner.launch.program.display().to_string());
+        parts.push(format!("serve --hostname 127.0.0.1 --port {port}"));
+        self.inner.redactor.redact(&parts.join(" "))
+    }
+
+    fn register_port(&self, port: u16) {
+        let mut known = self.inner.ports_registered.lock().expect("agent lock");
+        if known.contains(&port) {
+            return;
+        }
+        known.push(port);
+        let name = if self.inner.index <= 1 {
+            "[port-opencode]".to_string()
+        } else {
+            format!("[port-opencode-{}]", self.inner.index)
+        };
+        // The redactor has no port API yet: endpoints are replaced as text.
+        for host in ["127.0.0.1", "localhost"] {
+            self.inner.redactor.add_path(
+                Path::new(&format!("{host}:{port}")),
+                &format!("{host}:{name}"),
+            );
+        }
+    }
+
+    fn open_log(&self, path: &Path) -> Result<std::fs::File, ProvisionError> {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| ProvisionError::io("open the agent's log file", e))
+    }
+
+    async fn start_locked(&self) -> Result<(), ProvisionError> {
+        let inner = &self.inner;
+        {
+            let mut running = inner.running.lock().expect("agent lock");
+            if running.as_ref().is_some_and(|c| c.exit_status().is_none()) {
+                return Ok(());
+            }
+            // An exited server: settle it (reaped already; its group and mark are swept).
+            drop(running.take());
+        }
+        let port = pick_port(self.port()).map_err(|e| ProvisionError::io("reserve a port", e))?;
+        self.register_port(port);
+        let command_line = self.command_line(port);
+
+        let mut command = Command::new(&inner.launch.program);
+        command
+            .args([
+                "serve",
+                "--hostname",
+                "127.0.0.1",
+                "--port",
+                &port.to_string(),
+            ])
+            .current_dir(&inner.root.workspace);
+        for name in inherited_to_remove() {
+            command.env_remove(name);
+        }
+        command.envs(inner.launch.env.iter().map(|(k, v)| (k, v)));
+
+        let stdout_log = self.open_log(&inner.root.stdout_log())?;
+        let stderr_log = self.open_log(&inner.root.stderr_log())?;
+        // Before the spawn: if the runner dies right after it, the reaper already knows the mark.
+        process::register_token(&inner.token)
+            .map_err(|e| ProvisionError::Reaper(inner.redactor.redact(&e.to_string())))?;
+        inner.log.mark(&format!("start on 127.0.0.1:{port}"));
+        let spawned =
+            OwnedChild::spawn(command, &inner.token).map_err(|e| ProvisionError::Spawn {
+                command: command_line.clone(),
+                message: inner.redactor.redact(&e.to_string()),
+            })?;
+        let mut child = spawned.child;
+        let (port_tx, port_rx) = watch::channel(None);
+        let (out_done, mut out_drained) = watch::channel(false);
+        let (err_done, mut err_drained) = watch::channel(false);
+        logs::pump(
+            spawned.stdout,
+            stdout_log,
+            inner.log.clone(),
+            Some(port_tx),
+            out_done,
+        )
+        .and_then(|()| {
+            logs::pump(
+                spawned.stderr,
+                stderr_log,
+                inner.log.clone(),
+                None,
+                err_done,
+            )
+        })
+        .map_err(|e| ProvisionError::io("start the agent's log threads", e))?;
+
+        let ceiling = crate::settings::scaled(inner.ready_timeout);
+        match ready::wait_ready(&child, port_rx, &inner.http, ceiling).await {
+            Ok(actual) => {
+                self.register_port(actual);
+                inner.port.store(actual, Ordering::SeqCst);
+                *inner.running.lock().expect("agent lock") = Some(child);
+                Ok(())
+            }
+            Err(not_ready) => {
+                let _ = child
+                    .stop(Duration::ZERO, crate::settings::scaled(STOP_CEILING))
+                    .await;
+                // The whole output, not what happened to be read when the exit was seen.
+                let drained = async {
+                    let _ = out_drained.wait_for(|d| *d).await;
+                    let _ = err_drained.wait_for(|d| *d).await;
+                };
+                let _ = tokio::time::timeout(DRAIN_CEILING, drained).await;
+                let log_tail = self.log_tail(FAILURE_TAIL);
+                Err(match not_ready {
+                    NotReady::Exited(status) => ProvisionError::ExitedBeforeReady {
+                        status: status.to_string(),
+                        command: command_line,
+                        log_tail,
+                    },
+                    NotReady::Timeout(pending) => ProvisionError::NotReady {
+                        pending: pending.to_string(),
+                        waited: ceiling,
+                        command: command_line,
+                        log_tail,
+                    },
+                })
+            }
+        }
+    }
+}
+
+/// `previous` when it is still free (a restart keeps its endpoint), else a fresh free port.
+fn pick_port(previous: u16) -> std::io::Result<u16> {
+    if previous != 0 && TcpListener::bind((Ipv4Addr::LOCALHOST, previous)).is_ok() {
+        return Ok(previous);
+    }
+    Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
+        .local_addr()?
+        .port())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An agent whose "server" is `sh serve`, i.e. `script` written to `workspace/serve`.
+    fn sh_agent(script: &str, ready_timeout: Duration) -> Agent {
+        let root = AgentRoot::create("unit::agent").unwrap();
+        let redactor = Arc::new(Redactor::for_scenario());
+        root.register(&redactor, 1);
+        let launch = Launch {
+            program: PathBuf::from("sh"),
+            env: vec![
+                ("SCRIPT".into(), script.into()),
+                ("API_KEY".into(), "hunter2-secret".into()),
+            ],
+        };
+        redactor.add_secret("hunter2-secret");
+        std::fs::write(root.workspace.join("serve"), script).unwrap();
+        Agent::new(1, root, launch, ready_timeout, redactor, Arc::default())
+    }
+
+    #[tokio::test]
+    async fn exit_before_ready_carries_status_and_redacted_log() {
+        let agent = sh_agent("echo \"boom in $PWD\" >&2; exit 3", Duration::from_secs(30));
+        let err = agent.start().await.unwrap_err();
+        let text = err.to_string();
+        assert!(
+            matches!(err, ProvisionError::ExitedBeforeReady { .. }),
+            "{text}"
+        );
+        assert!(text.contains("exit status: 3"), "{text}");
+        assert!(text.contains("boom in [workspace]"), "{text}");
+        assert!(text.contains("API_KEY=[secret]"), "{text}");
+        assert!(!text.contains("hunter2"), "{text}");
+        assert!(
+            !text.contains(&agent.root().display().to_string()),
+            "{text}"
+        );
+        assert!(!agent.is_running());
+        std::fs::remove_dir_all(agent.root()).unwrap();
+    }
+
+    #[tokio::test]
+    async fn ceiling_names_the_pending_step_and_kills_the_process() {
+        let agent = sh_agent("echo starting; exec sleep 600", Duration::from_millis(500));
+        let err = agent.start().await.unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, ProvisionError::NotReady { .. }), "{text}");
+        assert!(text.contains("listening on"), "{text}");
+        assert!(text.contains("starting"), "{text}");
+        let token = vec![agent.owner_token().to_string()];
+        assert!(process::carriers(&token).is_empty());
+        std::fs::remove_dir_all(agent.root()).unwrap();
+    }
+}

@@ -1,0 +1,122 @@
+//! Finding the `opencode` executable: `LIVE_OPENCODE_BIN`, the nearest `node_modules/.bin`, `PATH`.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use super::ProvisionError;
+
+/// The variable that names the executable explicitly.
+pub(crate) const BIN_ENV: &str = "LIVE_OPENCODE_BIN";
+
+/// The `opencode` to run: `LIVE_OPENCODE_BIN` if set, else the nearest
+/// `node_modules/.bin/opencode` walking up from `manifest_dir` and then from the current
+/// directory, else `opencode` on `PATH`.
+pub(crate) fn find_opencode(manifest_dir: &Path) -> Result<PathBuf, ProvisionError> {
+    let cwd = std::env::current_dir().ok();
+    let mut starts = vec![manifest_dir];
+    starts.extend(cwd.as_deref());
+    locate(std::env::var_os(BIN_ENV), &starts, std::env::var_os("PATH"))
+}
+
+/// [`find_opencode`] with its inputs made explicit.
+pub(crate) fn locate(
+    explicit: Option<OsString>,
+    starts: &[&Path],
+    path: Option<OsString>,
+) -> Result<PathBuf, ProvisionError> {
+    if let Some(explicit) = explicit.filter(|v| !v.is_empty()) {
+        let explicit = PathBuf::from(explicit);
+        return if is_executable(&explicit) {
+            Ok(explicit)
+        } else {
+            Err(ProvisionError::BadBinaryOverride)
+        };
+    }
+    for start in starts {
+        for dir in start.ancestors() {
+            let candidate = dir.join("node_modules").join(".bin").join("opencode");
+            if is_executable(&candidate) {
+                return Ok(candidate);
+            }
+        }
+    }
+    if let Some(path) = path {
+        for dir in std::env::split_paths(&path) {
+            let candidate = dir.join("opencode");
+            if is_executable(&candidate) {
+                return Ok(candidate);
+            }
+        }
+    }
+    Err(ProvisionError::OpenCodeNotFound)
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    // `metadata` follows symlinks: `node_modules/.bin/opencode` is one.
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn executable(path: &Path) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[test]
+    fn nothing_found_says_run_npm_ci() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = locate(None, &[dir.path()], Some(dir.path().into())).unwrap_err();
+        assert!(matches!(err, ProvisionError::OpenCodeNotFound));
+        assert_eq!(err.to_string(), "opencode not found: run `npm ci`");
+    }
+
+    #[test]
+    fn nearest_node_modules_wins_over_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let near = dir.path().join("a/node_modules/.bin/opencode");
+        let far = dir.path().join("node_modules/.bin/opencode");
+        let on_path = dir.path().join("bin/opencode");
+        for p in [&near, &far, &on_path] {
+            executable(p);
+        }
+        let start = dir.path().join("a/b/c");
+        let path = Some(dir.path().join("bin").into_os_string());
+        assert_eq!(locate(None, &[&start], path.clone()).unwrap(), near);
+        assert_eq!(locate(None, &[dir.path()], path.clone()).unwrap(), far);
+        let elsewhere = tempfile::tempdir().unwrap();
+        assert_eq!(locate(None, &[elsewhere.path()], path).unwrap(), on_path);
+    }
+
+    #[test]
+    fn explicit_override_is_used_or_rejected() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("my-opencode");
+        executable(&bin);
+        assert_eq!(locate(Some(bin.clone().into()), &[], None).unwrap(), bin);
+        let missing = dir.path().join("missing");
+        assert!(matches!(
+            locate(Some(missing.into()), &[], None),
+            Err(ProvisionError::BadBinaryOverride)
+        ));
+        // An empty override counts as unset.
+        assert!(matches!(
+            locate(Some(OsString::new()), &[dir.path()], None),
+            Err(ProvisionError::OpenCodeNotFound)
+        ));
+    }
+
+    #[test]
+    fn finds_the_pinned_opencode_from_this_crate() {
+        let found = find_opencode(Path::new(env!("CARGO_MANIFEST_DIR")));
+        if std::env::var_os(BIN_ENV).is_none() {
+            let found = found.expect("npm ci installed opencode at the repo root");
+            assert!(found.ends_with("node_modules/.bin/opencode"));
+        }
+    }
+}

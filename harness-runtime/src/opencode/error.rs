@@ -1,0 +1,96 @@
+//! What can go wrong while provisioning an agent. Every message is redacted when it is built.
+
+use std::time::Duration;
+
+/// The exact message of [`ProvisionError::OpenCodeNotFound`]; the runner turns it into a skip.
+pub const OPENCODE_NOT_FOUND: &str = "opencode not found: run `npm ci`";
+
+/// A failure to provision, start, or stop an agent server.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProvisionError {
+    /// No `opencode` executable in `LIVE_OPENCODE_BIN`, `node_modules/.bin` or `PATH`.
+    #[error("opencode not found: run `npm ci`")]
+    OpenCodeNotFound,
+    /// `LIVE_OPENCODE_BIN` is set but does not name an executable file.
+    #[error(
+        "LIVE_OPENCODE_BIN does not name an executable file: point it at the opencode executable or unset it"
+    )]
+    BadBinaryOverride,
+    /// The agent's configuration could not be built.
+    #[error("invalid agent configuration: {0}")]
+    Config(String),
+    /// A file-system step of provisioning failed.
+    #[error("could not {what}: {source}")]
+    Io {
+        /// What was being done, e.g. "create the scenario root".
+        what: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// The process could not be started at all.
+    #[error("could not start the agent ({command}): {message}")]
+    Spawn {
+        /// The command line, secrets and paths redacted.
+        command: String,
+        /// Why.
+        message: String,
+    },
+    /// The process exited before it was ready.
+    #[error(
+        "the agent exited before it was ready ({status}); command: {command}\nlast log lines:\n{log_tail}"
+    )]
+    ExitedBeforeReady {
+        /// Its exit status.
+        status: String,
+        /// The command line, secrets and paths redacted.
+        command: String,
+        /// The last lines of its output, redacted.
+        log_tail: String,
+    },
+    /// The process did not become ready within its ceiling.
+    #[error(
+        "the agent was not ready after {waited:?}: still waiting for {pending}; command: {command}\nlast log lines:\n{log_tail}"
+    )]
+    NotReady {
+        /// The readiness step that never completed.
+        pending: String,
+        /// How long it waited (after `LIVE_TIMEOUT_SCALE`).
+        waited: Duration,
+        /// The command line, secrets and paths redacted.
+        command: String,
+        /// The last lines of its output, redacted.
+        log_tail: String,
+    },
+    /// The process could not be confirmed stopped and reaped.
+    #[error("could not stop the agent: {message}\nlast log lines:\n{log_tail}")]
+    Stop {
+        /// What did not happen.
+        message: String,
+        /// The last lines of its output, redacted.
+        log_tail: String,
+    },
+    /// The reaper that kills agents when the runner dies could not be started or told.
+    #[error("could not hand the agent to the reaper: {0}")]
+    Reaper(String),
+}
+
+impl ProvisionError {
+    pub(crate) fn io(what: &str, source: std::io::Error) -> Self {
+        ProvisionError::Io {
+            what: what.to_string(),
+            source,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn not_found_has_the_exact_text_the_runner_matches() {
+        assert_eq!(
+            super::ProvisionError::OpenCodeNotFound.to_string(),
+            super::OPENCODE_NOT_FOUND
+        );
+    }
+}

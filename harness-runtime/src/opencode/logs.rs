@@ -1,0 +1,123 @@
+//! The server's output: copied to log files in the root, kept as a tail in memory, and scanned
+//! for the line that says which port it listens on.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::sync::Mutex;
+
+use tokio::sync::watch;
+
+/// How many recent lines are kept for diagnostics.
+const TAIL_LINES: usize = 400;
+
+/// The recent output of one agent, stdout and stderr interleaved in arrival order.
+#[derive(Debug, Default)]
+pub(crate) struct ServerLog {
+    lines: Mutex<VecDeque<String>>,
+}
+
+impl ServerLog {
+    fn push(&self, line: String) {
+        let mut lines = self.lines.lock().expect("log lock");
+        if lines.len() == TAIL_LINES {
+            lines.pop_front();
+        }
+        lines.push_back(line);
+    }
+
+    /// The last `n` lines, unredacted (callers redact).
+    pub(crate) fn tail(&self, n: usize) -> String {
+        let lines = self.lines.lock().expect("log lock");
+        let skip = lines.len().saturating_sub(n);
+        lines
+            .iter()
+            .skip(skip)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Marks a new start in the tail, so restarts are visible in diagnostics.
+    pub(crate) fn mark(&self, text: &str) {
+        self.push(format!("--- {text} ---"));
+    }
+}
+
+/// The port in `opencode server listening on http://127.0.0.1:P`.
+pub(crate) fn listening_port(line: &str) -> Option<u16> {
+    let rest = &line[line.find("listening on http://")? + "listening on http://".len()..];
+    let authority = rest.split(['/', ' ']).next()?;
+    let port = authority.rsplit_once(':')?.1;
+    port.trim_end().parse().ok()
+}
+
+/// Copies `stream` line by line into `file` and `log` on its own thread (independent of any
+/// tokio runtime); when `port` is given, publishes the first listening port seen. `done`
+/// turns true at EOF, which comes when the last holder of the pipe (server or a descendant) exits.
+pub(crate) fn pump(
+    stream: impl Read + Send + 'static,
+    mut file: std::fs::File,
+    log: std::sync::Arc<ServerLog>,
+    port: Option<watch::Sender<Option<u16>>>,
+    done: watch::Sender<bool>,
+) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("live-log-pump".into())
+        .spawn(move || {
+            let mut reader = BufReader::new(stream);
+            let mut buf = Vec::new();
+            loop {
+                buf.clear();
+                match reader.read_until(b'\n', &mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                let _ = file.write_all(&buf);
+                let line = String::from_utf8_lossy(&buf).trim_end().to_string();
+                if let Some(port) = &port {
+                    if port.borrow().is_none() {
+                        if let Some(p) = listening_port(&line) {
+                            port.send_replace(Some(p));
+                        }
+                    }
+                }
+                log.push(line);
+            }
+            let _ = file.flush();
+            done.send_replace(true);
+        })
+        .map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_listening_line() {
+        assert_eq!(
+            listening_port("opencode server listening on http://127.0.0.1:4096"),
+            Some(4096)
+        );
+        assert_eq!(
+            listening_port("opencode server listening on http://127.0.0.1:51234/\r"),
+            Some(51234)
+        );
+        assert_eq!(
+            listening_port("Warning: OPENCODE_SERVER_PASSWORD is not set"),
+            None
+        );
+    }
+
+    #[test]
+    fn tail_keeps_the_last_lines() {
+        let log = ServerLog::default();
+        for i in 0..(TAIL_LINES + 5) {
+            log.push(format!("line {i}"));
+        }
+        assert_eq!(
+            log.tail(2),
+            format!("line {}\nline {}", TAIL_LINES + 3, TAIL_LINES + 4)
+        );
+    }
+}

@@ -1,0 +1,65 @@
+//! What a scenario can choose about the agent it provisions.
+
+use std::time::Duration;
+
+/// Options of [`Live::opencode_with`](crate::Live::opencode_with).
+///
+/// ```ignore
+/// let agent = live
+///     .opencode_with(AgentOptions::default().permission(json!({"*": "allow", "bash": "ask"})))
+///     .await?;
+/// ```
+#[derive(Clone, Debug)]
+pub struct AgentOptions {
+    /// OpenCode's `permission` config, used in the config built for the scripted model.
+    ///
+    /// Default: `{"*": "allow", "external_directory": "deny"}`: every tool runs inside the
+    /// workspace without a prompt (no scenario hangs on a permission it did not ask for), and
+    /// nothing outside the workspace may be touched. Ask for prompts explicitly, e.g.
+    /// `{"*": "allow", "bash": "ask"}`. Ignored when the config comes from `config` or from
+    /// `OPENCODE_CONFIG_CONTENT` (a scenario that `requires` it).
+    pub permission: serde_json::Value,
+    /// The whole `OPENCODE_CONFIG_CONTENT`, replacing the one built for the scenario.
+    pub config: Option<serde_json::Value>,
+    /// Extra environment for the agent process, applied last.
+    pub env: Vec<(String, String)>,
+    /// The readiness ceiling before `LIVE_TIMEOUT_SCALE` (default 60 s).
+    pub ready_timeout: Duration,
+}
+
+impl Default for AgentOptions {
+    fn default() -> Self {
+        Self {
+            permission: serde_json::json!({"*": "allow", "external_directory": "deny"}),
+            config: None,
+            env: Vec::new(),
+            ready_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+impl AgentOptions {
+    /// Sets [`permission`](Self::permission).
+    pub fn permission(mut self, permission: serde_json::Value) -> Self {
+        self.permission = permission;
+        self
+    }
+
+    /// Sets [`config`](Self::config).
+    pub fn config(mut self, config: serde_json::Value) -> Self {
+        self.config = Some(config);
+        self
+    }
+
+    /// Adds one variable to [`env`](Self::env).
+    pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.push((name.into(), value.into()));
+        self
+    }
+
+    /// Sets [`ready_timeout`](Self::ready_timeout).
+    pub fn ready_timeout(mut self, ceiling: Duration) -> Self {
+        self.ready_timeout = ceiling;
+        self
+    }
+}

@@ -1,0 +1,71 @@
+//! `live.opencode()`: choose the backend and config, create the root, spawn, wait until ready.
+
+use super::agent::Launch;
+use super::root::AgentRoot;
+use super::{Agent, AgentOptions, ProvisionError, config, discover};
+use crate::scenario::AgentKind;
+
+impl crate::Live {
+    /// Provisions an agent with the default [`AgentOptions`]: a real `opencode serve` (or the
+    /// fixture agent, per the scenario's `agent` option) in its own isolated root, pointed at the
+    /// scripted model (or at `OPENCODE_CONFIG_CONTENT` when the scenario requires it), and
+    /// waits until it answers.
+    pub async fn opencode(&mut self) -> Result<Agent, ProvisionError> {
+        self.opencode_with(AgentOptions::default()).await
+    }
+
+    /// [`opencode`](Self::opencode) with explicit options.
+    pub async fn opencode_with(&mut self, options: AgentOptions) -> Result<Agent, ProvisionError> {
+        let kind = self.info.options.agent;
+        let (program, mut env) = match kind {
+            AgentKind::OpenCode => (
+                discover::find_opencode(&self.info.manifest_dir)?,
+                Vec::new(),
+            ),
+            AgentKind::Fixture => {
+                let spec = crate::fixture::launch_spec()
+                    .map_err(|e| ProvisionError::io("locate the fixture agent", e))?;
+                (spec.program, spec.env)
+            }
+        };
+        let model = &mut self.model;
+        let config = config::choose(&options, self.info.options.requires, |permission| {
+            model.opencode_config(permission)
+        })?;
+        config::register_secrets(&config, &self.redactor);
+        for (name, value) in &options.env {
+            if ["KEY", "TOKEN", "SECRET", "PASSWORD"]
+                .iter()
+                .any(|w| name.to_ascii_uppercase().contains(w))
+            {
+                self.redactor.add_secret(value);
+            }
+        }
+
+        let root = AgentRoot::create(&self.info.name)
+            .map_err(|e| ProvisionError::io("create the scenario root", e))?;
+        let index = self.agents.len() + 1;
+        root.register(&self.redactor, index);
+        if kind == AgentKind::Fixture {
+            if let Err(e) = self.fixture.attach_home(&root.home) {
+                let _ = std::fs::remove_dir_all(&root.root);
+                return Err(ProvisionError::io("prepare the fixture agent's home", e));
+            }
+        }
+        env.extend(root.hermetic_env(&config.to_string()));
+        env.extend(options.env);
+
+        let agent = Agent::new(
+            index,
+            root,
+            Launch { program, env },
+            options.ready_timeout,
+            self.redactor.clone(),
+            self.gates.clone(),
+        );
+        // Tracked before the start: a failed start keeps its root and logs for the diagnosis.
+        self.agents.push(agent.clone());
+        agent.start().await?;
+        Ok(agent)
+    }
+}

@@ -1,0 +1,76 @@
+//! Readiness: the listening line, then `GET /global/health` 200, then a cheap API call 200.
+
+use std::cell::Cell;
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use crate::process::OwnedChild;
+
+/// Why a start did not become ready.
+#[derive(Debug)]
+pub(crate) enum NotReady {
+    /// The process exited first.
+    Exited(ExitStatus),
+    /// The ceiling passed while this step was pending.
+    Timeout(&'static str),
+}
+
+const LINE: &str = "the `listening on http://127.0.0.1:<port>` line on stdout";
+const HEALTH: &str = "`GET /global/health` to answer 200";
+const API: &str = "`GET /session/status` to answer 200";
+
+/// How often health is asked again once the server said it listens (it answers almost at once).
+const POLL: Duration = Duration::from_millis(100);
+/// One readiness request's own ceiling: a hung request must not eat the whole budget.
+const REQUEST: Duration = Duration::from_secs(5);
+
+async fn answers_200(http: &reqwest::Client, url: &str) -> bool {
+    matches!(
+        http.get(url).timeout(REQUEST).send().await,
+        Ok(response) if response.status() == reqwest::StatusCode::OK
+    )
+}
+
+async fn poll_until_200(http: &reqwest::Client, url: &str) {
+    let mut tick = tokio::time::interval(POLL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        if answers_200(http, url).await {
+            return;
+        }
+    }
+}
+
+/// Waits until the server is ready and returns the port it really listens on.
+pub(crate) async fn wait_ready(
+    child: &OwnedChild,
+    mut port: watch::Receiver<Option<u16>>,
+    http: &reqwest::Client,
+    ceiling: Duration,
+) -> Result<u16, NotReady> {
+    let pending = Cell::new(LINE);
+    let mut exit = child.exit_watch();
+    let steps = async {
+        let port = match port.wait_for(Option::is_some).await {
+            Ok(p) => p.expect("waited for Some"),
+            // stdout closed without the line: the exit (or the ceiling) decides.
+            Err(_) => std::future::pending().await,
+        };
+        pending.set(HEALTH);
+        poll_until_200(http, &format!("http://127.0.0.1:{port}/global/health")).await;
+        pending.set(API);
+        poll_until_200(http, &format!("http://127.0.0.1:{port}/session/status")).await;
+        port
+    };
+    tokio::select! {
+        port = steps => Ok(port),
+        status = exit.wait_for(Option::is_some) => match status {
+            Ok(status) => Err(NotReady::Exited(status.expect("waited for Some"))),
+            Err(_) => Err(NotReady::Timeout(pending.get())),
+        },
+        () = tokio::time::sleep(ceiling) => Err(NotReady::Timeout(pending.get())),
+    }
+}

@@ -1,0 +1,72 @@
+//! Hooks for the harness's own integration tests. Not a stable API.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use crate::live::ScenarioInfo;
+
+use super::{Agent, ProvisionError};
+
+/// Runs the agents' part of `Live::finish(passed)`.
+pub async fn finish_agents(live: &mut crate::Live, passed: bool) -> Result<(), String> {
+    live.agents.finish(passed, &live.redactor).await
+}
+
+/// [`find_opencode`](super::discover::find_opencode).
+pub fn find_opencode(manifest_dir: &Path) -> Result<PathBuf, ProvisionError> {
+    super::discover::find_opencode(manifest_dir)
+}
+
+/// The owner mark every process of `agent` carries.
+pub fn owner_token(agent: &Agent) -> String {
+    agent.owner_token().to_string()
+}
+
+/// The environment variable that carries owner marks.
+pub const OWNER_ENV: &str = crate::process::OWNER_ENV;
+
+/// A fresh owner mark.
+pub fn new_token() -> String {
+    crate::process::new_token()
+}
+
+/// Live processes carrying `token`.
+pub fn carriers(token: &str) -> Vec<u32> {
+    crate::process::carriers(&[token.to_string()])
+}
+
+/// Kills every process carrying `token`; returns how many.
+pub fn sweep(token: &str) -> usize {
+    crate::process::sweep(&[token.to_string()])
+}
+
+/// Makes this process start its reaper as `program args…` (with `HARNESS_RUNTIME_ROLE=reaper`).
+pub fn use_reaper_command(program: PathBuf, args: Vec<String>) {
+    crate::process::set_reaper_command(program, args);
+}
+
+/// Hands `token` to this process's reaper (started on first use), as provisioning does.
+pub fn register_with_reaper(token: &str) -> std::io::Result<()> {
+    crate::process::register_token(token)
+}
+
+/// A reaper of its own, to play the runner's part and then "die" by closing the pipe.
+#[derive(Debug)]
+pub struct Reaper(crate::process::ReaperHandle);
+
+impl Reaper {
+    /// Starts `program args…` in the reaper role.
+    pub fn spawn(program: &Path, args: &[String]) -> std::io::Result<Self> {
+        crate::process::ReaperHandle::spawn(program, args).map(Reaper)
+    }
+
+    /// Hands it a token.
+    pub fn register(&mut self, token: &str) -> std::io::Result<()> {
+        self.0.register(token)
+    }
+
+    /// Closes the pipe as a dying runner would; true when the reaper exited within `ceiling`.
+    pub fn close_and_wait(self, ceiling: Duration) -> bool {
+        self.0.close_and_wait(ceiling)
+    }
+}

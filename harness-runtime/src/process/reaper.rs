@@ -1,0 +1,221 @@
+//! The per-runner reaper: a helper process that outlives a SIGKILLed runner just long enough to
+//! sweep every owner token the runner handed it.
+//!
+//! The runner holds the write end of the reaper's stdin and writes one token per line. When the
+//! runner exits for any reason, the kernel closes that pipe; the reaper reads EOF, sweeps all
+//! tokens, and exits. The reaper runs in its own process group (a terminal's Ctrl-C does not reach
+//! it), carries no token, and holds none of the runner's output pipes.
+
+use std::io::{BufRead, Write};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, ExitCode, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use super::token::OWNER_ENV;
+
+/// The role variable the runner dispatches on.
+const ROLE_ENV: &str = "HARNESS_RUNTIME_ROLE";
+const ROLE: &str = "reaper";
+
+/// The reaper's `main`, reached through `HARNESS_RUNTIME_ROLE=reaper`: reads tokens from stdin
+/// until EOF, then sweeps them all.
+pub fn run_reaper() -> ExitCode {
+    // Its own group already keeps terminal signals away; a hang-up of the session must not stop
+    // it before the sweep either.
+    // SAFETY: installing SIG_IGN has no handler code to be unsafe in.
+    unsafe {
+        let _ = nix::sys::signal::signal(
+            nix::sys::signal::Signal::SIGHUP,
+            nix::sys::signal::SigHandler::SigIgn,
+        );
+        let _ = nix::sys::signal::signal(
+            nix::sys::signal::Signal::SIGINT,
+            nix::sys::signal::SigHandler::SigIgn,
+        );
+    }
+    let mut tokens = Vec::new();
+    for line in std::io::stdin().lock().lines() {
+        match line {
+            Ok(token) if !token.trim().is_empty() => tokens.push(token.trim().to_string()),
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    super::sweep(&tokens);
+    ExitCode::SUCCESS
+}
+
+/// A running reaper: the child and the write end of its stdin.
+#[derive(Debug)]
+pub(crate) struct ReaperHandle {
+    child: Child,
+    stdin: Option<ChildStdin>,
+}
+
+impl ReaperHandle {
+    /// Starts `program args…` in the reaper role.
+    pub(crate) fn spawn(program: &std::path::Path, args: &[String]) -> std::io::Result<Self> {
+        let mut child = Command::new(program)
+            .args(args)
+            .env(ROLE_ENV, ROLE)
+            .env_remove(OWNER_ENV)
+            .process_group(0)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let stdin = child.stdin.take();
+        Ok(Self { child, stdin })
+    }
+
+    /// Hands the reaper one more token to sweep at the end.
+    pub(crate) fn register(&mut self, token: &str) -> std::io::Result<()> {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| std::io::Error::other("the reaper's pipe is closed"))?;
+        stdin.write_all(format!("{token}\n").as_bytes())?;
+        stdin.flush()
+    }
+
+    /// Whether the reaper process is still running.
+    pub(crate) fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Closes the pipe (what the runner's death does) and waits up to `ceiling` for the reaper to
+    /// finish its sweep. Returns whether it exited (it is killed otherwise).
+    pub(crate) fn close_and_wait(mut self, ceiling: Duration) -> bool {
+        drop(self.stdin.take());
+        let pid = self.child.id();
+        let mut child = self.child;
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait());
+        });
+        match rx.recv_timeout(ceiling) {
+            Ok(_) => true,
+            Err(_) => {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid as i32),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+                let _ = rx.recv();
+                false
+            }
+        }
+    }
+}
+
+/// The command that starts the reaper: the test binary itself by default.
+static COMMAND: OnceLock<(PathBuf, Vec<String>)> = OnceLock::new();
+
+/// The runner's reaper and the tokens it was given (re-sent if the reaper has to be restarted).
+static REAPER: Mutex<Option<(ReaperHandle, Vec<String>)>> = Mutex::new(None);
+
+/// Overrides how the reaper is started (once per process; later calls are ignored). Tests that
+/// run under libtest's own harness use it to reach the reaper role through an ignored test.
+pub(crate) fn set_command(program: PathBuf, args: Vec<String>) {
+    let _ = COMMAND.set((program, args));
+}
+
+fn command() -> std::io::Result<(PathBuf, Vec<String>)> {
+    match COMMAND.get() {
+        Some(command) => Ok(command.clone()),
+        // The unit-test binary runs libtest's main, not the runner's: reach the role through
+        // the ignored test below instead of re-running every test.
+        None if cfg!(test) => Ok((
+            std::env::current_exe()?,
+            [
+                "--exact",
+                "process::reaper::tests::reaper_role",
+                "--ignored",
+                "-q",
+            ]
+            .map(String::from)
+            .to_vec(),
+        )),
+        None => Ok((std::env::current_exe()?, Vec::new())),
+    }
+}
+
+/// Registers `token` with this runner's reaper, starting the reaper on first use (or again, if it
+/// died). Call it before spawning the process that carries the token.
+pub(crate) fn register(token: &str) -> std::io::Result<()> {
+    if std::env::var_os(ROLE_ENV).is_some() {
+        // We are a helper role ourselves: re-executing would recurse instead of reaping.
+        return Err(std::io::Error::other(
+            "this process runs in a helper role (HARNESS_RUNTIME_ROLE is set): the runner's main \
+             must dispatch roles through harness_runtime::runner::run()",
+        ));
+    }
+    let mut guard = REAPER.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((handle, tokens)) = guard.as_mut() {
+        if handle.is_running() && handle.register(token).is_ok() {
+            tokens.push(token.to_string());
+            return Ok(());
+        }
+    }
+    let tokens = guard.take().map(|(_, tokens)| tokens).unwrap_or_default();
+    let (program, args) = command()?;
+    let mut handle = ReaperHandle::spawn(&program, &args)?;
+    for known in tokens.iter().map(String::as_str).chain([token]) {
+        handle.register(known)?;
+    }
+    let mut tokens = tokens;
+    tokens.push(token.to_string());
+    *guard = Some((handle, tokens));
+    Ok(())
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// The reaper role for this unit-test binary (see `command`).
+    #[test]
+    #[ignore = "entry point of the reaper role, run by the reaper tests"]
+    fn reaper_role() {
+        if std::env::var(ROLE_ENV).as_deref() == Ok(ROLE) {
+            let _ = run_reaper();
+        }
+    }
+
+    /// What the runner's death looks like to the reaper: EOF on its stdin.
+    #[test]
+    fn closing_the_pipe_sweeps_every_registered_token() {
+        let (program, args) = command().unwrap();
+        let mut reaper = ReaperHandle::spawn(&program, &args).unwrap();
+        let tokens = [crate::process::new_token(), crate::process::new_token()];
+        for token in &tokens {
+            reaper.register(token).unwrap();
+            let status = Command::new("setsid")
+                .args(["-f", "sleep", "600"])
+                .env(OWNER_ENV, token)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while crate::process::carriers(&tokens).len() < 2 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "sleeps never appeared"
+            );
+            std::thread::yield_now();
+        }
+        assert!(
+            reaper.is_running(),
+            "the reaper waits while the pipe is open"
+        );
+        assert!(
+            reaper.close_and_wait(Duration::from_secs(20)),
+            "reaper exited"
+        );
+        assert!(crate::process::carriers(&tokens).is_empty());
+    }
+}

@@ -1,0 +1,276 @@
+//! Provisioning against the real OpenCode (`npm ci` at the repo root): isolated roots, readiness,
+//! stop/restart on the same root, teardown of roots, and the no-orphan machinery.
+//!
+//! Each real server costs seconds of CPU, so the tests are few and each checks several things.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use harness_runtime::opencode::testing::{self, ScenarioInfo};
+use harness_runtime::opencode::{Agent, AgentOptions, OPENCODE_NOT_FOUND, ProvisionError};
+use harness_runtime::{Live, ScenarioOptions};
+
+/// The reaper role of this test binary: libtest's main cannot dispatch roles, so the reaper is
+/// reached through this ignored test (see `setup`).
+#[test]
+#[ignore = "entry point of the reaper role, run by the provisioning tests"]
+fn reaper_role() {
+    if std::env::var("HARNESS_RUNTIME_ROLE").as_deref() == Ok("reaper") {
+        let _ = harness_runtime::process::run_reaper();
+    }
+}
+
+fn reaper_command() -> (PathBuf, Vec<String>) {
+    let args = ["--exact", "reaper_role", "--ignored", "-q"].map(String::from);
+    (std::env::current_exe().unwrap(), args.to_vec())
+}
+
+fn live(name: &str) -> Live {
+    let (program, args) = reaper_command();
+    testing::use_reaper_command(program, args);
+    Live::new(ScenarioInfo {
+        name: format!("provisioning::{name}"),
+        options: ScenarioOptions::DEFAULT,
+        manifest_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+    })
+}
+
+/// Startup is CPU-bound (3 to 16 s measured); these tests start up to three servers at once on a
+/// shared machine, so they allow more than the 60 s default.
+async fn start(live: &mut Live) -> Result<Agent, ProvisionError> {
+    live.opencode_with(AgentOptions::default().ready_timeout(Duration::from_secs(240)))
+        .await
+}
+
+fn http() -> reqwest::Client {
+    reqwest::Client::builder().no_proxy().build().unwrap()
+}
+
+async fn create_session(agent: &Agent) -> String {
+    let session: serde_json::Value = http()
+        .post(format!("{}/session", agent.endpoint()))
+        .json(&serde_json::json!({"title": "provisioning probe"}))
+        .send()
+        .await
+        .unwrap()
+        .error_for_status()
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    session["id"].as_str().expect("session id").to_string()
+}
+
+async fn session_status(agent: &Agent, id: &str) -> u16 {
+    http()
+        .get(format!("{}/session/{id}", agent.endpoint()))
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+/// A detached `sleep` carrying `token`, like a bash-tool command that left OpenCode's session.
+fn detached_sleep(token: &str) {
+    let status = std::process::Command::new("setsid")
+        .args(["-f", "sleep", "600"])
+        .env(testing::OWNER_ENV, token)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while testing::carriers(token).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the detached sleep never appeared"
+        );
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn not_found_error_says_what_to_do() {
+    assert_eq!(OPENCODE_NOT_FOUND, "opencode not found: run `npm ci`");
+    assert_eq!(
+        ProvisionError::OpenCodeNotFound.to_string(),
+        OPENCODE_NOT_FOUND
+    );
+    let found = testing::find_opencode(Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
+    assert!(found.is_file());
+}
+
+#[tokio::test]
+async fn sessions_survive_a_restart_on_the_same_root_and_a_pass_removes_it() {
+    let mut live = live("restart");
+    let agent = start(&mut live).await.unwrap();
+    let token = testing::owner_token(&agent);
+    let root = agent.root().to_path_buf();
+    assert!(root.join("workspace").is_dir());
+    assert!(agent.is_running());
+    assert!(
+        !testing::carriers(&token).is_empty(),
+        "the server carries the owner mark"
+    );
+
+    let id = create_session(&agent).await;
+    assert_eq!(session_status(&agent, &id).await, 200);
+    assert!(root.join("opencode/database/opencode.db").is_file());
+    // The server's output is in the root and in the redacted tail.
+    let tail = agent.log_tail(100);
+    assert!(
+        tail.contains("listening on http://127.0.0.1:[port-opencode]"),
+        "{tail}"
+    );
+    assert!(!tail.contains(&agent.port().to_string()), "{tail}");
+    let stdout = std::fs::read_to_string(root.join("opencode.stdout.log")).unwrap();
+    assert!(stdout.contains("listening on"));
+
+    // A stray descendant that left the process group dies with the server.
+    detached_sleep(&token);
+    let port = agent.port();
+    agent.stop().await.unwrap();
+    assert!(!agent.is_running());
+    assert!(
+        testing::carriers(&token).is_empty(),
+        "nothing carries the mark after stop"
+    );
+    assert!(
+        http()
+            .get(format!("{}/global/health", agent.endpoint()))
+            .send()
+            .await
+            .is_err(),
+        "the endpoint closed with its process"
+    );
+
+    agent.restart().await.unwrap();
+    assert_eq!(agent.port(), port, "a free port is kept across restarts");
+    assert_eq!(
+        session_status(&agent, &id).await,
+        200,
+        "the session persisted"
+    );
+    assert_eq!(agent.root(), root);
+
+    testing::finish_agents(&mut live, true).await.unwrap();
+    assert!(testing::carriers(&token).is_empty());
+    assert!(!root.exists(), "a pass removes the root");
+}
+
+#[tokio::test]
+async fn parallel_agents_are_isolated_and_failed_or_abandoned_roots_are_kept() {
+    let mut a = live("parallel-a");
+    let mut b = live("parallel-b");
+    let (agent_a, agent_b) = tokio::join!(start(&mut a), start(&mut b));
+    let (agent_a, agent_b) = (agent_a.unwrap(), agent_b.unwrap());
+    assert_ne!(agent_a.root(), agent_b.root());
+    assert_ne!(agent_a.port(), agent_b.port());
+    assert_ne!(
+        testing::owner_token(&agent_a),
+        testing::owner_token(&agent_b)
+    );
+
+    // Separate databases: a session of one server is unknown to the other.
+    let id = create_session(&agent_a).await;
+    assert_eq!(session_status(&agent_a, &id).await, 200);
+    assert_eq!(session_status(&agent_b, &id).await, 404);
+
+    let (root_a, token_a) = (agent_a.root().to_path_buf(), testing::owner_token(&agent_a));
+    let (root_b, token_b) = (agent_b.root().to_path_buf(), testing::owner_token(&agent_b));
+    drop((agent_a, agent_b));
+
+    // A failed scenario: stopped, root kept for the evidence.
+    testing::finish_agents(&mut a, false).await.unwrap();
+    assert!(testing::carriers(&token_a).is_empty());
+    assert!(
+        root_a.join("opencode.stderr.log").is_file(),
+        "a failure keeps the root"
+    );
+
+    // A scenario whose finish never ran (its runtime died): dropping the context kills
+    // synchronously and keeps the root, since the outcome is unknown.
+    detached_sleep(&token_b);
+    drop(b);
+    assert!(testing::carriers(&token_b).is_empty());
+    assert!(root_b.is_dir());
+
+    std::fs::remove_dir_all(root_a).unwrap();
+    std::fs::remove_dir_all(root_b).unwrap();
+}
+
+#[test]
+fn the_sweep_kills_a_detached_carrier() {
+    let token = testing::new_token();
+    detached_sleep(&token);
+    assert_eq!(testing::sweep(&token), 1);
+    assert!(testing::carriers(&token).is_empty());
+}
+
+/// The runner's SIGKILL, as the reaper sees it: its pipe closes. Everything it was told about dies.
+#[test]
+fn the_reaper_sweeps_when_the_runner_pipe_closes() {
+    let (program, args) = reaper_command();
+    let mut reaper = testing::Reaper::spawn(&program, &args).unwrap();
+    let token = testing::new_token();
+    reaper.register(&token).unwrap();
+    detached_sleep(&token);
+    assert!(
+        reaper.close_and_wait(Duration::from_secs(20)),
+        "the reaper exited"
+    );
+    assert!(testing::carriers(&token).is_empty());
+}
+
+/// The "runner" of `a_sigkilled_runner_leaves_no_carrier_behind`: registers a token with its
+/// reaper, leaves a detached carrier, says so, and waits to be killed.
+#[test]
+#[ignore = "entry point of the runner role, run by a_sigkilled_runner_leaves_no_carrier_behind"]
+fn runner_role() {
+    let Ok(token) = std::env::var("PROVISIONING_TEST_TOKEN") else {
+        return;
+    };
+    let (program, args) = reaper_command();
+    testing::use_reaper_command(program, args);
+    testing::register_with_reaper(&token).unwrap();
+    detached_sleep(&token);
+    println!("carrier started");
+    let mut line = String::new();
+    let _ = std::io::stdin().read_line(&mut line); // blocks until SIGKILL
+}
+
+#[test]
+fn a_sigkilled_runner_leaves_no_carrier_behind() {
+    use std::io::BufRead;
+    let token = testing::new_token();
+    let mut runner = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "runner_role", "--ignored", "--nocapture", "-q"])
+        .env("PROVISIONING_TEST_TOKEN", &token)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(runner.stdout.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("carrier started") {
+        line.clear();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "the runner role ended early"
+        );
+    }
+    assert!(!testing::carriers(&token).is_empty());
+    runner.kill().unwrap(); // SIGKILL: no destructor, no teardown runs in the runner
+    runner.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !testing::carriers(&token).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the reaper did not sweep after the runner died"
+        );
+        std::thread::sleep(Duration::from_millis(20)); // no signal to wait on: another process sweeps
+    }
+}
