@@ -69,6 +69,13 @@ const URI_COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'(')
     .remove(b')');
 
+/// `application/x-www-form-urlencoded` (WHATWG, `url::form_urlencoded`): all but `* - . _`.
+const FORM: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'*')
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_');
+
 /// The forms `value` takes when it is embedded in output: raw, inside a JSON string (also with
 /// non-ASCII escaped, and escaped twice for JSON inside a JSON string), and URL-encoded (strict,
 /// `encodeURIComponent`, form encoding with `+`, lower-case hex). Deduplicated, raw first.
@@ -83,10 +90,11 @@ pub(crate) fn encoded_forms(value: &str) -> Vec<String> {
     forms.push(json_ascii);
     let strict = utf8_percent_encode(value, NON_ALPHANUMERIC).to_string();
     let component = utf8_percent_encode(value, URI_COMPONENT).to_string();
-    let form = utf8_percent_encode(value, URI_COMPONENT)
+    let component_plus = component.replace("%20", "+");
+    let form = utf8_percent_encode(value, FORM)
         .to_string()
         .replace("%20", "+");
-    for encoded in [strict, component, form] {
+    for encoded in [strict, component, component_plus, form] {
         if encoded.contains('%') {
             forms.push(lower_hex(&encoded));
         }
