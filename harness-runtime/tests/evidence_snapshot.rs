@@ -11,7 +11,7 @@ use std::process::Output;
 use std::time::Duration;
 
 use harness_runtime::evidence::{
-    EventTrace, InteractionSummary, MessageSummary, ToolCallSummary, TurnSummary,
+    EventTrace, InteractionSummary, MessageSummary, ToolCallSummary, TurnSummary, counters,
 };
 use harness_runtime::{Live, ScenarioInfo, ScenarioOptions};
 use serde_json::json;
@@ -69,7 +69,7 @@ fn record(live: &Live, dir: &str, marker: &str) {
             "cost": 0.25,
         }),
     );
-    live.evidence().count("prompts");
+    live.evidence().count(counters::PROMPTS);
     let mut events = vec!["session.status", "message.updated"];
     events.extend(std::iter::repeat_n("message.part.delta", 12));
     events.push("session.idle");
@@ -194,6 +194,11 @@ fn snapshot_written_matched_mismatched_and_pending() {
     assert!(!written.contains(SECRET));
     assert!(!written.contains(&dir.display().to_string()));
     assert!(!written.contains("expression:"), "{written}");
+    // insta's workspace root is this repo's workspace (the test crate's): `source` is relative.
+    assert!(
+        written.contains("source: harness-runtime/src/evidence/snapshot.rs"),
+        "{written}"
+    );
     // Recording order is kept: the marker comes first, the counters last.
     let at = |needle: &str| written.find(needle).unwrap();
     assert!(at("- marker:") < at("- prompt:") && at("- turn:") < at("- counters:"));

@@ -8,6 +8,6 @@ mod secrets;
 mod snapshot;
 mod turn;
 
-pub use recorder::Evidence;
+pub use recorder::{Evidence, counters};
 pub use redact::Redactor;
 pub use turn::{EventTrace, InteractionSummary, MessageSummary, ToolCallSummary, TurnSummary};

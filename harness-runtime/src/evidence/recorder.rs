@@ -7,6 +7,22 @@ use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use super::fact::Fact;
 use super::{Redactor, TurnSummary};
 
+/// The names of the counters other parts feed, so a snapshot spells each one the same way.
+pub mod counters {
+    /// A prompt was posted (client).
+    pub const PROMPTS: &str = "prompts";
+    /// A permission was replied to (client).
+    pub const PERMISSION_REPLIES: &str = "permission_replies";
+    /// A question was replied to (client).
+    pub const QUESTION_REPLIES: &str = "question_replies";
+    /// A session was aborted (client).
+    pub const ABORTS: &str = "aborts";
+    /// An agent process exited (provisioning).
+    pub const PROCESS_EXITS: &str = "process_exits";
+    /// A request reached the scripted model (model).
+    pub const MODEL_REQUESTS: &str = "model_requests";
+}
+
 /// Structured facts recorded in order, redacted on the way in, plus named counters.
 ///
 /// It serializes (and is snapshotted) as a YAML sequence of one-key maps in recording order, so
