@@ -1,7 +1,13 @@
 //! Evidence: an ordered recorder of structured facts, one redactor, and insta snapshots.
 
+mod fact;
+mod patterns;
 mod recorder;
 mod redact;
+mod secrets;
+mod snapshot;
+mod turn;
 
-pub use recorder::Evidence;
+pub use recorder::{Evidence, counters};
 pub use redact::Redactor;
+pub use turn::{EventTrace, InteractionSummary, MessageSummary, ToolCallSummary, TurnSummary};

@@ -1,47 +1,397 @@
 //! The one redactor for evidence, progress output, diagnostics, failure messages and kept logs.
+//!
+//! Two passes over the text. First the registered literals (secrets in every encoded form,
+//! paths, ports), leftmost-longest, so a secret is gone before anything else can split it.
+//! Then the shapes of volatile values ([`super::patterns`]), numbering identities in the order
+//! they are first seen, so `[session-1]` is the same session in evidence, messages and logs.
 
-use std::sync::Mutex;
+use std::collections::HashMap;
+use std::fmt;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use regex::{Captures, Regex};
+
+use super::patterns::{self, Shape};
+use super::secrets;
 
 /// Replaces secrets and volatile values with named placeholders.
-#[derive(Debug, Default)]
+///
+/// Vocabulary: `[secret]`; numbered `[session-N]`, `[message-N]`, `[part-N]`, `[permission-N]`,
+/// `[question-N]`, `[event-N]`, `[call-N]` (tool calls), `[uuid-N]`; named `[port]`, `[root]`,
+/// `[workspace]`, `[home]`, `[timestamp]`, `[duration]`, and in JSON `[tokens]`, `[cost]`.
+#[derive(Default)]
 pub struct Redactor {
-    secrets: Mutex<Vec<String>>,
-    paths: Mutex<Vec<(String, String)>>,
+    literals: Mutex<Literals>,
+    ids: Mutex<HashMap<&'static str, HashMap<String, usize>>>,
+}
+
+/// A literal to replace, and with what.
+#[derive(Clone)]
+struct Literal {
+    text: String,
+    replacement: String,
+    /// Paths and ports end at a word boundary: `/root` must not eat `/rootfs`.
+    bounded: bool,
+}
+
+#[derive(Default)]
+struct Literals {
+    entries: Vec<Literal>,
+    /// Built on first use after a change; shared so a long redaction holds no lock.
+    compiled: Option<Arc<LiteralPass>>,
+}
+
+struct LiteralPass {
+    regex: Regex,
+    replacements: HashMap<String, String>,
+}
+
+impl fmt::Debug for Redactor {
+    /// Counts only: the point of this type is that its contents never reach output.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let literals = self.literals.lock().map(|l| l.entries.len()).unwrap_or(0);
+        let ids = self
+            .ids
+            .lock()
+            .map(|ids| ids.values().map(HashMap::len).sum::<usize>())
+            .unwrap_or(0);
+        f.debug_struct("Redactor")
+            .field("literals", &literals)
+            .field("identities", &ids)
+            .finish()
+    }
 }
 
 impl Redactor {
-    /// A redactor for one scenario, seeded with the secrets found in the environment.
+    /// A redactor for one scenario, seeded with the secrets found in the environment
+    /// (see [`Redactor::seed_from_env`]), so they are covered from the first output on.
     pub fn for_scenario() -> Self {
-        Self::default()
+        let redactor = Self::default();
+        redactor.seed_from_env();
+        redactor
     }
 
-    /// Registers a secret: it becomes `[secret]` everywhere.
+    /// A redactor seeded from the given `(name, value)` pairs instead of the process env.
+    pub fn from_env_iter<I, K, V>(vars: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        let redactor = Self::default();
+        redactor.seed_from_iter(vars);
+        redactor
+    }
+
+    /// Registers the secrets of the process environment: every string under a provider's
+    /// `options` and `headers` in `OPENCODE_CONFIG_CONTENT`, every value (6 characters or
+    /// more) of a variable whose name contains KEY, TOKEN, SECRET, PASSWORD, PASSWD or
+    /// CREDENTIAL, and `HOME` as `[home]`. Non-UTF-8 variables are skipped.
+    pub fn seed_from_env(&self) {
+        self.seed_from_iter(
+            std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+        );
+    }
+
+    fn seed_from_iter<I, K, V>(&self, vars: I)
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        for (name, value) in vars {
+            let (name, value) = (name.as_ref(), value.as_ref());
+            if name == secrets::CONFIG_CONTENT {
+                for secret in secrets::config_secrets(value) {
+                    self.add_secret(&secret);
+                }
+            }
+            if name == "HOME" {
+                self.add_path(Path::new(value), "[home]");
+            }
+            if secrets::is_secret_name(name) && value.chars().count() >= secrets::MIN_ENV_SECRET_LEN
+            {
+                self.add_secret(value);
+            }
+        }
+    }
+
+    /// Registers a secret: it becomes `[secret]` everywhere, also JSON-escaped (once or twice)
+    /// and URL-encoded. Empty values are ignored.
     pub fn add_secret(&self, value: &str) {
-        if !value.is_empty() {
-            self.secrets
-                .lock()
-                .expect("redactor lock")
-                .push(value.to_string());
+        if value.is_empty() {
+            return;
+        }
+        let forms = secrets::encoded_forms(value);
+        self.add_literals(forms.into_iter().map(|text| Literal {
+            text,
+            replacement: "[secret]".into(),
+            bounded: false,
+        }));
+    }
+
+    /// Registers a path (a scenario root, a workspace, the home dir) to be shown as
+    /// `placeholder` (`"[root]"`; brackets are added when missing). A longer registered path
+    /// wins over its parent, so `<root>/workspace` shows as `[workspace]` when both are
+    /// registered. Paths shorter than 3 characters (`/`) are ignored: they would garble text.
+    pub fn add_path(&self, path: &Path, placeholder: &str) {
+        let placeholder = bracketed(placeholder);
+        let mut texts = Vec::new();
+        let display = path.display().to_string();
+        let trimmed = display.trim_end_matches(['/', '\\']);
+        texts.push(trimmed.to_owned());
+        // macOS reports `/var/...` temp dirs as `/private/var/...` once resolved.
+        if let Ok(canonical) = path.canonicalize() {
+            let canonical = canonical.display().to_string();
+            texts.push(canonical.trim_end_matches(['/', '\\']).to_owned());
+        }
+        let mut literals = Vec::new();
+        for text in texts {
+            if text.chars().count() < 3 {
+                continue;
+            }
+            for form in secrets::encoded_forms(&text) {
+                literals.push(Literal {
+                    text: form,
+                    replacement: placeholder.clone(),
+                    bounded: true,
+                });
+            }
+        }
+        self.add_literals(literals.into_iter());
+    }
+
+    /// Registers a port of this scenario: `:<port>` becomes `:[port]` anywhere (loopback
+    /// addresses and `port <n>` are recognised without registration).
+    pub fn add_port(&self, port: u16) {
+        self.add_literals(std::iter::once(Literal {
+            text: format!(":{port}"),
+            replacement: ":[port]".into(),
+            bounded: true,
+        }));
+    }
+
+    fn add_literals(&self, new: impl Iterator<Item = Literal>) {
+        let mut literals = self.literals.lock().unwrap_or_else(|e| e.into_inner());
+        let before = literals.entries.len();
+        for literal in new {
+            if !literals.entries.iter().any(|l| l.text == literal.text) {
+                literals.entries.push(literal);
+            }
+        }
+        if literals.entries.len() != before {
+            literals.compiled = None;
         }
     }
 
-    /// Registers a path (a scenario root, a workspace) to be shown as `placeholder`.
-    pub fn add_path(&self, path: &std::path::Path, placeholder: &str) {
-        self.paths
-            .lock()
-            .expect("redactor lock")
-            .push((path.display().to_string(), placeholder.to_string()));
+    fn literal_pass(&self) -> Option<Arc<LiteralPass>> {
+        let mut literals = self.literals.lock().unwrap_or_else(|e| e.into_inner());
+        if literals.entries.is_empty() {
+            return None;
+        }
+        if literals.compiled.is_none() {
+            literals.compiled = Some(Arc::new(LiteralPass::build(&literals.entries)));
+        }
+        literals.compiled.clone()
     }
 
-    /// Redacts free text.
+    /// Redacts free text: registered literals first, then ids, UUIDs, ports, timestamps and
+    /// durations.
     pub fn redact(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for secret in self.secrets.lock().expect("redactor lock").iter() {
-            out = out.replace(secret, "[secret]");
-        }
-        for (path, placeholder) in self.paths.lock().expect("redactor lock").iter() {
-            out = out.replace(path, placeholder);
-        }
-        out
+        let text = match self.literal_pass() {
+            Some(pass) => pass.apply(text),
+            None => text.to_owned(),
+        };
+        self.redact_shapes(&text)
     }
+
+    fn redact_shapes(&self, text: &str) -> String {
+        let pattern = patterns::pattern();
+        if !pattern.is_match(text) {
+            return text.to_owned();
+        }
+        let mut ids = self.ids.lock().unwrap_or_else(|e| e.into_inner());
+        pattern
+            .replace_all(text, |caps: &Captures<'_>| {
+                let matched = &caps[0];
+                match patterns::classify(caps) {
+                    None => matched.to_owned(),
+                    Some(Shape::Named(name)) => name.to_owned(),
+                    Some(Shape::Numbered(kind)) => {
+                        let table = ids.entry(kind).or_default();
+                        let next = table.len() + 1;
+                        let n = *table.entry(matched.to_ascii_lowercase()).or_insert(next);
+                        format!("[{kind}-{n}]")
+                    }
+                    Some(Shape::HostPort) => {
+                        let host = caps.name("host").map_or("", |h| h.as_str());
+                        format!("{host}:[port]")
+                    }
+                    Some(Shape::PortKeyword) => {
+                        let prefix = caps.name("portkw").map_or("", |p| p.as_str());
+                        format!("{prefix}[port]")
+                    }
+                }
+            })
+            .into_owned()
+    }
+
+    /// Redacts a JSON value: every string and object key as text; the values of `tokens`,
+    /// `cost` (and `*_tokens`, `*Tokens`) become `"[tokens]"` / `"[cost]"`; numeric `port`s
+    /// `"[port]"`; numeric `duration`/`elapsed` values `"[duration]"`; 13-digit epoch
+    /// milliseconds `"[timestamp]"`.
+    pub fn redact_json(&self, value: &serde_json::Value) -> serde_json::Value {
+        use serde_json::Value;
+        match value {
+            Value::String(s) => Value::String(self.redact(s)),
+            Value::Number(n) => match number_placeholder(None, n.as_u64(), n.as_f64()) {
+                Some(p) => Value::String(p.into()),
+                None => value.clone(),
+            },
+            Value::Array(items) => {
+                Value::Array(items.iter().map(|v| self.redact_json(v)).collect())
+            }
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| {
+                        let redacted = match (key_placeholder(k), v) {
+                            (Some(p), _) => Value::String(p.into()),
+                            (None, Value::Number(n)) => {
+                                match number_placeholder(Some(k), n.as_u64(), n.as_f64()) {
+                                    Some(p) => Value::String(p.into()),
+                                    None => v.clone(),
+                                }
+                            }
+                            (None, _) => self.redact_json(v),
+                        };
+                        (self.redact(k), redacted)
+                    })
+                    .collect(),
+            ),
+            Value::Null | Value::Bool(_) => value.clone(),
+        }
+    }
+
+    /// [`Redactor::redact_json`] for an order-preserving recorded fact.
+    pub(crate) fn redact_fact(&self, fact: &super::fact::Fact) -> super::fact::Fact {
+        use super::fact::Fact;
+        let number = |key: Option<&str>, fact: &Fact| -> Option<Fact> {
+            let (u, f) = match fact {
+                Fact::UInt(u) => (Some(*u), Some(*u as f64)),
+                Fact::Int(i) => (u64::try_from(*i).ok(), Some(*i as f64)),
+                Fact::Float(f) => (None, Some(*f)),
+                _ => return None,
+            };
+            number_placeholder(key, u, f).map(|p| Fact::Str(p.into()))
+        };
+        match fact {
+            Fact::Str(s) => Fact::Str(self.redact(s)),
+            Fact::Seq(items) => Fact::Seq(items.iter().map(|f| self.redact_fact(f)).collect()),
+            Fact::Map(entries) => Fact::Map(
+                entries
+                    .iter()
+                    .map(|(k, v)| {
+                        let redacted = match key_placeholder(k) {
+                            Some(p) => Fact::Str(p.into()),
+                            None => number(Some(k), v).unwrap_or_else(|| self.redact_fact(v)),
+                        };
+                        (self.redact(k), redacted)
+                    })
+                    .collect(),
+            ),
+            other => number(None, other).unwrap_or_else(|| other.clone()),
+        }
+    }
+}
+
+impl LiteralPass {
+    fn build(entries: &[Literal]) -> Self {
+        let mut sorted: Vec<&Literal> = entries.iter().collect();
+        // The regex alternation is leftmost-first: longest first makes it leftmost-longest.
+        sorted.sort_by(|a, b| b.text.len().cmp(&a.text.len()).then(a.text.cmp(&b.text)));
+        let alternatives: Vec<String> = sorted
+            .iter()
+            .map(|l| {
+                let escaped = regex::escape(&l.text);
+                let ends_in_word = l
+                    .text
+                    .chars()
+                    .last()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_');
+                if l.bounded && ends_in_word {
+                    format!(r"{escaped}\b")
+                } else {
+                    escaped
+                }
+            })
+            .collect();
+        let regex = regex::RegexBuilder::new(&alternatives.join("|"))
+            .size_limit(64 << 20)
+            .build()
+            .expect("escaped literals form a valid regex");
+        let replacements = sorted
+            .into_iter()
+            .map(|l| (l.text.clone(), l.replacement.clone()))
+            .collect();
+        Self {
+            regex,
+            replacements,
+        }
+    }
+
+    fn apply(&self, text: &str) -> String {
+        self.regex
+            .replace_all(text, |caps: &Captures<'_>| {
+                let matched = &caps[0];
+                self.replacements
+                    .get(matched)
+                    .cloned()
+                    .unwrap_or_else(|| "[secret]".to_owned())
+            })
+            .into_owned()
+    }
+}
+
+fn bracketed(name: &str) -> String {
+    if name.starts_with('[') && name.ends_with(']') {
+        name.to_owned()
+    } else {
+        format!("[{name}]")
+    }
+}
+
+/// The placeholder replacing a JSON key's whole value, whatever its type.
+fn key_placeholder(key: &str) -> Option<&'static str> {
+    if key == "tokens" || key.ends_with("_tokens") || key.ends_with("Tokens") {
+        Some("[tokens]")
+    } else if key == "cost" {
+        Some("[cost]")
+    } else {
+        None
+    }
+}
+
+/// The placeholder of a JSON number, by its key and its magnitude.
+fn number_placeholder(
+    key: Option<&str>,
+    as_u64: Option<u64>,
+    as_f64: Option<f64>,
+) -> Option<&'static str> {
+    let key = key.map(str::to_ascii_lowercase);
+    let key = key.as_deref().unwrap_or("");
+    if key == "port" {
+        return Some("[port]");
+    }
+    if key.contains("duration") || key.contains("elapsed") {
+        return Some("[duration]");
+    }
+    // 13 digits: epoch milliseconds from 2001 to 2286, as OpenCode's `time.created`.
+    if as_u64.is_some_and(|n| (1_000_000_000_000..10_000_000_000_000).contains(&n))
+        || as_f64.is_some_and(|f| f.fract() == 0.0 && (1e12..1e13).contains(&f))
+    {
+        return Some("[timestamp]");
+    }
+    None
 }

@@ -1,0 +1,177 @@
+//! An order-preserving value tree for recorded facts.
+//!
+//! `serde_json::Value` sorts object keys (the `preserve_order` feature would change it for the
+//! whole workspace), and a snapshot reads best in the order the recording type declared its
+//! fields: a turn's trace before its messages. So values are serialized to JSON text (which
+//! keeps field order) and parsed into this tree.
+
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+
+/// One recorded value, with object keys in their original order.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Fact {
+    Null,
+    Bool(bool),
+    Int(i64),
+    UInt(u64),
+    Float(f64),
+    Str(String),
+    Seq(Vec<Fact>),
+    Map(Vec<(String, Fact)>),
+}
+
+impl Fact {
+    /// Captures any serializable value; a value that cannot be serialized (a map with non-string
+    /// keys, a failing `Serialize` impl) is recorded as a typed note, never dropped silently.
+    pub(crate) fn capture(value: &impl Serialize) -> Fact {
+        match serde_json::to_string(value) {
+            Ok(text) => serde_json::from_str(&text)
+                .unwrap_or_else(|_| Fact::Str("<unrepresentable value>".into())),
+            Err(_) => Fact::Str("<value failed to serialize>".into()),
+        }
+    }
+
+    /// The same value as `serde_json::Value` (object keys sorted by serde_json).
+    pub(crate) fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value;
+        match self {
+            Fact::Null => Value::Null,
+            Fact::Bool(b) => Value::Bool(*b),
+            Fact::Int(i) => Value::from(*i),
+            Fact::UInt(u) => Value::from(*u),
+            Fact::Float(f) => Value::from(*f),
+            Fact::Str(s) => Value::String(s.clone()),
+            Fact::Seq(items) => Value::Array(items.iter().map(Fact::to_json).collect()),
+            Fact::Map(entries) => Value::Object(
+                entries
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.to_json()))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+impl Serialize for Fact {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Fact::Null => serializer.serialize_unit(),
+            Fact::Bool(b) => serializer.serialize_bool(*b),
+            Fact::Int(i) => serializer.serialize_i64(*i),
+            Fact::UInt(u) => serializer.serialize_u64(*u),
+            Fact::Float(f) => serializer.serialize_f64(*f),
+            Fact::Str(s) => serializer.serialize_str(s),
+            Fact::Seq(items) => {
+                let mut seq = serializer.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(item)?;
+                }
+                seq.end()
+            }
+            Fact::Map(entries) => {
+                let mut map = serializer.serialize_map(Some(entries.len()))?;
+                for (k, v) in entries {
+                    map.serialize_entry(k, v)?;
+                }
+                map.end()
+            }
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Fact {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(FactVisitor)
+    }
+}
+
+struct FactVisitor;
+
+impl<'de> Visitor<'de> for FactVisitor {
+    type Value = Fact;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Fact, E> {
+        Ok(Fact::Null)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Fact, E> {
+        Ok(Fact::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Fact, D::Error> {
+        Fact::deserialize(d)
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Fact, E> {
+        Ok(Fact::Bool(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Fact, E> {
+        Ok(Fact::Int(v))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Fact, E> {
+        Ok(Fact::UInt(v))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Fact, E> {
+        Ok(Fact::Float(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Fact, E> {
+        Ok(Fact::Str(v.to_owned()))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Fact, E> {
+        Ok(Fact::Str(v))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Fact, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Fact::Seq(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fact, A::Error> {
+        let mut entries = Vec::new();
+        while let Some((k, v)) = map.next_entry::<String, Fact>()? {
+            entries.push((k, v));
+        }
+        Ok(Fact::Map(entries))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(serde::Serialize)]
+    struct Ordered {
+        zebra: u8,
+        apple: &'static str,
+        middle: Vec<i32>,
+    }
+
+    #[test]
+    fn capture_keeps_field_order() {
+        let fact = Fact::capture(&Ordered {
+            zebra: 1,
+            apple: "a",
+            middle: vec![-1, 2],
+        });
+        let Fact::Map(entries) = fact else {
+            panic!("a struct is captured as a map")
+        };
+        let keys: Vec<_> = entries.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["zebra", "apple", "middle"]);
+        assert_eq!(entries[2].1, Fact::Seq(vec![Fact::Int(-1), Fact::UInt(2)]));
+    }
+
+    #[test]
+    fn non_string_keys_become_a_note() {
+        let mut map = std::collections::BTreeMap::new();
+        map.insert(vec![1u8], 2u8);
+        assert_eq!(
+            Fact::capture(&map),
+            Fact::Str("<value failed to serialize>".into())
+        );
+    }
+}

@@ -1,0 +1,125 @@
+//! The volatile values recognised by shape: ids, UUIDs, loopback ports, timestamps, durations.
+//!
+//! One combined regex, so a 1 MB log is scanned once. At one position the first alternative
+//! wins, so whole tokens (ids, UUIDs) come before the numbers they may contain.
+
+use std::sync::LazyLock;
+
+use regex::{Captures, Regex};
+
+/// What a match is, and so which placeholder replaces it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Shape {
+    /// A numbered identity: `[session-1]`. The str is the placeholder's name.
+    Numbered(&'static str),
+    /// A loopback address: the host is kept, the port becomes `[port]`.
+    HostPort,
+    /// `port 4096`, `"port": 4096`, `--port=4096`: the prefix is kept.
+    PortKeyword,
+    /// A named placeholder for the whole match.
+    Named(&'static str),
+}
+
+static PATTERN: LazyLock<Regex> = LazyLock::new(|| {
+    let unit_any = r"(?:min|ms|µs|us|ns|h|m|s)";
+    let unit_end = r"(?:ms|µs|us|ns|s)";
+    let alternatives = [
+        r"(?P<uuid>\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b)"
+            .to_owned(),
+        r"(?P<id>\b(?P<prefix>ses|msg|prt|per|que|evt)_[0-9A-Za-z]{8,}\b)".to_owned(),
+        r"(?P<call>\b(?:call|toolu|fc)_[0-9A-Za-z_\-]{6,}\b)".to_owned(),
+        r"(?P<rfc3339>\b\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:[Zz]|[+-]\d{2}:?\d{2}\b)?)"
+            .to_owned(),
+        r"(?P<httpdate>\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT\b)"
+            .to_owned(),
+        r"(?P<host>\b127\.0\.0\.1|\blocalhost|\b0\.0\.0\.0|\[::1?\]):\d{1,5}\b".to_owned(),
+        r#"(?P<portkw>(?i:\bport)["']?\s*[:=]?\s*)\d{2,5}\b"#.to_owned(),
+        r"(?P<epoch>\b[12]\d{12}\b)".to_owned(),
+        format!(r"(?P<duration>\b(?:\d+(?:\.\d+)?{unit_any}\s?)*\d+(?:\.\d+)?{unit_end}\b)"),
+    ];
+    Regex::new(&alternatives.join("|")).expect("the redaction patterns are valid")
+});
+
+/// The combined pattern.
+pub(crate) fn pattern() -> &'static Regex {
+    &PATTERN
+}
+
+/// Classifies a match of [`pattern`]. `None` means "leave it as it is" (an id-shaped word with no
+/// digit, such as `msg_handlers`, is prose, not an id).
+pub(crate) fn classify(caps: &Captures<'_>) -> Option<Shape> {
+    if caps.name("uuid").is_some() {
+        return Some(Shape::Numbered("uuid"));
+    }
+    if let Some(id) = caps.name("id") {
+        if !has_digit(id.as_str()) {
+            return None;
+        }
+        let name = match caps.name("prefix").map(|p| p.as_str()) {
+            Some("ses") => "session",
+            Some("msg") => "message",
+            Some("prt") => "part",
+            Some("per") => "permission",
+            Some("que") => "question",
+            _ => "event",
+        };
+        return Some(Shape::Numbered(name));
+    }
+    if let Some(call) = caps.name("call") {
+        return has_digit(call.as_str()).then_some(Shape::Numbered("call"));
+    }
+    if caps.name("rfc3339").is_some()
+        || caps.name("httpdate").is_some()
+        || caps.name("epoch").is_some()
+    {
+        return Some(Shape::Named("[timestamp]"));
+    }
+    if caps.name("host").is_some() {
+        return Some(Shape::HostPort);
+    }
+    if caps.name("portkw").is_some() {
+        return Some(Shape::PortKeyword);
+    }
+    if caps.name("duration").is_some() {
+        return Some(Shape::Named("[duration]"));
+    }
+    None
+}
+
+fn has_digit(text: &str) -> bool {
+    text.bytes().any(|b| b.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shapes(text: &str) -> Vec<(String, Option<Shape>)> {
+        pattern()
+            .captures_iter(text)
+            .map(|c| (c[0].to_owned(), classify(&c)))
+            .collect()
+    }
+
+    #[test]
+    fn model_names_and_versions_are_not_durations() {
+        assert_eq!(shapes("gemma3:270m v1.18.33 qwen2.5:7b"), []);
+    }
+
+    #[test]
+    fn compound_durations_are_one_match() {
+        assert_eq!(
+            shapes("took 1m 30s then 1.5s and 12.3µs"),
+            [
+                ("1m 30s".to_owned(), Some(Shape::Named("[duration]"))),
+                ("1.5s".to_owned(), Some(Shape::Named("[duration]"))),
+                ("12.3µs".to_owned(), Some(Shape::Named("[duration]"))),
+            ]
+        );
+    }
+
+    #[test]
+    fn id_shaped_prose_is_kept() {
+        assert_eq!(shapes("msg_handlers"), [("msg_handlers".to_owned(), None)]);
+    }
+}
