@@ -39,7 +39,11 @@ impl Live {
             model: Default::default(),
             agents: Default::default(),
             fixture: Default::default(),
-            gates: Default::default(),
+            // The attribute's gate names were validated at compile time by the macro.
+            gates: Arc::new(
+                crate::gates::Gates::from_names(info.options.gates)
+                    .unwrap_or_else(|e| panic!("invalid `gate` option: {e}")),
+            ),
             redactor,
             info,
         }
@@ -76,6 +80,9 @@ impl Live {
     /// The runner calls this after the body, whatever its outcome; `Drop` of the slots is the
     /// synchronous fallback when it cannot run (a panic inside the runtime, a killed runtime).
     pub(crate) async fn finish(&mut self, passed: bool) -> Result<(), String> {
+        // An armed gate must never hold teardown (e.g. `stop` armed by a scenario that failed
+        // before releasing it).
+        self.gates.release_all();
         let model = self.model.finish(&self.redactor);
         let agents = self
             .agents

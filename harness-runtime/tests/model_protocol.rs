@@ -327,13 +327,13 @@ async fn answers_title_requests_by_itself() {
 }
 
 #[tokio::test]
-async fn a_miss_is_a_500_and_fails_the_scenario_at_its_end_redacted() {
+async fn a_miss_is_a_non_retryable_400_and_fails_the_scenario_at_its_end_redacted() {
     let mut slot = ModelSlot::default();
     let model = slot.model().unwrap().clone();
     let mut body = opencode_requests()[0].clone();
     body["messages"][1]["content"] = json!("deploy with token hunter2");
     let response = post(&chat_url(&model), &body).await;
-    assert_eq!(response.status(), 500);
+    assert_eq!(response.status(), 400);
     assert!(
         response
             .text()

@@ -31,15 +31,6 @@ struct Memory {
     known_messages: HashMap<String, HashSet<String>>,
 }
 
-/// Operations the gates helper counts. A no-op hook until `Gates` has counters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Counted {
-    Prompt,
-    PermissionReply,
-    QuestionReply,
-    Abort,
-}
-
 /// A typed client of one OpenCode server. Cheap to clone; clones share their memory.
 #[derive(Clone)]
 pub struct Client {
@@ -64,7 +55,11 @@ impl Client {
     /// A client of the server at `base_url` (e.g. `http://127.0.0.1:4096`).
     pub fn new(base_url: impl Into<String>, redactor: Arc<Redactor>) -> Self {
         Self {
-            http: reqwest::Client::new(),
+            // Loopback only: a proxy from the environment must never see agent traffic.
+            http: reqwest::Client::builder()
+                .no_proxy()
+                .build()
+                .expect("a reqwest client without TLS always builds"),
             base: base_url.into().trim_end_matches('/').to_string(),
             directory: None,
             redactor,
@@ -106,11 +101,6 @@ impl Client {
         if let Some(g) = &self.gates {
             g.pass(point).await;
         }
-    }
-
-    /// Counter hook: the gates helper adds counters to `Gates`; wire them here.
-    pub(crate) fn count(&self, op: Counted) {
-        let _ = (&self.gates, op);
     }
 
     fn request(
@@ -252,7 +242,6 @@ impl Client {
     /// `PromptDelivered` after it returned.
     pub async fn prompt_async(&self, session_id: &str, prompt: &Prompt) -> Result<(), ClientError> {
         self.gate(GatePoint::BeforePrompt).await;
-        self.count(Counted::Prompt);
         self.note_format(session_id, prompt);
         let path = format!("/session/{session_id}/prompt_async");
         let what = format!("POST {path}");
@@ -279,7 +268,6 @@ impl Client {
         prompt: &Prompt,
     ) -> Result<MessageWithParts, ClientError> {
         self.gate(GatePoint::BeforePrompt).await;
-        self.count(Counted::Prompt);
         self.note_format(session_id, prompt);
         let path = format!("/session/{session_id}/message");
         let out = self
@@ -297,7 +285,6 @@ impl Client {
     /// `POST /session/{id}/abort` (`true` also when idle). Passes `BeforeAbort` first.
     pub async fn abort(&self, session_id: &str) -> Result<bool, ClientError> {
         self.gate(GatePoint::BeforeAbort).await;
-        self.count(Counted::Abort);
         self.call(Method::POST, &format!("/session/{session_id}/abort"), None)
             .await
     }
@@ -322,7 +309,6 @@ impl Client {
         reply: PermissionReply,
         message: Option<&str>,
     ) -> Result<(), ClientError> {
-        self.count(Counted::PermissionReply);
         let mut body = json!({"reply": reply.as_str()});
         if let Some(m) = message {
             body["message"] = json!(m);
@@ -362,7 +348,6 @@ impl Client {
         request_id: &str,
         answers: &[Vec<String>],
     ) -> Result<(), ClientError> {
-        self.count(Counted::QuestionReply);
         let body = json!({"answers": answers});
         let _: Value = self
             .call(
@@ -377,7 +362,6 @@ impl Client {
 
     /// `POST /question/{id}/reject`. Passes `AfterQuestionReply` after a success.
     pub async fn reject_question(&self, request_id: &str) -> Result<(), ClientError> {
-        self.count(Counted::QuestionReply);
         let _: Value = self
             .call(
                 Method::POST,

@@ -185,6 +185,18 @@ pub enum ToolStatus {
     Other,
 }
 
+impl std::fmt::Display for ToolStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ToolStatus::Pending => "pending",
+            ToolStatus::Running => "running",
+            ToolStatus::Completed => "completed",
+            ToolStatus::Error => "error",
+            ToolStatus::Other => "other",
+        })
+    }
+}
+
 /// A tool part's state.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 pub struct ToolState {

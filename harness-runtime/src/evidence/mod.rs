@@ -1,6 +1,7 @@
 //! Evidence: an ordered recorder of structured facts, one redactor, and insta snapshots.
 
 mod fact;
+mod from_turn;
 mod patterns;
 mod recorder;
 mod redact;

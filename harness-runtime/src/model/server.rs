@@ -137,10 +137,12 @@ fn accept(shared: &Shared, api: Api, body: &Bytes) -> Option<(ModelRequest, Repl
     }
 }
 
-/// The answer to a miss: HTTP 500 saying nothing was queued.
+/// The answer to a miss: HTTP 400 saying nothing was queued. Not a 5xx: OpenCode retries
+/// those with backoff for about 65 s, which would hide a script mistake behind a long wait;
+/// a 400 ends the turn at once with an `APIError`, and `finish` fails the scenario.
 fn miss() -> Response {
     (
-        StatusCode::INTERNAL_SERVER_ERROR,
+        StatusCode::BAD_REQUEST,
         Json(openai::error_body(MISS_MESSAGE, "scripted_model_miss")),
     )
         .into_response()

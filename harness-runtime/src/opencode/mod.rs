@@ -1,6 +1,7 @@
 //! Provisioning: an isolated root, config, port, spawn, readiness, stop, restart and cleanup.
 
 mod agent;
+mod agent_client;
 mod config;
 mod discover;
 mod error;
@@ -14,6 +15,7 @@ mod slot;
 pub mod testing;
 
 pub use agent::Agent;
+pub use agent_client::DEFAULT_SESSION_TITLE;
 #[allow(unused_imports)] // the runner and client use these once wired
 pub(crate) use discover::find_opencode;
 pub use error::{OPENCODE_NOT_FOUND, ProvisionError};
