@@ -23,7 +23,7 @@ mod scenario;
 mod settings;
 
 pub use harness_macros::live_agent_test;
-pub use live::{Live, ScenarioInfo};
+pub use live::{Live, ScenarioInfo, Skipped};
 pub use scenario::{AgentKind, Scenario, ScenarioOptions};
 
 /// Everything a scenario file usually needs: `use harness_runtime::prelude::*;`.

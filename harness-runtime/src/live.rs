@@ -28,6 +28,24 @@ pub struct Live {
     pub(crate) agents: crate::opencode::AgentSlot,
     pub(crate) fixture: crate::fixture::FixtureControl,
     pub(crate) gates: Arc<crate::gates::Gates>,
+    pub(crate) skip: Option<Skip>,
+}
+
+/// Why a scenario ended as skipped rather than passed or failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Skip {
+    pub(crate) reason: String,
+    /// A missing requirement (a variable, the OpenCode binary): failed instead under
+    /// `LIVE_STRICT=1`. A capability the agent did not exercise is skipped in every mode.
+    pub(crate) strict_fails: bool,
+}
+
+/// The error a scenario returns after [`Live::skip`]: the runner reports the scenario as
+/// skipped with the reason, whatever the body returned after it.
+#[derive(Debug, thiserror::Error)]
+#[error("skipped: {reason}")]
+pub struct Skipped {
+    reason: String,
 }
 
 impl Live {
@@ -46,7 +64,31 @@ impl Live {
             ),
             redactor,
             info,
+            skip: None,
         }
+    }
+
+    /// Ends the scenario as skipped with `reason`: for a capability the agent did not exercise
+    /// (the model answered in prose instead of calling the tool), which is neither a pass nor a
+    /// failure. Return the result: `return Err(live.skip("the model did not call the tool").into())`.
+    /// The reason is shown by `cargo test` and counts as skipped in every mode, `LIVE_STRICT`
+    /// included.
+    pub fn skip(&mut self, reason: impl Into<String>) -> Skipped {
+        let reason = self.redactor.redact(&reason.into());
+        self.skip = Some(Skip {
+            reason: reason.clone(),
+            strict_fails: false,
+        });
+        Skipped { reason }
+    }
+
+    /// Marks the scenario skipped for a missing requirement (failed under `LIVE_STRICT=1`).
+    pub(crate) fn skip_for_requirement(&mut self, reason: String) {
+        let reason = self.redactor.redact(&reason);
+        self.skip = Some(Skip {
+            reason,
+            strict_fails: true,
+        });
     }
 
     /// The scenario's name, `<topic>::<fn>`.

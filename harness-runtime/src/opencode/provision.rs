@@ -18,10 +18,14 @@ impl crate::Live {
     pub async fn opencode_with(&mut self, options: AgentOptions) -> Result<Agent, ProvisionError> {
         let kind = self.info.options.agent;
         let (program, mut env) = match kind {
-            AgentKind::OpenCode => (
-                discover::find_opencode(&self.info.manifest_dir)?,
-                Vec::new(),
-            ),
+            AgentKind::OpenCode => match discover::find_opencode(&self.info.manifest_dir) {
+                Ok(program) => (program, Vec::new()),
+                Err(e) => {
+                    // Not this scenario's fault: report it skipped (failed under LIVE_STRICT).
+                    self.skip_for_requirement(e.to_string());
+                    return Err(e);
+                }
+            },
             AgentKind::Fixture => {
                 let spec = crate::fixture::launch_spec()
                     .map_err(|e| ProvisionError::io("locate the fixture agent", e))?;
