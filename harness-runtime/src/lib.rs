@@ -28,8 +28,14 @@ pub use scenario::{AgentKind, Scenario, ScenarioOptions};
 
 /// Everything a scenario file usually needs: `use harness_runtime::prelude::*;`.
 pub mod prelude {
-    pub use crate::Live;
-    pub use crate::live_agent_test;
+    pub use crate::client::{
+        AskPolicy, CreateSession, PermissionPolicy, PermissionReply, Prompt, QuestionPolicy, Turn,
+    };
+    pub use crate::fixture::Fault;
+    pub use crate::gates::{Counter, GatePoint};
+    pub use crate::model::{Matcher, Reply, Rule};
+    pub use crate::opencode::AgentOptions;
+    pub use crate::{Live, Skipped, live_agent_test};
     pub use serde_json::json;
 }
 
