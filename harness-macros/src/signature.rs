@@ -1,7 +1,6 @@
 //! Checks that the annotated item is `async fn name(live: &mut Live) -> R`, with spans on the
 //! offending tokens.
 
-use syn::spanned::Spanned;
 use syn::{FnArg, ItemFn, Type};
 
 /// Every problem with the function's shape, combined into one error.
@@ -21,8 +20,8 @@ pub(crate) fn check(item: &ItemFn) -> syn::Result<()> {
                 .map(|s| s.ident.to_string())
                 .collect::<Vec<_>>()
                 .join("::");
-            errors.push(syn::Error::new(
-                attr.span(),
+            errors.push(syn::Error::new_spanned(
+                attr,
                 format!(
                     "`#[{shown}]` cannot be combined with `#[live_agent_test]`, which already \
                      registers the scenario with the runner: remove it"
@@ -37,15 +36,13 @@ pub(crate) fn check(item: &ItemFn) -> syn::Result<()> {
         ));
     }
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        let span = if sig.generics.params.is_empty() {
-            sig.generics.where_clause.span()
+        // `new_spanned` covers the whole `<…>` (or `where …`), not just its first token.
+        let message = "a live scenario cannot be generic: remove the generic parameters";
+        errors.push(if sig.generics.params.is_empty() {
+            syn::Error::new_spanned(&sig.generics.where_clause, message)
         } else {
-            sig.generics.span()
-        };
-        errors.push(syn::Error::new(
-            span,
-            "a live scenario cannot be generic: remove the generic parameters",
-        ));
+            syn::Error::new_spanned(&sig.generics, message)
+        });
     }
     match sig.inputs.len() {
         0 => errors.push(syn::Error::new(
@@ -53,18 +50,18 @@ pub(crate) fn check(item: &ItemFn) -> syn::Result<()> {
             "a live scenario takes one argument: `live: &mut Live`",
         )),
         1 => {}
-        _ => errors.push(syn::Error::new(
-            sig.inputs.iter().nth(1).span(),
+        _ => errors.push(syn::Error::new_spanned(
+            sig.inputs.iter().nth(1),
             "a live scenario takes exactly one argument, `live: &mut Live`: remove this one",
         )),
     }
     match sig.inputs.first() {
-        Some(FnArg::Receiver(receiver)) => errors.push(syn::Error::new(
-            receiver.span(),
+        Some(FnArg::Receiver(receiver)) => errors.push(syn::Error::new_spanned(
+            receiver,
             "a live scenario is a free function, not a method: remove `self`",
         )),
-        Some(FnArg::Typed(arg)) if !is_mut_live(&arg.ty) => errors.push(syn::Error::new(
-            arg.ty.span(),
+        Some(FnArg::Typed(arg)) if !is_mut_live(&arg.ty) => errors.push(syn::Error::new_spanned(
+            &arg.ty,
             "the argument of a live scenario must be `&mut Live`",
         )),
         _ => {}
