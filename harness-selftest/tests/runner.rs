@@ -11,8 +11,8 @@ const SECRET: &str = "selftest-secret-value-7f3a";
 const ALL: &[&str] = &[
     "outcomes::leaks_secret_in_err",
     "outcomes::leaks_secret_in_panic",
-    "outcomes::passes",
     "outcomes::panics",
+    "outcomes::passes",
     "outcomes::returns_err",
     "outcomes::times_out",
     "requirements::needs_token",
@@ -33,12 +33,18 @@ impl Run {
     }
 
     fn assert_stdout(&self, needle: &str) -> &Self {
-        assert!(self.stdout.contains(needle), "stdout lacks {needle:?}\n{self}");
+        assert!(
+            self.stdout.contains(needle),
+            "stdout lacks {needle:?}\n{self}"
+        );
         self
     }
 
     fn assert_stderr(&self, needle: &str) -> &Self {
-        assert!(self.stderr.contains(needle), "stderr lacks {needle:?}\n{self}");
+        assert!(
+            self.stderr.contains(needle),
+            "stderr lacks {needle:?}\n{self}"
+        );
         self
     }
 
@@ -47,6 +53,17 @@ impl Run {
             !self.stdout.contains(needle) && !self.stderr.contains(needle),
             "output contains {needle:?}\n{self}"
         );
+        self
+    }
+
+    /// A `test <name> ... <outcome>` line; libtest pads names when several trials run.
+    fn assert_result(&self, name: &str, outcome: &str) -> &Self {
+        let found = self.stdout.lines().any(|line| {
+            line.strip_prefix("test ")
+                .and_then(|rest| rest.strip_prefix(name))
+                .is_some_and(|rest| rest.trim_start().starts_with(&format!("... {outcome}")))
+        });
+        assert!(found, "no `test {name} ... {outcome}` line\n{self}");
         self
     }
 
@@ -97,7 +114,10 @@ fn a_passing_scenario_passes_with_progress_on_stderr() {
         .assert_stdout("1 passed")
         .assert_stderr("[live] outcomes::passes: started")
         .assert_stderr("[live] outcomes::passes: passed in ");
-    assert!(!run.stdout.contains("[live]"), "progress leaked to stdout\n{run}");
+    assert!(
+        !run.stdout.contains("[live]"),
+        "progress leaked to stdout\n{run}"
+    );
 }
 
 #[test]
@@ -126,20 +146,30 @@ fn a_timeout_cuts_the_scenario_and_says_how_to_scale() {
         .assert_stdout("timeout = \"1s\"")
         .assert_stdout("LIVE_TIMEOUT_SCALE=2");
     // The body sleeps 10 s: the ceiling, not the body, ended it.
-    assert!(run.elapsed < Duration::from_secs(8), "took {:?}\n{run}", run.elapsed);
+    assert!(
+        run.elapsed < Duration::from_secs(8),
+        "took {:?}\n{run}",
+        run.elapsed
+    );
 }
 
 #[test]
 fn the_timeout_scale_multiplies_the_ceiling() {
-    run(&["--exact", "outcomes::times_out"], &[("LIVE_TIMEOUT_SCALE", "1.5")])
-        .assert_code(101)
-        .assert_stdout("ceiling of 1s 500ms")
-        .assert_stdout("LIVE_TIMEOUT_SCALE=1.5");
+    run(
+        &["--exact", "outcomes::times_out"],
+        &[("LIVE_TIMEOUT_SCALE", "1.5")],
+    )
+    .assert_code(101)
+    .assert_stdout("ceiling of 1s 500ms")
+    .assert_stdout("LIVE_TIMEOUT_SCALE=1.5");
 }
 
 #[test]
 fn an_invalid_timeout_scale_is_an_error_before_any_trial() {
-    let run = run(&["--exact", "outcomes::passes"], &[("LIVE_TIMEOUT_SCALE", "fast")]);
+    let run = run(
+        &["--exact", "outcomes::passes"],
+        &[("LIVE_TIMEOUT_SCALE", "fast")],
+    );
     run.assert_code(2)
         .assert_stderr("LIVE_TIMEOUT_SCALE must be a positive number");
     assert!(!run.stdout.contains("running"), "trials ran\n{run}");
@@ -191,11 +221,14 @@ fn a_met_requirement_runs_the_scenario() {
 
 #[test]
 fn strict_mode_fails_a_missing_requirement() {
-    run(&["--exact", "requirements::needs_token"], &[("LIVE_STRICT", "1")])
-        .assert_code(101)
-        .assert_stdout("test requirements::needs_token ... FAILED")
-        .assert_stdout("HARNESS_SELFTEST_TOKEN is not set")
-        .assert_stdout("LIVE_STRICT=1");
+    run(
+        &["--exact", "requirements::needs_token"],
+        &[("LIVE_STRICT", "1")],
+    )
+    .assert_code(101)
+    .assert_stdout("test requirements::needs_token ... FAILED")
+    .assert_stdout("HARNESS_SELFTEST_TOKEN is not set")
+    .assert_stdout("LIVE_STRICT=1");
 }
 
 #[test]
@@ -204,17 +237,20 @@ fn ignore_skips_with_its_reason_unless_asked_for() {
         .assert_code(0)
         .assert_stdout("test skips::ignored_with_reason ... ignored")
         .assert_stdout("demonstrates ignore");
-    run(&["--exact", "skips::ignored_with_reason", "--include-ignored"], &[])
-        .assert_code(0)
-        .assert_stdout("test skips::ignored_with_reason ... ok");
+    run(
+        &["--exact", "skips::ignored_with_reason", "--include-ignored"],
+        &[],
+    )
+    .assert_code(0)
+    .assert_stdout("test skips::ignored_with_reason ... ok");
 }
 
 #[test]
 fn ignored_runs_only_the_skipped_scenarios() {
     let run = run(&["--ignored"], &[]);
     run.assert_code(0)
-        .assert_stdout("test skips::ignored_with_reason ... ok")
-        .assert_stdout("test requirements::needs_token ... ignored")
+        .assert_result("skips::ignored_with_reason", "ok")
+        .assert_result("requirements::needs_token", "ignored")
         .assert_stdout("HARNESS_SELFTEST_TOKEN is not set");
     assert!(!run.stdout.contains("outcomes::"), "non-ignored ran\n{run}");
 }
@@ -224,7 +260,11 @@ fn list_prints_every_scenario_in_order() {
     let run = run(&["--list"], &[]);
     run.assert_code(0);
     let expected: Vec<String> = ALL.iter().map(|name| format!("{name}: test")).collect();
-    let listed: Vec<&str> = run.stdout_lines().into_iter().filter(|l| !l.is_empty()).collect();
+    let listed: Vec<&str> = run
+        .stdout_lines()
+        .into_iter()
+        .filter(|l| !l.is_empty())
+        .collect();
     assert_eq!(&listed[..ALL.len()], expected, "\n{run}");
 }
 
@@ -240,17 +280,31 @@ fn terse_list_stdout_holds_only_test_lines() {
     let ignored = run(&["--list", "--format", "terse", "--ignored"], &[]);
     assert_eq!(
         ignored.stdout_lines(),
-        ["requirements::needs_token: test", "skips::ignored_with_reason: test"],
+        [
+            "requirements::needs_token: test",
+            "skips::ignored_with_reason: test"
+        ],
         "\n{ignored}"
     );
     let with_token = run(
         &["--list", "--format", "terse", "--ignored"],
         &[("HARNESS_SELFTEST_TOKEN", "present")],
     );
-    assert_eq!(with_token.stdout_lines(), ["skips::ignored_with_reason: test"], "\n{with_token}");
+    assert_eq!(
+        with_token.stdout_lines(),
+        ["skips::ignored_with_reason: test"],
+        "\n{with_token}"
+    );
     // Under LIVE_STRICT the requirement is not a skip: it runs (and fails).
-    let strict = run(&["--list", "--format", "terse", "--ignored"], &[("LIVE_STRICT", "1")]);
-    assert_eq!(strict.stdout_lines(), ["skips::ignored_with_reason: test"], "\n{strict}");
+    let strict = run(
+        &["--list", "--format", "terse", "--ignored"],
+        &[("LIVE_STRICT", "1")],
+    );
+    assert_eq!(
+        strict.stdout_lines(),
+        ["skips::ignored_with_reason: test"],
+        "\n{strict}"
+    );
 }
 
 #[test]
@@ -265,14 +319,23 @@ fn a_filter_selects_by_substring_and_skip_removes() {
         "\n{filtered}"
     );
     let skipped = run(
-        &["--list", "--format", "terse", "outcomes::", "--skip", "leaks", "--skip", "times_out"],
+        &[
+            "--list",
+            "--format",
+            "terse",
+            "outcomes::",
+            "--skip",
+            "leaks",
+            "--skip",
+            "times_out",
+        ],
         &[],
     );
     assert_eq!(
         skipped.stdout_lines(),
         [
-            "outcomes::passes: test",
             "outcomes::panics: test",
+            "outcomes::passes: test",
             "outcomes::returns_err: test"
         ],
         "\n{skipped}"
@@ -289,18 +352,41 @@ fn exact_matches_whole_names_only() {
         .assert_code(0)
         .assert_stdout("running 0 tests");
     let exact_skip = run(
-        &["--list", "--format", "terse", "--exact", "--skip", "outcomes::passes"],
+        &[
+            "--list",
+            "--format",
+            "terse",
+            "--exact",
+            "--skip",
+            "outcomes::passes",
+        ],
         &[],
     );
-    assert_eq!(exact_skip.stdout_lines().len(), ALL.len() - 1, "\n{exact_skip}");
-    assert!(!exact_skip.stdout.contains("outcomes::passes"), "\n{exact_skip}");
+    assert_eq!(
+        exact_skip.stdout_lines().len(),
+        ALL.len() - 1,
+        "\n{exact_skip}"
+    );
+    assert!(
+        !exact_skip.stdout.contains("outcomes::passes"),
+        "\n{exact_skip}"
+    );
 }
 
 #[test]
 fn quiet_and_nocapture_are_accepted() {
-    run(&["-q", "--nocapture", "--test-threads", "1", "outcomes::passes"], &[])
-        .assert_code(0)
-        .assert_stdout("1 passed");
+    run(
+        &[
+            "-q",
+            "--nocapture",
+            "--test-threads",
+            "1",
+            "outcomes::passes",
+        ],
+        &[],
+    )
+    .assert_code(0)
+    .assert_stdout("1 passed");
 }
 
 #[test]
@@ -308,6 +394,9 @@ fn a_whole_run_reports_every_failure_and_fails() {
     let run = run(&["--test-threads", "2"], &[]);
     run.assert_code(101)
         .assert_stdout("1 passed; 5 failed; 2 ignored")
+        .assert_result("outcomes::passes", "ok")
+        .assert_result("outcomes::times_out", "FAILED")
+        .assert_result("skips::ignored_with_reason", "ignored")
         .assert_stdout("---- outcomes::returns_err ----")
         .assert_stdout("---- outcomes::panics ----")
         .assert_stdout("---- outcomes::times_out ----")

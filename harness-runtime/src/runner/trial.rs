@@ -100,7 +100,8 @@ fn execute(scenario: &'static Scenario, name: String) -> Result<(), Failed> {
     let ceiling = settings::scaled(scenario.options.timeout.unwrap_or(DEFAULT_CEILING));
     // The body is not `Send`: `block_on` drives it on this thread, the workers serve its tasks.
     let body = catch_unwind(AssertUnwindSafe(|| {
-        runtime.block_on(tokio::time::timeout(ceiling, (scenario.body)(&mut live)))
+        // The timer is created inside `block_on`: it needs the runtime's context.
+        runtime.block_on(async { tokio::time::timeout(ceiling, (scenario.body)(&mut live)).await })
     }));
     let failure = match body {
         Ok(Ok(Ok(()))) => None,
@@ -111,10 +112,9 @@ fn execute(scenario: &'static Scenario, name: String) -> Result<(), Failed> {
 
     let finish_ceiling = settings::scaled(FINISH_CEILING);
     let finish = catch_unwind(AssertUnwindSafe(|| {
-        runtime.block_on(tokio::time::timeout(
-            finish_ceiling,
-            live.finish(failure.is_none()),
-        ))
+        runtime.block_on(async {
+            tokio::time::timeout(finish_ceiling, live.finish(failure.is_none())).await
+        })
     }));
     let cleanup = match finish {
         Ok(Ok(Ok(()))) => None,

@@ -4,7 +4,11 @@ use harness_runtime::prelude::*;
 
 #[live_agent_test(timeout = "30s")]
 async fn knows_its_name(live: &mut Live) -> anyhow::Result<()> {
-    anyhow::ensure!(live.name() == "smoke::knows_its_name", "name was {}", live.name());
+    anyhow::ensure!(
+        live.name() == "smoke::knows_its_name",
+        "name was {}",
+        live.name()
+    );
     live.progress("the runner registered this scenario under its module path");
     Ok(())
 }
@@ -14,6 +18,9 @@ async fn knows_its_name(live: &mut Live) -> anyhow::Result<()> {
 async fn uses_a_key(live: &mut Live) -> anyhow::Result<()> {
     let key = std::env::var("ADOPTER_API_KEY")?;
     live.secret(&key);
-    anyhow::ensure!(!live.redactor().redact(&key).contains(&key), "key not redacted");
+    anyhow::ensure!(
+        !live.redactor().redact(&key).contains(&key),
+        "key not redacted"
+    );
     Ok(())
 }

@@ -9,7 +9,11 @@ const SECRET: &str = "selftest-secret-value-7f3a";
 
 #[live_agent_test(timeout = "20s")]
 async fn passes(live: &mut Live) -> anyhow::Result<()> {
-    anyhow::ensure!(live.name() == "outcomes::passes", "name was {}", live.name());
+    anyhow::ensure!(
+        live.name() == "outcomes::passes",
+        "name was {}",
+        live.name()
+    );
     // The trial's runtime is multi-threaded with the time and io drivers on.
     let sum = tokio::spawn(async { 40 + 2 }).await?;
     anyhow::ensure!(sum == 42);
