@@ -1,11 +1,21 @@
 //! `#[live_agent_test]`: parses, validates with spans, and emits a registration into
-//! `harness_runtime`. All behaviour lives in the runtime crate.
+//! `harness_runtime`. All behaviour lives in the runtime crate; this crate only checks the
+//! attribute's input and renders a `Scenario` descriptor next to the untouched function.
+
+mod duration;
+mod expand;
+mod options;
+mod signature;
 
 use proc_macro::TokenStream;
 
 /// Registers an `async fn name(live: &mut Live) -> R` as a live scenario.
+///
+/// `R` is `()` or `Result<(), E>` with `E: Debug`. Options, all optional:
+/// `timeout = "90s"`, `requires = ["VAR", ...]`, `ignore = "reason"`,
+/// `agent = "opencode" | "fixture"`, `gate = "abort"` or `gate = ["abort", "stop"]`,
+/// `crate = "path::to::harness_runtime"`.
 #[proc_macro_attribute]
 pub fn live_agent_test(args: TokenStream, item: TokenStream) -> TokenStream {
-    let _ = args;
-    item
+    expand::live_agent_test(args.into(), item.into()).into()
 }

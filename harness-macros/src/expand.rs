@@ -1,0 +1,180 @@
+//! Renders the registration next to the untouched function, or the item plus `compile_error!`.
+
+use proc_macro2::{Literal, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+use syn::{ItemFn, ReturnType, parse_quote};
+
+use crate::options::{Agent, Options};
+use crate::signature;
+
+/// The attribute's entry point, on `proc_macro2` tokens so it can be unit-tested.
+pub(crate) fn live_agent_test(args: TokenStream, item: TokenStream) -> TokenStream {
+    let func: ItemFn = match syn::parse2(item.clone()) {
+        Ok(func) => func,
+        Err(error) => return with_error(item, error),
+    };
+    let options = syn::parse2::<Options>(args);
+    let shape = signature::check(&func);
+    match (options, shape) {
+        (Ok(options), Ok(())) => render(&func, &options),
+        (Err(mut first), Err(second)) => {
+            first.combine(second);
+            with_error(without_test_attrs(func), first)
+        }
+        (Err(error), Ok(())) | (Ok(_), Err(error)) => with_error(without_test_attrs(func), error),
+    }
+}
+
+/// The original item (so IDEs keep resolving it) plus the errors.
+fn with_error(item: impl quote::ToTokens, error: syn::Error) -> TokenStream {
+    let errors = error.to_compile_error();
+    quote! { #item #errors }
+}
+
+/// Drops a second test attribute from the echoed item: its own expansion would only add noise.
+fn without_test_attrs(mut func: ItemFn) -> ItemFn {
+    func.attrs.retain(|attr| {
+        attr.path()
+            .segments
+            .last()
+            .is_none_or(|s| s.ident != "test")
+    });
+    func
+}
+
+fn render(func: &ItemFn, options: &Options) -> TokenStream {
+    let krate: syn::Path = options
+        .krate
+        .clone()
+        .unwrap_or_else(|| parse_quote!(::harness_runtime));
+    let ident = &func.sig.ident;
+    let function = ident.unraw().to_string();
+    let line = line_of(ident);
+
+    let mut fields = Vec::new();
+    if let Some(millis) = options.timeout_ms {
+        fields.push(quote! {
+            timeout: ::core::option::Option::Some(::core::time::Duration::from_millis(#millis)),
+        });
+    }
+    if let Some(vars) = &options.requires {
+        fields.push(quote! { requires: &[#(#vars),*], });
+    }
+    if let Some(reason) = &options.ignore {
+        fields.push(quote! { ignore: ::core::option::Option::Some(#reason), });
+    }
+    if let Some(agent) = options.agent {
+        let variant = match agent {
+            Agent::OpenCode => quote!(OpenCode),
+            Agent::Fixture => quote!(Fixture),
+        };
+        fields.push(quote! { agent: #krate::AgentKind::#variant, });
+    }
+    if let Some(points) = &options.gates {
+        fields.push(quote! { gates: &[#(#points),*], });
+    }
+
+    // The conversion carries the return type's span, so `R: IntoOutcome` errors point at it.
+    let output_span = match &func.sig.output {
+        ReturnType::Default => ident.span(),
+        ReturnType::Type(_, ty) => ty.span(),
+    };
+    let into_outcome = quote_spanned! {output_span=>
+        #krate::__private::IntoOutcome::into_outcome(__value)
+    };
+
+    quote! {
+        #func
+
+        const _: () = {
+            fn __live_agent_test_body<'live>(
+                live: &'live mut #krate::Live,
+            ) -> #krate::__private::ScenarioFuture<'live> {
+                ::std::boxed::Box::pin(async move {
+                    let __value = #ident(live).await;
+                    #into_outcome
+                })
+            }
+
+            #krate::__private::inventory::submit! {
+                #krate::Scenario {
+                    module_path: ::core::module_path!(),
+                    function: #function,
+                    file: ::core::file!(),
+                    line: #line,
+                    manifest_dir: ::core::env!("CARGO_MANIFEST_DIR"),
+                    options: #krate::ScenarioOptions {
+                        #(#fields)*
+                        ..#krate::ScenarioOptions::DEFAULT
+                    },
+                    body: __live_agent_test_body,
+                }
+            }
+        };
+    }
+}
+
+/// The line of the function's name; `line!()` (the attribute's line) where spans carry no lines.
+fn line_of(ident: &syn::Ident) -> TokenStream {
+    match ident.span().start().line {
+        0 => quote!(::core::line!()),
+        line => {
+            let line = Literal::u32_unsuffixed(line as u32);
+            quote!(#line)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::live_agent_test;
+    use quote::quote;
+
+    fn expand(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> String {
+        live_agent_test(args, item).to_string()
+    }
+
+    #[test]
+    fn keeps_the_function_and_registers_it() {
+        let out = expand(
+            quote!(timeout = "90s", requires = ["A"], gate = "abort"),
+            quote!(
+                async fn smoke(live: &mut Live) {}
+            ),
+        );
+        assert!(out.starts_with("async fn smoke"), "{out}");
+        assert!(out.contains("inventory :: submit !"), "{out}");
+        assert!(out.contains("from_millis (90000u64)"), "{out}");
+        assert!(out.contains("requires : & [\"A\"]"), "{out}");
+        assert!(out.contains("gates : & [\"abort\"]"), "{out}");
+        assert!(out.contains("function : \"smoke\""), "{out}");
+        assert!(!out.contains("compile_error"), "{out}");
+    }
+
+    #[test]
+    fn crate_override_replaces_the_path() {
+        let out = expand(
+            quote!(crate = "my::rt"),
+            quote!(
+                async fn smoke(live: &mut Live) {}
+            ),
+        );
+        assert!(out.contains("my :: rt :: Scenario"), "{out}");
+        assert!(!out.contains("harness_runtime"), "{out}");
+    }
+
+    #[test]
+    fn errors_keep_the_item() {
+        let out = expand(
+            quote!(),
+            quote!(
+                fn smoke(live: &mut Live) {}
+            ),
+        );
+        assert!(out.starts_with("fn smoke"), "{out}");
+        assert!(out.contains("compile_error"), "{out}");
+        assert!(!out.contains("submit"), "{out}");
+    }
+}

@@ -1,0 +1,239 @@
+//! The attribute's options, parsed through one type: a new option is one arm in [`Options::set`]
+//! plus one entry in [`NAMES`].
+
+use syn::ext::IdentExt;
+use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Expr, ExprLit, Ident, Lit, LitStr, Token};
+
+use crate::duration::parse_millis;
+
+/// Every option the attribute accepts, in the order the docs list them.
+const NAMES: &[&str] = &["timeout", "requires", "ignore", "agent", "gate", "crate"];
+
+/// Gate point names, as the runtime's `ScenarioOptions::gates` spells them.
+pub(crate) const GATE_POINTS: &[&str] = &[
+    "before_prompt",
+    "prompt_delivered",
+    "turn_collected",
+    "abort",
+    "get_session",
+    "permission_reply",
+    "question_reply",
+    "stop",
+];
+
+/// `agent = "…"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Agent {
+    OpenCode,
+    Fixture,
+}
+
+/// The parsed, validated options. `None`/empty means "use the runtime's default".
+#[derive(Default)]
+pub(crate) struct Options {
+    pub(crate) timeout_ms: Option<u64>,
+    pub(crate) requires: Option<Vec<LitStr>>,
+    pub(crate) ignore: Option<LitStr>,
+    pub(crate) agent: Option<Agent>,
+    pub(crate) gates: Option<Vec<LitStr>>,
+    pub(crate) krate: Option<syn::Path>,
+}
+
+/// One `name = value` (or a bare `name`, which is always an error, reported with its span).
+struct Arg {
+    name: Ident,
+    value: Option<Expr>,
+}
+
+impl Parse for Arg {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        // `parse_any` so that `crate` (a keyword) is accepted as an option name.
+        let name = Ident::parse_any(input)?;
+        let value = if input.peek(Token![=]) {
+            input.parse::<Token![=]>()?;
+            Some(input.parse()?)
+        } else {
+            None
+        };
+        Ok(Arg { name, value })
+    }
+}
+
+impl Parse for Options {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let args = Punctuated::<Arg, Token![,]>::parse_terminated(input)?;
+        let mut options = Options::default();
+        let mut seen: Vec<String> = Vec::new();
+        let mut errors: Option<syn::Error> = None;
+        for arg in args {
+            let name = arg.name.unraw().to_string();
+            let result = if seen.contains(&name) {
+                Err(syn::Error::new(
+                    arg.name.span(),
+                    format!("duplicate option `{name}`: give each option once"),
+                ))
+            } else {
+                seen.push(name.clone());
+                options.set(&name, &arg)
+            };
+            if let Err(error) = result {
+                match &mut errors {
+                    Some(all) => all.combine(error),
+                    None => errors = Some(error),
+                }
+            }
+        }
+        match errors {
+            Some(error) => Err(error),
+            None => Ok(options),
+        }
+    }
+}
+
+impl Options {
+    /// Sets one option from its argument, validating the value.
+    fn set(&mut self, name: &str, arg: &Arg) -> syn::Result<()> {
+        let Some(value) = &arg.value else {
+            return Err(syn::Error::new(
+                arg.name.span(),
+                match name {
+                    "ignore" => "`ignore` needs a reason: `ignore = \"why\"`".to_string(),
+                    _ if NAMES.contains(&name) => format!("`{name}` needs a value: `{name} = …`"),
+                    _ => unknown(name),
+                },
+            ));
+        };
+        match name {
+            "timeout" => {
+                let text = string(value, "`timeout` takes a string such as \"90s\"")?;
+                let millis =
+                    parse_millis(&text.value()).map_err(|e| syn::Error::new(text.span(), e))?;
+                self.timeout_ms = Some(millis);
+            }
+            "requires" => {
+                let vars = string_list(
+                    value,
+                    false,
+                    "`requires` takes a list of variable names: `requires = [\"VAR\"]`",
+                )?;
+                for var in &vars {
+                    check_var_name(var)?;
+                }
+                self.requires = Some(vars);
+            }
+            "ignore" => {
+                let reason = string(value, "`ignore` takes a reason: `ignore = \"why\"`")?;
+                if reason.value().trim().is_empty() {
+                    return Err(syn::Error::new(reason.span(), "the ignore reason is empty"));
+                }
+                self.ignore = Some(reason);
+            }
+            "agent" => {
+                let kind = string(value, "`agent` takes \"opencode\" or \"fixture\"")?;
+                self.agent = Some(match kind.value().as_str() {
+                    "opencode" => Agent::OpenCode,
+                    "fixture" => Agent::Fixture,
+                    other => {
+                        return Err(syn::Error::new(
+                            kind.span(),
+                            format!(
+                                "unknown agent `{other}`: expected \"opencode\" or \"fixture\""
+                            ),
+                        ));
+                    }
+                });
+            }
+            "gate" => {
+                let points = string_list(
+                    value,
+                    true,
+                    "`gate` takes a gate point or a list: `gate = \"abort\"`, `gate = [\"abort\", \"stop\"]`",
+                )?;
+                let mut names: Vec<String> = Vec::new();
+                for point in &points {
+                    let text = point.value();
+                    if !GATE_POINTS.contains(&text.as_str()) {
+                        return Err(syn::Error::new(
+                            point.span(),
+                            format!(
+                                "unknown gate point `{text}`: expected one of {}",
+                                GATE_POINTS.join(", ")
+                            ),
+                        ));
+                    }
+                    if names.contains(&text) {
+                        return Err(syn::Error::new(
+                            point.span(),
+                            format!("gate point `{text}` is listed twice"),
+                        ));
+                    }
+                    names.push(text);
+                }
+                self.gates = Some(points);
+            }
+            "crate" => {
+                let path = string(
+                    value,
+                    "`crate` takes a path in a string: `crate = \"my_reexport\"`",
+                )?;
+                self.krate = Some(path.parse().map_err(|_| {
+                    syn::Error::new(
+                        path.span(),
+                        "`crate` must be a path such as \"::harness_runtime\"",
+                    )
+                })?);
+            }
+            _ => return Err(syn::Error::new(arg.name.span(), unknown(name))),
+        }
+        Ok(())
+    }
+}
+
+fn unknown(name: &str) -> String {
+    format!(
+        "unknown option `{name}`: expected one of {}",
+        NAMES.join(", ")
+    )
+}
+
+/// The value as a string literal, or an error on the value's span.
+fn string(value: &Expr, expected: &str) -> syn::Result<LitStr> {
+    match value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(text),
+            ..
+        }) => Ok(text.clone()),
+        other => Err(syn::Error::new(other.span(), expected)),
+    }
+}
+
+/// `["A", "B"]` (or, when `single_ok`, a lone `"A"`): every element a string literal.
+fn string_list(value: &Expr, single_ok: bool, expected: &str) -> syn::Result<Vec<LitStr>> {
+    match value {
+        Expr::Array(array) => array.elems.iter().map(|e| string(e, expected)).collect(),
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(text),
+            ..
+        }) if single_ok => Ok(vec![text.clone()]),
+        other => Err(syn::Error::new(other.span(), expected)),
+    }
+}
+
+/// An environment variable name a shell can set: non-empty, no `=`, whitespace or NUL.
+fn check_var_name(var: &LitStr) -> syn::Result<()> {
+    let text = var.value();
+    let bad = text.is_empty()
+        || text
+            .chars()
+            .any(|c| c == '=' || c == '\0' || c.is_whitespace());
+    if bad {
+        return Err(syn::Error::new(
+            var.span(),
+            "not an environment variable name: expected a non-empty name without `=` or whitespace",
+        ));
+    }
+    Ok(())
+}

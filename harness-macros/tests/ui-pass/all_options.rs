@@ -1,0 +1,37 @@
+use harness_runtime::{Live, live_agent_test};
+
+#[live_agent_test(
+    timeout = "1m30s",
+    requires = ["OPENCODE_CONFIG_CONTENT", "API_KEY"],
+    ignore = "needs a model",
+    agent = "fixture",
+    gate = ["abort", "stop"],
+    crate = "::harness_runtime",
+)]
+async fn every_option(live: &mut Live) -> Result<(), String> {
+    let _ = live.name();
+    Ok(())
+}
+
+#[live_agent_test]
+async fn unit_return(_live: &mut harness_runtime::Live) {}
+
+#[live_agent_test(gate = "before_prompt")]
+async fn anyhow_return(_: &mut Live) -> anyhow::Result<()> {
+    Ok(())
+}
+
+mod renamed {
+    pub use harness_runtime as rt;
+}
+
+#[live_agent_test(crate = "renamed::rt")]
+async fn through_a_reexport(_live: &mut Live) {}
+
+fn main() {
+    // The user's function stays callable by its own name.
+    let _ = every_option;
+    let _ = unit_return;
+    let _ = anyhow_return;
+    let _ = through_a_reexport;
+}

@@ -1,0 +1,34 @@
+//! `runner::run()`: roles first, then the libtest CLI over every registered scenario.
+
+use std::process::ExitCode;
+
+use super::{panic, registry, roles, trial};
+use crate::{Scenario, settings};
+
+/// Runs every registered scenario with the libtest CLI and returns the libtest exit code.
+///
+/// A helper role (`HARNESS_RUNTIME_ROLE`) runs instead when set. Configuration errors (a
+/// duplicate scenario name, an invalid `LIVE_TIMEOUT_SCALE`) are reported before any trial.
+/// Never calls `process::exit`, so every guard's destructor runs.
+pub fn run() -> ExitCode {
+    if let Some(code) = roles::dispatch() {
+        return code;
+    }
+    let args = libtest_mimic::Arguments::from_args();
+    if let Err(problem) = settings::timeout_scale() {
+        eprintln!("error: {problem}");
+        return ExitCode::from(2);
+    }
+    let scenarios = Scenario::all();
+    if let Err(problem) = registry::check_unique(&scenarios) {
+        eprintln!("error: {problem}");
+        return ExitCode::from(101);
+    }
+    panic::install_hook();
+    let mode = trial::Mode::from_args(&args);
+    let trials = scenarios
+        .into_iter()
+        .map(|scenario| trial::trial(scenario, mode))
+        .collect();
+    libtest_mimic::run(&args, trials).exit_code()
+}

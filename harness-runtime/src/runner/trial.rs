@@ -1,0 +1,179 @@
+//! One scenario as one libtest-mimic trial: requirements, its own runtime, a ceiling, cleanup.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
+
+use super::panic::{self as panics, RedactorCell};
+use super::progress::{progress, seconds};
+use crate::live::ScenarioInfo;
+use crate::{Live, Scenario, requirements, settings};
+
+/// The scenario ceiling when the attribute gives none ("clearly stuck", before scaling).
+const DEFAULT_CEILING: Duration = Duration::from_secs(300);
+/// The ceiling of `Live::finish` (stopping agents, reporting the model), before scaling.
+const FINISH_CEILING: Duration = Duration::from_secs(60);
+/// How long dropping the runtime waits for blocking tasks, before scaling.
+const SHUTDOWN_CEILING: Duration = Duration::from_secs(10);
+
+/// What the command line and environment decide for every trial.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Mode {
+    /// `--list`: ignored-ness must be decided now, for nextest.
+    list: bool,
+    /// `--ignored`: only trials flagged ignored are kept, so flag them to keep them.
+    ignored: bool,
+    /// `--ignored` or `--include-ignored`: `ignore = "…"` scenarios run.
+    run_ignored: bool,
+    /// `LIVE_STRICT=1`: unmet requirements fail.
+    strict: bool,
+}
+
+impl Mode {
+    pub(crate) fn from_args(args: &Arguments) -> Self {
+        Mode {
+            list: args.list,
+            ignored: args.ignored,
+            run_ignored: args.ignored || args.include_ignored,
+            strict: settings::strict(),
+        }
+    }
+}
+
+/// The trial of `scenario`.
+///
+/// Skips are reported at run time with their reason (`ignored, requires X: X is not set`);
+/// when listing (and under `--ignored`) the same scenarios are flagged ignored up front, so
+/// nextest, which decides from `--list`, reports them as skipped rather than passed.
+pub(crate) fn trial(scenario: &'static Scenario, mode: Mode) -> Trial {
+    let unmet = requirements::check(scenario.options.requires).is_err() && !mode.strict;
+    let skipped = scenario.options.ignore.is_some() || unmet;
+    Trial::ignorable_test(scenario.name(), move || run(scenario, mode))
+        .with_ignored_flag(skipped && (mode.list || mode.ignored))
+}
+
+fn run(scenario: &'static Scenario, mode: Mode) -> Result<Completion, Failed> {
+    let name = scenario.name();
+    if let Some(reason) = scenario.options.ignore {
+        if !mode.run_ignored {
+            return Ok(Completion::ignored_with(reason));
+        }
+    }
+    if let Err(unmet) = requirements::check(scenario.options.requires) {
+        let reason = requirements::describe(&unmet);
+        if mode.strict {
+            return Err(
+                format!("{reason} (LIVE_STRICT=1 makes a missing requirement a failure)").into(),
+            );
+        }
+        progress(&name, &format!("skipped: {reason}"));
+        return Ok(Completion::ignored_with(reason));
+    }
+    execute(scenario, name).map(|()| Completion::Completed)
+}
+
+/// Runs the body under its ceiling on a fresh runtime, then always `Live::finish`.
+fn execute(scenario: &'static Scenario, name: String) -> Result<(), Failed> {
+    let started = Instant::now();
+    let cell = RedactorCell::default();
+    let _panics = panics::redact_on_this_thread(cell.clone());
+    let runtime = runtime(&cell).map_err(|e| {
+        Failed::from(format!(
+            "could not start the tokio runtime of `{name}`: {e}"
+        ))
+    })?;
+    let mut live = {
+        let _context = runtime.enter();
+        Live::new(ScenarioInfo {
+            name: name.clone(),
+            options: scenario.options,
+            manifest_dir: PathBuf::from(scenario.manifest_dir),
+        })
+    };
+    let redactor = Arc::clone(live.redactor());
+    let _ = cell.set(Arc::clone(&redactor));
+    progress(&name, "started");
+
+    let ceiling = settings::scaled(scenario.options.timeout.unwrap_or(DEFAULT_CEILING));
+    // The body is not `Send`: `block_on` drives it on this thread, the workers serve its tasks.
+    let body = catch_unwind(AssertUnwindSafe(|| {
+        // The timer is created inside `block_on`: it needs the runtime's context.
+        runtime.block_on(async { tokio::time::timeout(ceiling, (scenario.body)(&mut live)).await })
+    }));
+    let failure = match body {
+        Ok(Ok(Ok(()))) => None,
+        Ok(Ok(Err(message))) => Some(message),
+        Ok(Err(_elapsed)) => Some(timeout_message(scenario, &name, ceiling)),
+        Err(payload) => Some(format!("panicked: {}", panics::message(&*payload))),
+    };
+
+    let finish_ceiling = settings::scaled(FINISH_CEILING);
+    let finish = catch_unwind(AssertUnwindSafe(|| {
+        runtime.block_on(async {
+            tokio::time::timeout(finish_ceiling, live.finish(failure.is_none())).await
+        })
+    }));
+    let cleanup = match finish {
+        Ok(Ok(Ok(()))) => None,
+        Ok(Ok(Err(message))) => Some(format!("cleanup failed: {message}")),
+        Ok(Err(_elapsed)) => Some(format!(
+            "cleanup did not finish within {}: agents may still be stopping; \
+             set LIVE_TIMEOUT_SCALE=2 on a slow machine",
+            humantime::format_duration(finish_ceiling)
+        )),
+        Err(payload) => Some(format!("cleanup panicked: {}", panics::message(&*payload))),
+    };
+    {
+        // The slots' `Drop` fallbacks may need the runtime's context.
+        let _context = runtime.enter();
+        drop(live);
+    }
+    runtime.shutdown_timeout(settings::scaled(SHUTDOWN_CEILING));
+
+    let elapsed = seconds(started.elapsed());
+    let message = match (failure, cleanup) {
+        (None, None) => {
+            progress(&name, &format!("passed in {elapsed}"));
+            return Ok(());
+        }
+        (Some(failure), None) => failure,
+        (None, Some(cleanup)) => cleanup,
+        (Some(failure), Some(cleanup)) => format!("{failure}\n\nthen {cleanup}"),
+    };
+    progress(&name, &format!("failed in {elapsed}"));
+    Err(Failed::from(redactor.redact(&message)))
+}
+
+/// A runtime per trial: a scenario cannot starve or poison another one's tasks.
+fn runtime(cell: &RedactorCell) -> std::io::Result<tokio::runtime::Runtime> {
+    let on_start = cell.clone();
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .thread_name("live-scenario-worker")
+        .on_thread_start(move || panics::set_for_this_thread(Some(on_start.clone())))
+        .on_thread_stop(|| panics::set_for_this_thread(None))
+        .build()
+}
+
+fn timeout_message(scenario: &Scenario, name: &str, ceiling: Duration) -> String {
+    let source = match scenario.options.timeout {
+        Some(timeout) => format!("timeout = \"{}\"", humantime::format_duration(timeout)),
+        None => format!(
+            "the default of {}",
+            humantime::format_duration(DEFAULT_CEILING)
+        ),
+    };
+    let scale = settings::timeout_scale().unwrap_or(1.0);
+    format!(
+        "`{name}` timed out: it did not finish within its ceiling of {} ({source} × {}={scale}); \
+         if it is only slow, raise `timeout` in its #[live_agent_test(...)] or set \
+         {}=2 on a slow machine",
+        humantime::format_duration(ceiling),
+        settings::TIMEOUT_SCALE,
+        settings::TIMEOUT_SCALE,
+    )
+}

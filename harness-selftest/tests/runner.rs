@@ -1,0 +1,411 @@
+//! Runs the `selftest-scenarios` binary as a child, the way `cargo test` and nextest do, and
+//! checks exit codes and output: every outcome is reported, skips carry their reason, the libtest
+//! CLI (filters, `--exact`, `--skip`, `--list`, `--ignored`) behaves, stdout stays pure.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const SECRET: &str = "selftest-secret-value-7f3a";
+
+/// Every scenario in the binary, in the order the runner lists them.
+const ALL: &[&str] = &[
+    "outcomes::leaks_secret_in_err",
+    "outcomes::leaks_secret_in_panic",
+    "outcomes::panics",
+    "outcomes::passes",
+    "outcomes::returns_err",
+    "outcomes::times_out",
+    "requirements::needs_token",
+    "skips::ignored_with_reason",
+];
+
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    elapsed: Duration,
+}
+
+impl Run {
+    fn assert_code(&self, code: i32) -> &Self {
+        assert_eq!(self.code, Some(code), "unexpected exit code\n{self}");
+        self
+    }
+
+    fn assert_stdout(&self, needle: &str) -> &Self {
+        assert!(
+            self.stdout.contains(needle),
+            "stdout lacks {needle:?}\n{self}"
+        );
+        self
+    }
+
+    fn assert_stderr(&self, needle: &str) -> &Self {
+        assert!(
+            self.stderr.contains(needle),
+            "stderr lacks {needle:?}\n{self}"
+        );
+        self
+    }
+
+    fn assert_nowhere(&self, needle: &str) -> &Self {
+        assert!(
+            !self.stdout.contains(needle) && !self.stderr.contains(needle),
+            "output contains {needle:?}\n{self}"
+        );
+        self
+    }
+
+    /// A `test <name> ... <outcome>` line; libtest pads names when several trials run.
+    fn assert_result(&self, name: &str, outcome: &str) -> &Self {
+        let found = self.stdout.lines().any(|line| {
+            line.strip_prefix("test ")
+                .and_then(|rest| rest.strip_prefix(name))
+                .is_some_and(|rest| rest.trim_start().starts_with(&format!("... {outcome}")))
+        });
+        assert!(found, "no `test {name} ... {outcome}` line\n{self}");
+        self
+    }
+
+    fn stdout_lines(&self) -> Vec<&str> {
+        self.stdout.lines().collect()
+    }
+}
+
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit code: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Runs the scenario binary with `args` and exactly the runner variables in `env`.
+fn run(args: &[&str], env: &[(&str, &str)]) -> Run {
+    let started = Instant::now();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_selftest-scenarios"));
+    command.args(args);
+    for var in [
+        "LIVE_STRICT",
+        "LIVE_TIMEOUT_SCALE",
+        "HARNESS_SELFTEST_TOKEN",
+        "HARNESS_RUNTIME_ROLE",
+        "RUST_BACKTRACE",
+    ] {
+        command.env_remove(var);
+    }
+    command.envs(env.iter().copied());
+    let output = command.output().expect("run selftest-scenarios");
+    Run {
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        elapsed: started.elapsed(),
+    }
+}
+
+#[test]
+fn a_passing_scenario_passes_with_progress_on_stderr() {
+    let run = run(&["--exact", "outcomes::passes"], &[]);
+    run.assert_code(0)
+        .assert_stdout("test outcomes::passes ... ok")
+        .assert_stdout("1 passed")
+        .assert_stderr("[live] outcomes::passes: started")
+        .assert_stderr("[live] outcomes::passes: passed in ");
+    assert!(
+        !run.stdout.contains("[live]"),
+        "progress leaked to stdout\n{run}"
+    );
+}
+
+#[test]
+fn an_err_fails_with_its_message() {
+    run(&["--exact", "outcomes::returns_err"], &[])
+        .assert_code(101)
+        .assert_stdout("test outcomes::returns_err ... FAILED")
+        .assert_stdout("the answer was 41, expected 42")
+        .assert_stderr("[live] outcomes::returns_err: failed in ");
+}
+
+#[test]
+fn a_panic_fails_with_its_message() {
+    run(&["--exact", "outcomes::panics"], &[])
+        .assert_code(101)
+        .assert_stdout("test outcomes::panics ... FAILED")
+        .assert_stdout("panicked: boom at step 3");
+}
+
+#[test]
+fn a_timeout_cuts_the_scenario_and_says_how_to_scale() {
+    let run = run(&["--exact", "outcomes::times_out"], &[]);
+    run.assert_code(101)
+        .assert_stdout("`outcomes::times_out` timed out")
+        .assert_stdout("ceiling of 1s")
+        .assert_stdout("timeout = \"1s\"")
+        .assert_stdout("LIVE_TIMEOUT_SCALE=2");
+    // The body sleeps 10 s: the ceiling, not the body, ended it.
+    assert!(
+        run.elapsed < Duration::from_secs(8),
+        "took {:?}\n{run}",
+        run.elapsed
+    );
+}
+
+#[test]
+fn the_timeout_scale_multiplies_the_ceiling() {
+    run(
+        &["--exact", "outcomes::times_out"],
+        &[("LIVE_TIMEOUT_SCALE", "1.5")],
+    )
+    .assert_code(101)
+    .assert_stdout("ceiling of 1s 500ms")
+    .assert_stdout("LIVE_TIMEOUT_SCALE=1.5");
+}
+
+#[test]
+fn an_invalid_timeout_scale_is_an_error_before_any_trial() {
+    let run = run(
+        &["--exact", "outcomes::passes"],
+        &[("LIVE_TIMEOUT_SCALE", "fast")],
+    );
+    run.assert_code(2)
+        .assert_stderr("LIVE_TIMEOUT_SCALE must be a positive number");
+    assert!(!run.stdout.contains("running"), "trials ran\n{run}");
+}
+
+#[test]
+fn secrets_are_redacted_from_err_progress_and_panics() {
+    run(&["--exact", "outcomes::leaks_secret_in_err"], &[])
+        .assert_code(101)
+        .assert_stdout("server rejected token [secret]")
+        .assert_stderr("using token [secret]")
+        .assert_nowhere(SECRET);
+    run(&["--exact", "outcomes::leaks_secret_in_panic"], &[])
+        .assert_code(101)
+        .assert_stdout("panicked: server rejected token [secret]")
+        .assert_stderr("server rejected token [secret]")
+        .assert_nowhere(SECRET);
+}
+
+#[test]
+fn a_missing_requirement_skips_with_its_reason() {
+    run(&["--exact", "requirements::needs_token"], &[])
+        .assert_code(0)
+        .assert_stdout("test requirements::needs_token ... ignored")
+        .assert_stdout("HARNESS_SELFTEST_TOKEN is not set")
+        .assert_stdout("1 ignored");
+}
+
+#[test]
+fn a_padded_requirement_skips_without_showing_the_value() {
+    run(
+        &["--exact", "requirements::needs_token"],
+        &[("HARNESS_SELFTEST_TOKEN", "sk-padded-value\n")],
+    )
+    .assert_code(0)
+    .assert_stdout("HARNESS_SELFTEST_TOKEN has leading or trailing whitespace")
+    .assert_nowhere("sk-padded-value");
+}
+
+#[test]
+fn a_met_requirement_runs_the_scenario() {
+    run(
+        &["--exact", "requirements::needs_token"],
+        &[("HARNESS_SELFTEST_TOKEN", "present")],
+    )
+    .assert_code(0)
+    .assert_stdout("test requirements::needs_token ... ok");
+}
+
+#[test]
+fn strict_mode_fails_a_missing_requirement() {
+    run(
+        &["--exact", "requirements::needs_token"],
+        &[("LIVE_STRICT", "1")],
+    )
+    .assert_code(101)
+    .assert_stdout("test requirements::needs_token ... FAILED")
+    .assert_stdout("HARNESS_SELFTEST_TOKEN is not set")
+    .assert_stdout("LIVE_STRICT=1");
+}
+
+#[test]
+fn ignore_skips_with_its_reason_unless_asked_for() {
+    run(&["--exact", "skips::ignored_with_reason"], &[])
+        .assert_code(0)
+        .assert_stdout("test skips::ignored_with_reason ... ignored")
+        .assert_stdout("demonstrates ignore");
+    run(
+        &["--exact", "skips::ignored_with_reason", "--include-ignored"],
+        &[],
+    )
+    .assert_code(0)
+    .assert_stdout("test skips::ignored_with_reason ... ok");
+}
+
+#[test]
+fn ignored_runs_only_the_skipped_scenarios() {
+    let run = run(&["--ignored"], &[]);
+    run.assert_code(0)
+        .assert_result("skips::ignored_with_reason", "ok")
+        .assert_result("requirements::needs_token", "ignored")
+        .assert_stdout("HARNESS_SELFTEST_TOKEN is not set");
+    assert!(!run.stdout.contains("outcomes::"), "non-ignored ran\n{run}");
+}
+
+#[test]
+fn list_prints_every_scenario_in_order() {
+    let run = run(&["--list"], &[]);
+    run.assert_code(0);
+    let expected: Vec<String> = ALL.iter().map(|name| format!("{name}: test")).collect();
+    let listed: Vec<&str> = run
+        .stdout_lines()
+        .into_iter()
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert_eq!(&listed[..ALL.len()], expected, "\n{run}");
+}
+
+#[test]
+fn terse_list_stdout_holds_only_test_lines() {
+    // nextest's listing contract: stdout is `name: test` lines and nothing else.
+    let all = run(&["--list", "--format", "terse"], &[]);
+    all.assert_code(0);
+    let expected: Vec<String> = ALL.iter().map(|name| format!("{name}: test")).collect();
+    assert_eq!(all.stdout_lines(), expected, "\n{all}");
+
+    // Skipped scenarios are flagged ignored at list time, so nextest reports them skipped.
+    let ignored = run(&["--list", "--format", "terse", "--ignored"], &[]);
+    assert_eq!(
+        ignored.stdout_lines(),
+        [
+            "requirements::needs_token: test",
+            "skips::ignored_with_reason: test"
+        ],
+        "\n{ignored}"
+    );
+    let with_token = run(
+        &["--list", "--format", "terse", "--ignored"],
+        &[("HARNESS_SELFTEST_TOKEN", "present")],
+    );
+    assert_eq!(
+        with_token.stdout_lines(),
+        ["skips::ignored_with_reason: test"],
+        "\n{with_token}"
+    );
+    // Under LIVE_STRICT the requirement is not a skip: it runs (and fails).
+    let strict = run(
+        &["--list", "--format", "terse", "--ignored"],
+        &[("LIVE_STRICT", "1")],
+    );
+    assert_eq!(
+        strict.stdout_lines(),
+        ["skips::ignored_with_reason: test"],
+        "\n{strict}"
+    );
+}
+
+#[test]
+fn a_filter_selects_by_substring_and_skip_removes() {
+    let filtered = run(&["--list", "--format", "terse", "leaks_secret"], &[]);
+    assert_eq!(
+        filtered.stdout_lines(),
+        [
+            "outcomes::leaks_secret_in_err: test",
+            "outcomes::leaks_secret_in_panic: test"
+        ],
+        "\n{filtered}"
+    );
+    let skipped = run(
+        &[
+            "--list",
+            "--format",
+            "terse",
+            "outcomes::",
+            "--skip",
+            "leaks",
+            "--skip",
+            "times_out",
+        ],
+        &[],
+    );
+    assert_eq!(
+        skipped.stdout_lines(),
+        [
+            "outcomes::panics: test",
+            "outcomes::passes: test",
+            "outcomes::returns_err: test"
+        ],
+        "\n{skipped}"
+    );
+    run(&["outcomes::pass"], &[])
+        .assert_code(0)
+        .assert_stdout("test outcomes::passes ... ok")
+        .assert_stdout("1 passed");
+}
+
+#[test]
+fn exact_matches_whole_names_only() {
+    run(&["--exact", "outcomes::pass"], &[])
+        .assert_code(0)
+        .assert_stdout("running 0 tests");
+    let exact_skip = run(
+        &[
+            "--list",
+            "--format",
+            "terse",
+            "--exact",
+            "--skip",
+            "outcomes::passes",
+        ],
+        &[],
+    );
+    assert_eq!(
+        exact_skip.stdout_lines().len(),
+        ALL.len() - 1,
+        "\n{exact_skip}"
+    );
+    assert!(
+        !exact_skip.stdout.contains("outcomes::passes"),
+        "\n{exact_skip}"
+    );
+}
+
+#[test]
+fn quiet_and_nocapture_are_accepted() {
+    run(
+        &[
+            "-q",
+            "--nocapture",
+            "--test-threads",
+            "1",
+            "outcomes::passes",
+        ],
+        &[],
+    )
+    .assert_code(0)
+    .assert_stdout("1 passed");
+}
+
+#[test]
+fn a_whole_run_reports_every_failure_and_fails() {
+    let run = run(&["--test-threads", "2"], &[]);
+    run.assert_code(101)
+        .assert_stdout("1 passed; 5 failed; 2 ignored")
+        .assert_result("outcomes::passes", "ok")
+        .assert_result("outcomes::times_out", "FAILED")
+        .assert_result("skips::ignored_with_reason", "ignored")
+        .assert_stdout("---- outcomes::returns_err ----")
+        .assert_stdout("---- outcomes::panics ----")
+        .assert_stdout("---- outcomes::times_out ----")
+        .assert_nowhere(SECRET);
+}
+
+#[test]
+fn an_unknown_role_is_a_clear_error() {
+    run(&[], &[("HARNESS_RUNTIME_ROLE", "wizard")])
+        .assert_code(2)
+        .assert_stderr("unknown HARNESS_RUNTIME_ROLE=\"wizard\"");
+}
