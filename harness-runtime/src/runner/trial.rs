@@ -72,11 +72,11 @@ fn run(scenario: &'static Scenario, mode: Mode) -> Result<Completion, Failed> {
         progress(&name, &format!("skipped: {reason}"));
         return Ok(Completion::ignored_with(reason));
     }
-    execute(scenario, name).map(|()| Completion::Completed)
+    execute(scenario, name, mode)
 }
 
 /// Runs the body under its ceiling on a fresh runtime, then always `Live::finish`.
-fn execute(scenario: &'static Scenario, name: String) -> Result<(), Failed> {
+fn execute(scenario: &'static Scenario, name: String, mode: Mode) -> Result<Completion, Failed> {
     let started = Instant::now();
     let cell = RedactorCell::default();
     let _panics = panics::redact_on_this_thread(cell.clone());
@@ -126,6 +126,7 @@ fn execute(scenario: &'static Scenario, name: String) -> Result<(), Failed> {
         )),
         Err(payload) => Some(format!("cleanup panicked: {}", panics::message(&*payload))),
     };
+    let skip = live.skip.take();
     {
         // The slots' `Drop` fallbacks may need the runtime's context.
         let _context = runtime.enter();
@@ -134,10 +135,24 @@ fn execute(scenario: &'static Scenario, name: String) -> Result<(), Failed> {
     runtime.shutdown_timeout(settings::scaled(SHUTDOWN_CEILING));
 
     let elapsed = seconds(started.elapsed());
+    // A skip decided during the body (`live.skip`, a missing OpenCode) outranks the `Err` the
+    // body returned to get out, but not a failed cleanup.
+    if let (Some(skip), None) = (&skip, &cleanup) {
+        if skip.strict_fails && mode.strict {
+            let message = format!(
+                "{} (LIVE_STRICT=1 makes a missing requirement a failure)",
+                skip.reason
+            );
+            progress(&name, &format!("failed in {elapsed}"));
+            return Err(Failed::from(redactor.redact(&message)));
+        }
+        progress(&name, &format!("skipped in {elapsed}: {}", skip.reason));
+        return Ok(Completion::ignored_with(redactor.redact(&skip.reason)));
+    }
     let message = match (failure, cleanup) {
         (None, None) => {
             progress(&name, &format!("passed in {elapsed}"));
-            return Ok(());
+            return Ok(Completion::Completed);
         }
         (Some(failure), None) => failure,
         (None, Some(cleanup)) => cleanup,
