@@ -21,8 +21,11 @@ impl crate::Live {
             AgentKind::OpenCode => match discover::find_opencode(&self.info.manifest_dir) {
                 Ok(program) => (program, Vec::new()),
                 Err(e) => {
-                    // Not this scenario's fault: report it skipped (failed under LIVE_STRICT).
-                    self.skip_for_requirement(e.to_string());
+                    // Nothing installed is not this scenario's fault: report it skipped (failed
+                    // under LIVE_STRICT). A wrong LIVE_OPENCODE_BIN is a mistake: it fails.
+                    if matches!(e, ProvisionError::OpenCodeNotFound) {
+                        self.skip_for_requirement(e.to_string());
+                    }
                     return Err(e);
                 }
             },
