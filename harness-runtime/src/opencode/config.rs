@@ -25,10 +25,78 @@ pub(crate) fn choose(
             ))
         })?;
         // serde_json's message names a line and column, never the content.
-        return serde_json::from_str(&raw)
-            .map_err(|e| ProvisionError::Config(format!("{CONFIG_ENV} is not valid JSON: {e}")));
+        let mut config: Value = serde_json::from_str(&raw)
+            .map_err(|e| ProvisionError::Config(format!("{CONFIG_ENV} is not valid JSON: {e}")))?;
+        let model = match std::env::var(MODEL_ENV) {
+            Ok(model) if requires.contains(&MODEL_ENV) => Some(model),
+            _ => None,
+        };
+        adapt_user_config(&mut config, model.as_deref(), &options.permission)?;
+        return Ok(config);
     }
     Ok(model_config(options.permission.clone()))
+}
+
+/// The variable naming the real model among the config's providers.
+pub(crate) const MODEL_ENV: &str = "TEST_OLLAMA_MODEL";
+
+/// Makes the user's config serve a scenario: the scenario's permission policy, the harness's
+/// hermetic switches, and `model` pointing at `TEST_OLLAMA_MODEL`, which must be one of the
+/// providers' models. Errors name models and providers, never option values (secrets live there).
+fn adapt_user_config(
+    config: &mut Value,
+    model: Option<&str>,
+    permission: &Value,
+) -> Result<(), ProvisionError> {
+    let Some(object) = config.as_object_mut() else {
+        return Err(ProvisionError::Config(format!(
+            "{CONFIG_ENV} must be a JSON object"
+        )));
+    };
+    if let Some(model) = model {
+        let providers = object.get("provider").and_then(Value::as_object);
+        let owner = providers.and_then(|providers| {
+            providers.iter().find_map(|(id, provider)| {
+                provider
+                    .get("models")
+                    .and_then(Value::as_object)
+                    .filter(|models| models.contains_key(model))
+                    .map(|_| id.clone())
+            })
+        });
+        let Some(provider) = owner else {
+            let found: Vec<String> = providers
+                .map(|providers| {
+                    providers
+                        .iter()
+                        .map(|(id, provider)| {
+                            let models: Vec<&str> = provider
+                                .get("models")
+                                .and_then(Value::as_object)
+                                .map(|m| m.keys().map(String::as_str).collect())
+                                .unwrap_or_default();
+                            format!("{id}: [{}]", models.join(", "))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            return Err(ProvisionError::Config(format!(
+                "the model `{model}` named by {MODEL_ENV} is not among the models of \
+                 {CONFIG_ENV}'s providers (found: {}); add it under provider.<id>.models or \
+                 fix {MODEL_ENV}",
+                if found.is_empty() {
+                    "no providers".to_string()
+                } else {
+                    found.join("; ")
+                }
+            )));
+        };
+        object.insert("model".into(), Value::String(format!("{provider}/{model}")));
+    }
+    object.insert("permission".into(), permission.clone());
+    object.insert("autoupdate".into(), Value::Bool(false));
+    object.insert("share".into(), Value::String("disabled".into()));
+    Ok(())
 }
 
 /// Registers every string under each provider's `options` and `headers` as a secret: API keys,
@@ -64,6 +132,25 @@ fn each_string(value: &Value, f: &mut impl FnMut(&str)) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_real_model_must_be_among_the_providers_models_and_errors_show_no_secret() {
+        let mut config = json!({"provider": {"ollama": {
+            "options": {"apiKey": "sk-canary-123456"},
+            "models": {"gemma3:270m": {}}
+        }}});
+        let error = adapt_user_config(&mut config.clone(), Some("qwen"), &json!({}))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("`qwen`") && error.contains("ollama: [gemma3:270m]"),
+            "{error}"
+        );
+        assert!(!error.contains("sk-canary"), "{error}");
+        adapt_user_config(&mut config, Some("gemma3:270m"), &json!({"bash": "ask"})).unwrap();
+        assert_eq!(config["model"], "ollama/gemma3:270m");
+        assert_eq!(config["permission"], json!({"bash": "ask"}));
+    }
 
     #[test]
     fn explicit_config_wins_then_the_model() {
