@@ -3,44 +3,14 @@
 //!
 //! Each real server costs seconds of CPU, so the tests are few and each checks several things.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use harness_runtime::opencode::testing::{self, ScenarioInfo};
-use harness_runtime::opencode::{Agent, AgentOptions, OPENCODE_NOT_FOUND, ProvisionError};
-use harness_runtime::{Live, ScenarioOptions};
+use harness_runtime::opencode::testing;
+use harness_runtime::opencode::{Agent, OPENCODE_NOT_FOUND, ProvisionError};
 
-/// The reaper role of this test binary: libtest's main cannot dispatch roles, so the reaper is
-/// reached through this ignored test (see `setup`).
-#[test]
-#[ignore = "entry point of the reaper role, run by the provisioning tests"]
-fn reaper_role() {
-    if std::env::var("HARNESS_RUNTIME_ROLE").as_deref() == Ok("reaper") {
-        let _ = harness_runtime::process::run_reaper();
-    }
-}
-
-fn reaper_command() -> (PathBuf, Vec<String>) {
-    let args = ["--exact", "reaper_role", "--ignored", "-q"].map(String::from);
-    (std::env::current_exe().unwrap(), args.to_vec())
-}
-
-fn live(name: &str) -> Live {
-    let (program, args) = reaper_command();
-    testing::use_reaper_command(program, args);
-    Live::new(ScenarioInfo {
-        name: format!("provisioning::{name}"),
-        options: ScenarioOptions::DEFAULT,
-        manifest_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")),
-    })
-}
-
-/// Startup is CPU-bound (3 to 16 s measured); these tests start up to three servers at once on a
-/// shared machine, so they allow more than the 60 s default.
-async fn start(live: &mut Live) -> Result<Agent, ProvisionError> {
-    live.opencode_with(AgentOptions::default().ready_timeout(Duration::from_secs(240)))
-        .await
-}
+mod support;
+use support::{live, opencode_installed, start};
 
 fn http() -> reqwest::Client {
     reqwest::Client::builder().no_proxy().build().unwrap()
@@ -98,13 +68,17 @@ fn not_found_error_says_what_to_do() {
         ProvisionError::OpenCodeNotFound.to_string(),
         OPENCODE_NOT_FOUND
     );
-    let found = testing::find_opencode(Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
-    assert!(found.is_file());
+    if let Ok(found) = testing::find_opencode(Path::new(env!("CARGO_MANIFEST_DIR"))) {
+        assert!(found.is_file());
+    }
 }
 
 #[tokio::test]
 async fn sessions_survive_a_restart_on_the_same_root_and_a_pass_removes_it() {
-    let mut live = live("restart");
+    if !opencode_installed() {
+        return;
+    }
+    let mut live = live("provisioning::restart");
     let agent = start(&mut live).await.unwrap();
     let token = testing::owner_token(&agent);
     let root = agent.root().to_path_buf();
@@ -121,7 +95,7 @@ async fn sessions_survive_a_restart_on_the_same_root_and_a_pass_removes_it() {
     // The server's output is in the root and in the redacted tail.
     let tail = agent.log_tail(100);
     assert!(
-        tail.contains("listening on http://127.0.0.1:[port-opencode]"),
+        tail.contains("listening on http://127.0.0.1:[port]"),
         "{tail}"
     );
     assert!(!tail.contains(&agent.port().to_string()), "{tail}");
@@ -162,8 +136,11 @@ async fn sessions_survive_a_restart_on_the_same_root_and_a_pass_removes_it() {
 
 #[tokio::test]
 async fn parallel_agents_are_isolated_and_failed_or_abandoned_roots_are_kept() {
-    let mut a = live("parallel-a");
-    let mut b = live("parallel-b");
+    if !opencode_installed() {
+        return;
+    }
+    let mut a = live("provisioning::parallel-a");
+    let mut b = live("provisioning::parallel-b");
     let (agent_a, agent_b) = tokio::join!(start(&mut a), start(&mut b));
     let (agent_a, agent_b) = (agent_a.unwrap(), agent_b.unwrap());
     assert_ne!(agent_a.root(), agent_b.root());
@@ -212,7 +189,7 @@ fn the_sweep_kills_a_detached_carrier() {
 /// The runner's SIGKILL, as the reaper sees it: its pipe closes. Everything it was told about dies.
 #[test]
 fn the_reaper_sweeps_when_the_runner_pipe_closes() {
-    let (program, args) = reaper_command();
+    let (program, args) = support::reaper_command();
     let mut reaper = testing::Reaper::spawn(&program, &args).unwrap();
     let token = testing::new_token();
     reaper.register(&token).unwrap();
@@ -232,7 +209,7 @@ fn runner_role() {
     let Ok(token) = std::env::var("PROVISIONING_TEST_TOKEN") else {
         return;
     };
-    let (program, args) = reaper_command();
+    let (program, args) = support::reaper_command();
     testing::use_reaper_command(program, args);
     testing::register_with_reaper(&token).unwrap();
     detached_sleep(&token);
