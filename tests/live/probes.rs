@@ -112,7 +112,14 @@ async fn tool_call(live: &mut Live) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn permission_probe(live: &mut Live, policy: PermissionPolicy) -> anyhow::Result<Turn> {
+/// A bash ask answered by `policy`: the call must end `expected` (`completed` once approved,
+/// `error` once rejected).
+async fn permission_probe(
+    live: &mut Live,
+    policy: PermissionPolicy,
+    reply: &str,
+    expected: &str,
+) -> anyhow::Result<()> {
     let agent = live
         .opencode_with(AgentOptions::default().permission(json!({"*": "allow", "bash": "ask"})))
         .await?;
@@ -124,55 +131,32 @@ async fn permission_probe(live: &mut Live, policy: PermissionPolicy) -> anyhow::
                 .with_ceiling(TURN),
         )
         .await?;
-    Ok(turn)
+    if turn.interactions.is_empty() {
+        return Err(live
+            .skip("the model did not call the bash tool, so nothing asked")
+            .into());
+    }
+    let call = turn
+        .tool_call("bash")
+        .ok_or_else(|| anyhow::anyhow!("an ask without a bash call"))?;
+    let status = call.status.to_string();
+    anyhow::ensure!(status == expected, "a call answered {reply} ended {status}");
+    live.evidence().record(
+        "permission",
+        json!({"asked": true, "reply": reply, "tool_status": status}),
+    );
+    live.assert_evidence();
+    Ok(())
 }
 
 #[live_agent_test(timeout = "600s", requires = ["TEST_OLLAMA_MODEL", "OPENCODE_CONFIG_CONTENT"])]
 async fn permission_answered(live: &mut Live) -> anyhow::Result<()> {
-    let turn = permission_probe(live, PermissionPolicy::Once).await?;
-    if turn.interactions.is_empty() {
-        return Err(live
-            .skip("the model did not call the bash tool, so nothing asked")
-            .into());
-    }
-    let call = turn
-        .tool_call("bash")
-        .ok_or_else(|| anyhow::anyhow!("an ask without a bash call"))?;
-    anyhow::ensure!(
-        call.status.to_string() == "completed",
-        "an approved call ended {}",
-        call.status
-    );
-    live.evidence().record(
-        "permission",
-        json!({"asked": true, "reply": "once", "tool_status": call.status.to_string()}),
-    );
-    live.assert_evidence();
-    Ok(())
+    permission_probe(live, PermissionPolicy::Once, "once", "completed").await
 }
 
 #[live_agent_test(timeout = "600s", requires = ["TEST_OLLAMA_MODEL", "OPENCODE_CONFIG_CONTENT"])]
 async fn permission_rejected(live: &mut Live) -> anyhow::Result<()> {
-    let turn = permission_probe(live, PermissionPolicy::Reject).await?;
-    if turn.interactions.is_empty() {
-        return Err(live
-            .skip("the model did not call the bash tool, so nothing asked")
-            .into());
-    }
-    let call = turn
-        .tool_call("bash")
-        .ok_or_else(|| anyhow::anyhow!("an ask without a bash call"))?;
-    anyhow::ensure!(
-        call.status.to_string() == "error",
-        "a rejected call ended {}",
-        call.status
-    );
-    live.evidence().record(
-        "permission",
-        json!({"asked": true, "reply": "reject", "tool_status": call.status.to_string()}),
-    );
-    live.assert_evidence();
-    Ok(())
+    permission_probe(live, PermissionPolicy::Reject, "reject", "error").await
 }
 
 #[live_agent_test(timeout = "600s", requires = ["TEST_OLLAMA_MODEL", "OPENCODE_CONFIG_CONTENT"])]
