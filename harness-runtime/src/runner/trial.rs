@@ -103,11 +103,15 @@ fn execute(scenario: &'static Scenario, name: String, mode: Mode) -> Result<Comp
         // The timer is created inside `block_on`: it needs the runtime's context.
         runtime.block_on(async { tokio::time::timeout(ceiling, (scenario.body)(&mut live)).await })
     }));
+    // What the scenario produced is redacted; the runner's own words are not: the ceiling in a
+    // timeout message is configuration, and redacting it (`[duration]`) would hide the one
+    // number the reader needs.
+    let redact = |text: String| redactor.redact(&text);
     let failure = match body {
         Ok(Ok(Ok(()))) => None,
-        Ok(Ok(Err(message))) => Some(message),
+        Ok(Ok(Err(message))) => Some(redact(message)),
         Ok(Err(_elapsed)) => Some(timeout_message(scenario, &name, ceiling)),
-        Err(payload) => Some(format!("panicked: {}", panics::message(&*payload))),
+        Err(payload) => Some(redact(format!("panicked: {}", panics::message(&*payload)))),
     };
 
     let finish_ceiling = settings::scaled(FINISH_CEILING);
@@ -118,13 +122,16 @@ fn execute(scenario: &'static Scenario, name: String, mode: Mode) -> Result<Comp
     }));
     let cleanup = match finish {
         Ok(Ok(Ok(()))) => None,
-        Ok(Ok(Err(message))) => Some(format!("cleanup failed: {message}")),
+        Ok(Ok(Err(message))) => Some(redact(format!("cleanup failed: {message}"))),
         Ok(Err(_elapsed)) => Some(format!(
             "cleanup did not finish within {}: agents may still be stopping; \
              set LIVE_TIMEOUT_SCALE=2 on a slow machine",
             humantime::format_duration(finish_ceiling)
         )),
-        Err(payload) => Some(format!("cleanup panicked: {}", panics::message(&*payload))),
+        Err(payload) => Some(redact(format!(
+            "cleanup panicked: {}",
+            panics::message(&*payload)
+        ))),
     };
     let skip = live.skip.take();
     {
@@ -159,7 +166,7 @@ fn execute(scenario: &'static Scenario, name: String, mode: Mode) -> Result<Comp
         (Some(failure), Some(cleanup)) => format!("{failure}\n\nthen {cleanup}"),
     };
     progress(&name, &format!("failed in {elapsed}"));
-    Err(Failed::from(redactor.redact(&message)))
+    Err(Failed::from(message))
 }
 
 /// A runtime per trial: a scenario cannot starve or poison another one's tasks.
