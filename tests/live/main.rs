@@ -3,4 +3,6 @@
 
 harness_runtime::main!();
 
+mod abort;
+mod questions;
 mod turns;
