@@ -3,5 +3,7 @@
 
 harness_runtime::main!();
 
+mod abort;
 mod probes;
+mod questions;
 mod turns;

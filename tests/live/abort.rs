@@ -1,0 +1,135 @@
+//! Aborting a running turn of real OpenCode: while the model is thinking (a stalled reply), and
+//! while a permission request waits for an answer.
+
+use std::time::Duration;
+
+use harness_runtime::client::{Ask, AskAnswer, MessageError, SessionStatus, ToolStatus};
+use harness_runtime::prelude::*;
+
+/// How long a scenario waits for the agent to ask for the bash permission before saying so.
+const ASK_CEILING: Duration = Duration::from_secs(90);
+
+#[live_agent_test(timeout = "120s")]
+async fn during_stalled_reply(live: &mut Live) -> anyhow::Result<()> {
+    let (reply, stall) = Reply::stall();
+    live.model().reply(reply);
+    let agent = live.opencode().await?;
+    let session = agent.create_session().await?;
+    let (turn, aborted) = tokio::join!(session.prompt("Think about it"), async {
+        // The model has the request and sent only its role chunk: the turn is mid-reply.
+        stall.reached().await?;
+        anyhow::Ok(session.abort().await?)
+    });
+    let (turn, aborted) = (turn?, aborted?);
+
+    anyhow::ensure!(aborted, "POST /session/{{id}}/abort answered false");
+    anyhow::ensure!(
+        matches!(turn.error(), Some(MessageError::MessageAbortedError { .. })),
+        "turn error was {:?}",
+        turn.error()
+    );
+    anyhow::ensure!(turn.text.is_empty(), "text was {:?}", turn.text);
+    // Aborting does not make OpenCode ask the model again.
+    let requests = live.model().requests();
+    anyhow::ensure!(requests.len() == 1, "{} model requests", requests.len());
+    let statuses = session.client().statuses().await?;
+    anyhow::ensure!(
+        statuses
+            .get(session.id())
+            .is_none_or(|s| *s == SessionStatus::Idle),
+        "session status after the abort: {statuses:?}"
+    );
+
+    live.evidence().record_turn(&turn);
+    live.evidence()
+        .record("model_requests", live.model().summaries());
+    live.assert_evidence();
+    Ok(())
+}
+
+#[live_agent_test(timeout = "120s")]
+async fn while_permission_pending(live: &mut Live) -> anyhow::Result<()> {
+    live.model().reply(Reply::tool_call(
+        "bash",
+        json!({"command": "echo ran > marker.txt", "description": "Write a marker file"}),
+    ));
+    let agent = live
+        .opencode_with(
+            AgentOptions::default()
+                .permission(json!({"*": "allow", "bash": "ask", "external_directory": "deny"})),
+        )
+        .await?;
+    let session = agent.create_session().await?;
+    let client = session.client().clone();
+
+    // The policy signals the permission request and leaves it pending.
+    let (asked_tx, mut asked_rx) = tokio::sync::watch::channel(None::<String>);
+    let policy = AskPolicy::leave_pending().callback(move |ask| {
+        if let Ask::Permission(p) = ask {
+            asked_tx.send_replace(Some(p.id.clone()));
+        }
+        AskAnswer::LeavePending
+    });
+    let (turn, asked) = tokio::join!(
+        session.prompt_with(Prompt::new("Write the marker").asks(policy)),
+        async {
+            let id = tokio::time::timeout(ASK_CEILING, asked_rx.wait_for(Option::is_some))
+                .await
+                .map_err(|_| {
+                    anyhow::anyhow!("no bash permission was asked within {ASK_CEILING:?}")
+                })??
+                .clone()
+                .unwrap_or_default();
+            // `permission.asked` is published once the request is registered: it is listed.
+            let listed = client.permissions().await?;
+            anyhow::ensure!(
+                listed.iter().any(|p| p.id == id),
+                "the asked permission is not listed by GET /permission: {listed:?}"
+            );
+            anyhow::ensure!(client.abort(session.id()).await?, "abort answered false");
+            anyhow::Ok(id)
+        }
+    );
+    let (turn, permission_id) = (turn?, asked?);
+
+    anyhow::ensure!(
+        matches!(turn.error(), Some(MessageError::MessageAbortedError { .. })),
+        "turn error was {:?}",
+        turn.error()
+    );
+    let call = turn
+        .tool_call("bash")
+        .ok_or_else(|| anyhow::anyhow!("no bash tool call in {:?}", turn.tool_calls))?;
+    anyhow::ensure!(
+        call.status == ToolStatus::Error,
+        "bash call ended {:?} ({:?})",
+        call.status,
+        call.error
+    );
+    anyhow::ensure!(
+        !agent.workspace().join("marker.txt").exists(),
+        "the command ran although its permission was never granted"
+    );
+    let requests = live.model().requests();
+    anyhow::ensure!(requests.len() == 1, "{} model requests", requests.len());
+    // OpenCode does not clear the request on abort: it stays listed, unanswered.
+    let after = client.permissions().await?;
+    let still_listed = after.iter().any(|p| p.id == permission_id);
+    anyhow::ensure!(
+        still_listed,
+        "the permission request is no longer listed after the abort: {after:?}"
+    );
+
+    live.evidence().record_turn(&turn);
+    live.evidence().record(
+        "after_abort",
+        json!({
+            "permission_still_listed": still_listed,
+            "bash_call_error": call.error,
+        }),
+    );
+    live.evidence()
+        .record("model_requests", live.model().summaries());
+    live.assert_evidence();
+    Ok(())
+}
