@@ -43,7 +43,15 @@ pub(crate) const SNAPSHOT_DIR_ENV: &str = "LIVE_SNAPSHOT_DIR";
 
 /// The snapshot directory of the test crate at `manifest_dir`.
 fn snapshot_dir(manifest_dir: &std::path::Path) -> std::path::PathBuf {
-    match std::env::var_os(SNAPSHOT_DIR_ENV).filter(|v| !v.is_empty()) {
+    snapshot_dir_with(manifest_dir, std::env::var_os(SNAPSHOT_DIR_ENV))
+}
+
+/// [`snapshot_dir`] with the override made explicit.
+fn snapshot_dir_with(
+    manifest_dir: &std::path::Path,
+    dir: Option<std::ffi::OsString>,
+) -> std::path::PathBuf {
+    match dir.filter(|v| !v.is_empty()) {
         Some(dir) => manifest_dir.join(dir),
         None => manifest_dir.join("snapshots"),
     }
@@ -128,11 +136,14 @@ mod tests {
     #[test]
     fn snapshot_dir_defaults_to_the_crate_and_honours_the_override() {
         let crate_dir = std::path::Path::new("/crate");
-        if std::env::var_os(SNAPSHOT_DIR_ENV).is_none() {
-            assert_eq!(snapshot_dir(crate_dir), crate_dir.join("snapshots"));
-        }
-        // `join` of an absolute path is that path: a temp dir replaces the crate's folder.
-        assert_eq!(crate_dir.join("/tmp/x"), std::path::Path::new("/tmp/x"));
+        let dir = |v: Option<&str>| snapshot_dir_with(crate_dir, v.map(Into::into));
+        assert_eq!(dir(None), crate_dir.join("snapshots"));
+        assert_eq!(dir(Some("")), crate_dir.join("snapshots"));
+        assert_eq!(dir(Some("other")), crate_dir.join("other"));
+        assert_eq!(
+            dir(Some("/elsewhere/snaps")),
+            std::path::Path::new("/elsewhere/snaps")
+        );
     }
 
     #[test]
