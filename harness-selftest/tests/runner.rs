@@ -9,6 +9,14 @@ const SECRET: &str = "selftest-secret-value-7f3a";
 
 /// Every scenario in the binary, in the order the runner lists them.
 const ALL: &[&str] = &[
+    "canary::secrets_never_leak",
+    "hygiene::fixture_panics",
+    "hygiene::fixture_passes",
+    "hygiene::fixture_returns_err",
+    "hygiene::fixture_times_out",
+    "hygiene::opencode_returns_err",
+    "hygiene_probe::no_owned_process_remains",
+    "killed::waits_to_be_killed",
     "outcomes::leaks_secret_in_err",
     "outcomes::leaks_secret_in_panic",
     "outcomes::panics",
@@ -16,6 +24,24 @@ const ALL: &[&str] = &[
     "outcomes::returns_err",
     "outcomes::times_out",
     "requirements::needs_token",
+    "run_skips::opencode_missing",
+    "run_skips::skips_with_reason",
+    "skips::ignored_with_reason",
+];
+
+/// The scenarios flagged ignored at list time without any variable set: the hygiene scenarios
+/// (they require `SELFTEST_SCRATCH`), `needs_token` and the `ignore`d one.
+const SKIPPED_WHEN_LISTED: &[&str] = &[
+    "canary::secrets_never_leak",
+    "hygiene::fixture_panics",
+    "hygiene::fixture_passes",
+    "hygiene::fixture_returns_err",
+    "hygiene::fixture_times_out",
+    "hygiene::opencode_returns_err",
+    "hygiene_probe::no_owned_process_remains",
+    "killed::waits_to_be_killed",
+    "requirements::needs_token",
+    "run_skips::opencode_missing",
     "skips::ignored_with_reason",
 ];
 
@@ -93,6 +119,9 @@ fn run(args: &[&str], env: &[(&str, &str)]) -> Run {
         "HARNESS_SELFTEST_TOKEN",
         "HARNESS_RUNTIME_ROLE",
         "RUST_BACKTRACE",
+        "SELFTEST_SCRATCH",
+        "CANARY_API_KEY",
+        "CANARY_PLAIN",
     ] {
         command.env_remove(var);
     }
@@ -277,22 +306,27 @@ fn terse_list_stdout_holds_only_test_lines() {
     assert_eq!(all.stdout_lines(), expected, "\n{all}");
 
     // Skipped scenarios are flagged ignored at list time, so nextest reports them skipped.
+    let listed = |names: &[&str]| -> Vec<String> {
+        names.iter().map(|name| format!("{name}: test")).collect()
+    };
     let ignored = run(&["--list", "--format", "terse", "--ignored"], &[]);
     assert_eq!(
         ignored.stdout_lines(),
-        [
-            "requirements::needs_token: test",
-            "skips::ignored_with_reason: test"
-        ],
+        listed(SKIPPED_WHEN_LISTED),
         "\n{ignored}"
     );
     let with_token = run(
         &["--list", "--format", "terse", "--ignored"],
         &[("HARNESS_SELFTEST_TOKEN", "present")],
     );
+    let without_token: Vec<&str> = SKIPPED_WHEN_LISTED
+        .iter()
+        .copied()
+        .filter(|name| *name != "requirements::needs_token")
+        .collect();
     assert_eq!(
         with_token.stdout_lines(),
-        ["skips::ignored_with_reason: test"],
+        listed(&without_token),
         "\n{with_token}"
     );
     // Under LIVE_STRICT the requirement is not a skip: it runs (and fails).
@@ -393,7 +427,9 @@ fn quiet_and_nocapture_are_accepted() {
 fn a_whole_run_reports_every_failure_and_fails() {
     let run = run(&["--test-threads", "2"], &[]);
     run.assert_code(101)
-        .assert_stdout("1 passed; 5 failed; 2 ignored")
+        // Ignored: the two of `skips`/`requirements`, the nine that require `SELFTEST_SCRATCH`
+        // or a canary, and `run_skips::skips_with_reason` (skipped at run time).
+        .assert_stdout("1 passed; 5 failed; 12 ignored")
         .assert_result("outcomes::passes", "ok")
         .assert_result("outcomes::times_out", "FAILED")
         .assert_result("skips::ignored_with_reason", "ignored")

@@ -19,7 +19,7 @@ impl crate::Live {
     /// A mismatch prints insta's diff and panics (the runner reports the panic as the failure).
     /// What happens to the new value follows insta: `INSTA_UPDATE=new` (the default outside CI)
     /// writes `.snap.new` for `cargo insta review`, `always` overwrites, `no` (the default when
-    /// `CI` is set) writes nothing.
+    /// `CI` is set) writes nothing. `LIVE_SNAPSHOT_DIR` moves the snapshot folder elsewhere.
     pub fn assert_evidence(&self) {
         assert_evidence(&self.info, &self.redactor, &self.evidence, None);
     }
@@ -33,6 +33,27 @@ impl crate::Live {
             "assert_evidence_named needs a non-empty name"
         );
         assert_evidence(&self.info, &self.redactor, &self.evidence, Some(name));
+    }
+}
+
+/// `LIVE_SNAPSHOT_DIR`: where snapshots are read and written instead of `<test crate>/snapshots`.
+/// The harness's self-tests use it to write throwaway snapshots into a temp dir; a relative
+/// path is taken from the test crate's root.
+pub(crate) const SNAPSHOT_DIR_ENV: &str = "LIVE_SNAPSHOT_DIR";
+
+/// The snapshot directory of the test crate at `manifest_dir`.
+fn snapshot_dir(manifest_dir: &std::path::Path) -> std::path::PathBuf {
+    snapshot_dir_with(manifest_dir, std::env::var_os(SNAPSHOT_DIR_ENV))
+}
+
+/// [`snapshot_dir`] with the override made explicit.
+fn snapshot_dir_with(
+    manifest_dir: &std::path::Path,
+    dir: Option<std::ffi::OsString>,
+) -> std::path::PathBuf {
+    match dir.filter(|v| !v.is_empty()) {
+        Some(dir) => manifest_dir.join(dir),
+        None => manifest_dir.join("snapshots"),
     }
 }
 
@@ -68,7 +89,7 @@ fn assert_evidence(
     };
 
     let mut settings = insta::Settings::new();
-    settings.set_snapshot_path(info.manifest_dir.join("snapshots"));
+    settings.set_snapshot_path(snapshot_dir(&info.manifest_dir));
     settings.set_prepend_module_to_snapshot(false);
     if let Some(v) = &variant {
         settings.set_snapshot_suffix(v.clone());
@@ -111,6 +132,19 @@ fn assert_evidence(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn snapshot_dir_defaults_to_the_crate_and_honours_the_override() {
+        let crate_dir = std::path::Path::new("/crate");
+        let dir = |v: Option<&str>| snapshot_dir_with(crate_dir, v.map(Into::into));
+        assert_eq!(dir(None), crate_dir.join("snapshots"));
+        assert_eq!(dir(Some("")), crate_dir.join("snapshots"));
+        assert_eq!(dir(Some("other")), crate_dir.join("other"));
+        assert_eq!(
+            dir(Some("/elsewhere/snaps")),
+            std::path::Path::new("/elsewhere/snaps")
+        );
+    }
 
     #[test]
     fn names() {
