@@ -3,4 +3,6 @@
 
 harness_runtime::main!();
 
+mod permissions;
+mod tools;
 mod turns;
