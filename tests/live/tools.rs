@@ -138,6 +138,15 @@ async fn write_then_edit_a_file(live: &mut Live) -> anyhow::Result<()> {
             .map(|c| json!({"tool": c.tool, "input": c.input}))
             .collect::<Vec<_>>(),
     );
+    let seen: Vec<String> = requests[1..]
+        .iter()
+        .map(|r| tool_result_seen(r).unwrap_or_default())
+        .collect();
+    anyhow::ensure!(
+        seen.iter().all(|s| s.contains("successfully")),
+        "the model saw the tool results {seen:?}"
+    );
+    live.evidence().record("tool_results_seen_by_model", &seen);
     live.evidence()
         .record("files", json!({"notes.txt": content}));
     live.evidence()
