@@ -4,6 +4,8 @@
 harness_runtime::main!();
 
 mod abort;
+mod permissions;
 mod probes;
 mod questions;
+mod tools;
 mod turns;

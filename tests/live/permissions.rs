@@ -1,0 +1,331 @@
+//! Permission asks against real OpenCode and the scripted model: answered once, always,
+//! rejected, and left pending until the turn's ceiling names them.
+//!
+//! Each agent asks for `bash` and `edit` (which also covers `write`); everything else is
+//! allowed inside the workspace.
+
+use std::time::Duration;
+
+use harness_runtime::client::{Ask, AskAnswer, AskOutcome, ClientError, Interaction, ToolStatus};
+use harness_runtime::prelude::*;
+
+/// Bash and edits ask; the rest runs without a prompt, never outside the workspace.
+fn asking() -> AgentOptions {
+    AgentOptions::default().permission(json!({
+        "*": "allow",
+        "bash": "ask",
+        "edit": "ask",
+        "external_directory": "deny",
+    }))
+}
+
+/// `d` multiplied by `LIVE_TIMEOUT_SCALE` (as the framework scales its own ceilings), for a
+/// ceiling given to `Prompt::with_ceiling`, which uses its value as given.
+fn scaled(d: Duration) -> Duration {
+    let scale = std::env::var("LIVE_TIMEOUT_SCALE")
+        .ok()
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .unwrap_or(1.0);
+    d.mul_f64(scale)
+}
+
+/// The one permission interaction of a turn, checked: asked for `permission`, answered with
+/// `reply` by this client, and settled with `reply` by the server.
+fn single_permission<'t>(
+    interactions: &'t [Interaction],
+    permission: &str,
+    reply: PermissionReply,
+) -> anyhow::Result<&'t Interaction> {
+    let [interaction] = interactions else {
+        anyhow::bail!("expected one ask, got {interactions:?}");
+    };
+    let Ask::Permission(request) = &interaction.ask else {
+        anyhow::bail!("expected a permission ask, got {:?}", interaction.ask);
+    };
+    anyhow::ensure!(
+        request.permission == permission,
+        "asked for {:?}, not {permission:?}",
+        request.permission
+    );
+    anyhow::ensure!(
+        interaction.answer == Some(AskAnswer::Permission(reply)),
+        "this client answered {:?}",
+        interaction.answer
+    );
+    anyhow::ensure!(
+        interaction.outcome == Some(AskOutcome::PermissionReplied(reply.as_str().to_string())),
+        "the server settled it as {:?}",
+        interaction.outcome
+    );
+    Ok(interaction)
+}
+
+#[live_agent_test(timeout = "150s")]
+async fn ask_answered_once_runs_the_tool_and_asks_again(live: &mut Live) -> anyhow::Result<()> {
+    live.model()
+        .reply(Reply::tool_call(
+            "bash",
+            json!({"command": "echo once > once.txt"}),
+        ))
+        .reply(Reply::text("Done once."))
+        .reply(Reply::tool_call(
+            "bash",
+            json!({"command": "echo again > again.txt"}),
+        ))
+        .reply(Reply::text("Done again."));
+    let agent = live.opencode_with(asking()).await?;
+    let session = agent.create_session().await?;
+    let once = AskPolicy::leave_pending().permissions(PermissionPolicy::Once);
+
+    let first = session
+        .prompt_with(Prompt::new("Write once.txt").asks(once.clone()))
+        .await?;
+    anyhow::ensure!(
+        first.error().is_none(),
+        "unexpected error {:?}",
+        first.error()
+    );
+    single_permission(&first.interactions, "bash", PermissionReply::Once)?;
+    let call = first
+        .tool_call("bash")
+        .ok_or_else(|| anyhow::anyhow!("no bash call in {:?}", first.tool_calls))?;
+    anyhow::ensure!(
+        call.status == ToolStatus::Completed,
+        "bash ended {:?}",
+        call.status
+    );
+    let once_txt = std::fs::read_to_string(agent.workspace().join("once.txt"))?;
+    anyhow::ensure!(once_txt == "once\n", "once.txt holds {once_txt:?}");
+
+    // `once` approves that call only: the next bash call asks again.
+    let second = session
+        .prompt_with(Prompt::new("Write again.txt").asks(once))
+        .await?;
+    anyhow::ensure!(
+        second.error().is_none(),
+        "unexpected error {:?}",
+        second.error()
+    );
+    single_permission(&second.interactions, "bash", PermissionReply::Once)?;
+    anyhow::ensure!(
+        agent.workspace().join("again.txt").is_file(),
+        "again.txt was not written"
+    );
+
+    let pending = agent.client().permissions().await?;
+    anyhow::ensure!(pending.is_empty(), "still pending: {pending:?}");
+    let requests = live.model().requests();
+    anyhow::ensure!(requests.len() == 4, "{} model requests", requests.len());
+    anyhow::ensure!(
+        requests[1].follows_tool_result() && requests[3].follows_tool_result(),
+        "the model must get each tool's result after the approval"
+    );
+
+    live.evidence().record_turn(&first);
+    live.evidence().record_turn(&second);
+    live.evidence()
+        .record("files", json!({"once.txt": once_txt}));
+    live.evidence()
+        .record("model_requests", live.model().summaries());
+    live.assert_evidence();
+    Ok(())
+}
+
+#[live_agent_test(timeout = "150s")]
+async fn ask_answered_always_is_not_asked_again(live: &mut Live) -> anyhow::Result<()> {
+    live.model()
+        .reply(Reply::tool_call(
+            "bash",
+            json!({"command": "echo one > one.txt"}),
+        ))
+        .reply(Reply::text("Wrote one."))
+        .reply(Reply::tool_call(
+            "bash",
+            json!({"command": "echo two > two.txt"}),
+        ))
+        .reply(Reply::text("Wrote two."));
+    let agent = live.opencode_with(asking()).await?;
+    let session = agent.create_session().await?;
+
+    let first = session
+        .prompt_with(
+            Prompt::new("Write one.txt")
+                .asks(AskPolicy::leave_pending().permissions(PermissionPolicy::Always)),
+        )
+        .await?;
+    anyhow::ensure!(
+        first.error().is_none(),
+        "unexpected error {:?}",
+        first.error()
+    );
+    let asked = single_permission(&first.interactions, "bash", PermissionReply::Always)?;
+    let Ask::Permission(request) = &asked.ask else {
+        unreachable!("checked by single_permission")
+    };
+    let always = request.always.clone();
+    anyhow::ensure!(
+        always.iter().any(|p| p.starts_with("echo")),
+        "an `always` reply would approve {always:?}, which does not cover the next echo"
+    );
+    anyhow::ensure!(
+        agent.workspace().join("one.txt").is_file(),
+        "one.txt was not written"
+    );
+
+    // The default policy leaves asks pending: were `always` forgotten, this turn would time out
+    // naming the ask instead of completing.
+    let second = session
+        .prompt_with(Prompt::new("Write two.txt").with_ceiling(scaled(Duration::from_secs(60))))
+        .await?;
+    anyhow::ensure!(
+        second.error().is_none(),
+        "unexpected error {:?}",
+        second.error()
+    );
+    anyhow::ensure!(
+        second.interactions.is_empty(),
+        "asked again after `always`: {:?}",
+        second.interactions
+    );
+    let call = second
+        .tool_call("bash")
+        .ok_or_else(|| anyhow::anyhow!("no bash call in {:?}", second.tool_calls))?;
+    anyhow::ensure!(
+        call.status == ToolStatus::Completed,
+        "bash ended {:?}",
+        call.status
+    );
+    let two = std::fs::read_to_string(agent.workspace().join("two.txt"))?;
+    anyhow::ensure!(two == "two\n", "two.txt holds {two:?}");
+    anyhow::ensure!(
+        live.model().requests().len() == 4,
+        "{} model requests",
+        live.model().requests().len()
+    );
+
+    live.evidence().record_turn(&first);
+    live.evidence().record("always_patterns", &always);
+    live.evidence().record_turn(&second);
+    live.evidence()
+        .record("model_requests", live.model().summaries());
+    live.assert_evidence();
+    Ok(())
+}
+
+#[live_agent_test(timeout = "120s")]
+async fn ask_rejected_fails_the_tool(live: &mut Live) -> anyhow::Result<()> {
+    let agent = live.opencode_with(asking()).await?;
+    let file = agent.workspace().join("denied.txt");
+    live.model().reply(Reply::tool_call(
+        "write",
+        json!({"filePath": file.display().to_string(), "content": "must not exist\n"}),
+    ));
+    let session = agent.create_session().await?;
+    let turn = session
+        .prompt_with(
+            Prompt::new("Write denied.txt")
+                .asks(AskPolicy::leave_pending().permissions(PermissionPolicy::Reject)),
+        )
+        .await?;
+
+    single_permission(&turn.interactions, "edit", PermissionReply::Reject)?;
+    let call = turn
+        .tool_call("write")
+        .ok_or_else(|| anyhow::anyhow!("no write call in {:?}", turn.tool_calls))?;
+    anyhow::ensure!(
+        call.status == ToolStatus::Error,
+        "write ended {:?}",
+        call.status
+    );
+    anyhow::ensure!(
+        call.error.as_deref().is_some_and(|e| !e.is_empty()),
+        "the failed write carries no error"
+    );
+    anyhow::ensure!(!file.exists(), "denied.txt was written despite the reject");
+    // A reject ends the turn: the model is not asked again with the failed call.
+    anyhow::ensure!(
+        live.model().requests().len() == 1,
+        "{} model requests",
+        live.model().requests().len()
+    );
+    let pending = agent.client().permissions().await?;
+    anyhow::ensure!(pending.is_empty(), "still pending: {pending:?}");
+
+    live.evidence().record_turn(&turn);
+    live.evidence().record("tool_error", &call.error);
+    live.evidence()
+        .record("file_written", json!({"denied.txt": file.exists()}));
+    live.evidence()
+        .record("model_requests", live.model().summaries());
+    live.assert_evidence();
+    Ok(())
+}
+
+#[live_agent_test(timeout = "150s")]
+async fn pending_ask_times_out_naming_the_permission(live: &mut Live) -> anyhow::Result<()> {
+    live.model().reply(Reply::tool_call(
+        "bash",
+        json!({"command": "echo never > never.txt"}),
+    ));
+    let agent = live.opencode_with(asking()).await?;
+    let session = agent.create_session().await?;
+    // Long enough for the ask to arrive (the first prompt loads the provider), short enough to
+    // be the reason the turn ends.
+    let ceiling = scaled(Duration::from_secs(20));
+    let result = session
+        .prompt_with(Prompt::new("Write never.txt").with_ceiling(ceiling))
+        .await;
+
+    let Err(error) = result else {
+        anyhow::bail!("the turn finished although its ask was left pending");
+    };
+    anyhow::ensure!(
+        matches!(error, ClientError::TurnTimeout { .. }),
+        "expected a turn timeout, got {error}"
+    );
+    let message = error.to_string();
+    let names_ask = message.contains("permission") && message.contains("bash");
+    anyhow::ensure!(names_ask, "the diagnostic does not name the ask: {message}");
+    anyhow::ensure!(
+        message.contains("unanswered"),
+        "the diagnostic does not say the ask is unanswered: {message}"
+    );
+    let leaks_ids = ["per_", "ses_", "msg_", "prt_"]
+        .iter()
+        .any(|p| message.contains(p));
+    anyhow::ensure!(!leaks_ids, "the diagnostic leaks ids: {message}");
+
+    // Nothing answered it: it is still pending on the server, the command never ran, and the
+    // model was not asked again.
+    let pending = agent.client().permissions().await?;
+    let pending_names: Vec<&str> = pending.iter().map(|p| p.permission.as_str()).collect();
+    anyhow::ensure!(pending_names == ["bash"], "pending: {pending:?}");
+    anyhow::ensure!(
+        !agent.workspace().join("never.txt").exists(),
+        "the command ran without approval"
+    );
+    anyhow::ensure!(
+        live.model().requests().len() == 1,
+        "{} model requests",
+        live.model().requests().len()
+    );
+
+    // The part naming the ask is stable (its id is redacted); the rest (event tail, the
+    // server's listings) varies with timing.
+    let ask_line: Vec<&str> = message
+        .split("; ")
+        .filter(|part| part.starts_with("permission "))
+        .collect();
+    live.progress(&message);
+    live.evidence().record(
+        "turn_error",
+        json!({"kind": "TurnTimeout", "pending_ask": ask_line}),
+    );
+    live.evidence()
+        .record("pending_permissions", &pending_names);
+    live.evidence()
+        .record("model_requests", live.model().summaries());
+    live.assert_evidence();
+    Ok(())
+}
