@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use harness_runtime::client::{Ask, AskAnswer, AskOutcome, ClientError, Interaction, ToolStatus};
 use harness_runtime::prelude::*;
+use harness_runtime::scaled;
 
 /// Bash and edits ask; the rest runs without a prompt, never outside the workspace.
 fn asking() -> AgentOptions {
@@ -17,17 +18,6 @@ fn asking() -> AgentOptions {
         "edit": "ask",
         "external_directory": "deny",
     }))
-}
-
-/// `d` multiplied by `LIVE_TIMEOUT_SCALE` (as the framework scales its own ceilings), for a
-/// ceiling given to `Prompt::with_ceiling`, which uses its value as given.
-fn scaled(d: Duration) -> Duration {
-    let scale = std::env::var("LIVE_TIMEOUT_SCALE")
-        .ok()
-        .and_then(|s| s.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s > 0.0)
-        .unwrap_or(1.0);
-    d.mul_f64(scale)
 }
 
 /// The one permission interaction of a turn, checked: asked for `permission`, answered with
