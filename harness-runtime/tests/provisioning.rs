@@ -121,7 +121,7 @@ async fn sessions_survive_a_restart_on_the_same_root_and_a_pass_removes_it() {
     // The server's output is in the root and in the redacted tail.
     let tail = agent.log_tail(100);
     assert!(
-        tail.contains("listening on http://127.0.0.1:[port-opencode]"),
+        tail.contains("listening on http://127.0.0.1:[port]"),
         "{tail}"
     );
     assert!(!tail.contains(&agent.port().to_string()), "{tail}");

@@ -281,18 +281,9 @@ impl Agent {
             return;
         }
         known.push(port);
-        let name = if self.inner.index <= 1 {
-            "[port-opencode]".to_string()
-        } else {
-            format!("[port-opencode-{}]", self.inner.index)
-        };
-        // The redactor has no port API yet: endpoints are replaced as text.
-        for host in ["127.0.0.1", "localhost"] {
-            self.inner.redactor.add_path(
-                Path::new(&format!("{host}:{port}")),
-                &format!("{host}:{name}"),
-            );
-        }
+        // `add_path` brackets its placeholder (`[127.0.0.1:[port-opencode]]`): ports have their
+        // own API, which keeps `127.0.0.1:[port]` readable.
+        self.inner.redactor.add_port(port);
     }
 
     fn open_log(&self, path: &Path) -> Result<std::fs::File, ProvisionError> {
