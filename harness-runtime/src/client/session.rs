@@ -218,6 +218,16 @@ impl Session {
                         pending: self.client.redactor.redact(&collector.pending()),
                     });
                 }
+                // A server that dies mid-body breaks the chunked response instead of ending
+                // it: for the turn that is the same unknown outcome as an ended stream.
+                Err(ClientError::Transport { message, .. }) => {
+                    return Err(ClientError::StreamEnded {
+                        pending: self.client.redactor.redact(&format!(
+                            "{} (the connection broke: {message})",
+                            collector.pending()
+                        )),
+                    });
+                }
                 Err(ClientError::StreamSilent { after, .. }) => {
                     return Err(ClientError::StreamSilent {
                         after,
