@@ -3,4 +3,5 @@
 
 harness_runtime::main!();
 
+mod faults;
 mod turns;
