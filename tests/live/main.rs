@@ -4,4 +4,5 @@
 harness_runtime::main!();
 
 mod faults;
+mod provisioning;
 mod turns;
