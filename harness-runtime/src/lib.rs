@@ -25,6 +25,7 @@ mod settings;
 pub use harness_macros::live_agent_test;
 pub use live::{Live, ScenarioInfo, Skipped};
 pub use scenario::{AgentKind, Scenario, ScenarioOptions};
+/// Scales a scenario's own ceilings by `LIVE_TIMEOUT_SCALE`, as the framework scales its own.
 pub use settings::scaled;
 
 /// Everything a scenario file usually needs: `use harness_runtime::prelude::*;`.

@@ -4,8 +4,10 @@
 harness_runtime::main!();
 
 mod abort;
+mod faults;
 mod permissions;
 mod probes;
+mod provisioning;
 mod questions;
 mod tools;
 mod turns;

@@ -59,7 +59,7 @@ impl Prompt {
         self
     }
 
-    /// Sets the turn's ceiling, used as given (scale it with `settings::scaled` if it should
+    /// Sets the turn's ceiling, used as given (scale it with [`crate::scaled`] if it should
     /// follow `LIVE_TIMEOUT_SCALE`).
     pub fn with_ceiling(mut self, ceiling: Duration) -> Self {
         self.ceiling = Some(ceiling);
@@ -216,6 +216,16 @@ impl Session {
                 Ok(None) => {
                     return Err(ClientError::StreamEnded {
                         pending: self.client.redactor.redact(&collector.pending()),
+                    });
+                }
+                // A server that dies mid-body breaks the chunked response instead of ending
+                // it: for the turn that is the same unknown outcome as an ended stream.
+                Err(ClientError::Transport { message, .. }) => {
+                    return Err(ClientError::StreamEnded {
+                        pending: self.client.redactor.redact(&format!(
+                            "{} (the connection broke: {message})",
+                            collector.pending()
+                        )),
                     });
                 }
                 Err(ClientError::StreamSilent { after, .. }) => {

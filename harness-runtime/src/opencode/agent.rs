@@ -281,6 +281,8 @@ impl Agent {
             return;
         }
         known.push(port);
+        // `add_path` brackets its placeholder (`[127.0.0.1:[port-opencode]]`): ports have their
+        // own API, which keeps `127.0.0.1:[port]` readable.
         self.inner.redactor.add_port(port);
     }
 

@@ -115,10 +115,11 @@ fn execute(scenario: &'static Scenario, name: String, mode: Mode) -> Result<Comp
     };
 
     let finish_ceiling = settings::scaled(FINISH_CEILING);
+    // A skip is reported as skipped whatever the body returned: a known outcome, so its roots
+    // are removed like a pass's (keeping them would leak a temp dir per skip).
+    let passed = failure.is_none() || live.skip.is_some();
     let finish = catch_unwind(AssertUnwindSafe(|| {
-        runtime.block_on(async {
-            tokio::time::timeout(finish_ceiling, live.finish(failure.is_none())).await
-        })
+        runtime.block_on(async { tokio::time::timeout(finish_ceiling, live.finish(passed)).await })
     }));
     let cleanup = match finish {
         Ok(Ok(Ok(()))) => None,
