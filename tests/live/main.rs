@@ -3,4 +3,5 @@
 
 harness_runtime::main!();
 
+mod structured;
 mod turns;
