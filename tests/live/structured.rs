@@ -46,8 +46,10 @@ async fn structured_output_is_returned(live: &mut Live) -> anyhow::Result<()> {
         request.tool_choice
     );
     anyhow::ensure!(
-        request.offers_tool("StructuredOutput"),
-        "tools {:?}",
+        request.tools_offered.len() == 12
+            && request.offers_tool("StructuredOutput")
+            && request.offers_tool("bash"),
+        "the build tools plus StructuredOutput, got {:?}",
         request.tools_offered
     );
     let listed = session.messages().await;
