@@ -260,48 +260,71 @@ async fn connection_reset_is_retried(live: &mut Live) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A stream that breaks after some text deltas (paced 300 ms apart) is, to OpenCode 1.18.33,
-/// a failed call: its log says `AI_APICallError: Cannot connect to API: The socket connection
-/// was closed unexpectedly`, the partial text never becomes a part or a delta, and the call is
-/// retried like a reset. The client ends with the retried answer alone.
+/// A stream that breaks after some text deltas (paced 300 ms apart) is retried by OpenCode
+/// 1.18.33 like a reset, and the retried answer completes the turn without an error. What
+/// happens to the partial text depends on timing, so this scenario asserts both outcomes:
+/// - OpenCode read the deltas before the break (idle machine): the partial text stays as its
+///   own text part, ahead of the retried answer in the same message (`turn.text` holds both);
+/// - it did not (loaded machine): its log says `Cannot connect to API: The socket connection
+///   was closed unexpectedly` and the partial text never becomes a part.
+///
+/// The evidence holds only what both outcomes share.
 #[live_agent_test(timeout = "120s")]
 async fn stream_aborted_mid_answer(live: &mut Live) -> anyhow::Result<()> {
+    const PARTIAL: &str = "Partial answer that breaks";
+    const COMPLETE: &str = "Complete answer after the break.";
     live.model()
         .reply(
-            Reply::abort_mid_stream("Partial answer that breaks")
+            Reply::abort_mid_stream(PARTIAL)
                 .in_deltas(3)
                 .slow(std::time::Duration::from_millis(300)),
         )
-        .reply(Reply::text("Complete answer after the break."));
+        .reply(Reply::text(COMPLETE));
     let agent = live.opencode().await?;
     let session = agent.create_session().await?;
     let turn = session.prompt("Survive a broken stream").await?;
-    anyhow::ensure!(
-        turn.text == "Complete answer after the break.",
-        "text {:?}: the partial text must not survive the retry",
-        turn.text
-    );
     anyhow::ensure!(turn.error().is_none(), "error {:?}", turn.error());
     anyhow::ensure!(
-        turn.text_delta_count == 1,
-        "{} text deltas: only the retried answer's one chunk reaches the client",
-        turn.text_delta_count
+        turn.messages.len() == 1,
+        "the retry stays in the same assistant message: {} messages",
+        turn.messages.len()
     );
-    anyhow::ensure!(
-        turn.parts_of("text").len() == 1,
-        "text parts {:?}",
-        turn.parts_of("text")
-    );
+    let texts: Vec<&str> = turn
+        .parts_of("text")
+        .iter()
+        .filter_map(|p| p.text.as_deref())
+        .collect();
+    let partial_kept = match texts.as_slice() {
+        [complete] => {
+            anyhow::ensure!(*complete == COMPLETE, "text parts {texts:?}");
+            false
+        }
+        [partial, complete] => {
+            anyhow::ensure!(
+                *complete == COMPLETE && !partial.is_empty() && PARTIAL.starts_with(partial),
+                "text parts {texts:?}: a prefix of the partial text, then the retried answer"
+            );
+            true
+        }
+        _ => anyhow::bail!("text parts {texts:?}"),
+    };
+    live.progress(format!("partial text kept as a part: {partial_kept}"));
     let requests = live.model().requests();
     anyhow::ensure!(requests.len() == 2, "{} model requests", requests.len());
     anyhow::ensure!(
-        requests[1].message_roles == ["system", "user"],
+        requests[1].message_roles == ["system", "user"]
+            && requests[1].last_user_text == requests[0].last_user_text,
         "the retry resends the conversation without the partial answer: {:?}",
         requests[1].message_roles
     );
-    live.evidence().record_turn(&turn);
-    live.evidence()
-        .record("text_delta_count", turn.text_delta_count);
+    live.evidence().record(
+        "turn",
+        json!({
+            "errors": turn.errors.len() + turn.session_errors.len(),
+            "messages": turn.messages.len(),
+            "last_text_part_is_the_retried_answer": texts.last() == Some(&COMPLETE),
+        }),
+    );
     live.evidence()
         .record("model_requests", live.model().summaries());
     live.assert_evidence();
