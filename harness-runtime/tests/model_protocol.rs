@@ -385,6 +385,24 @@ async fn http_errors_carry_status_and_body() {
 }
 
 #[tokio::test]
+async fn an_http_error_can_carry_retry_after_ms() {
+    let slot = ModelSlot::default();
+    let model = slot.model().unwrap();
+    model
+        .reply(
+            Reply::http_error(502, json!({"error": {"message": "bad gateway"}}))
+                .with_retry_after_ms(5),
+        )
+        .reply(Reply::http_error(500, "plain"));
+    let first = post(&chat_url(model), &opencode_requests()[0]).await;
+    assert_eq!(first.status(), 502);
+    assert_eq!(first.headers()["retry-after-ms"], "5");
+    let second = post(&chat_url(model), &opencode_requests()[0]).await;
+    assert_eq!(second.status(), 500);
+    assert!(second.headers().get("retry-after-ms").is_none());
+}
+
+#[tokio::test]
 async fn a_reset_drops_the_connection_without_a_response() {
     let slot = ModelSlot::default();
     let model = slot.model().unwrap();

@@ -9,5 +9,6 @@ mod permissions;
 mod probes;
 mod provisioning;
 mod questions;
+mod structured;
 mod tools;
 mod turns;

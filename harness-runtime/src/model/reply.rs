@@ -62,8 +62,12 @@ pub(crate) enum MidStreamEnd {
 pub(crate) enum Body {
     /// Text (possibly empty) and tool calls; `finish_reason` follows from the calls.
     Answer { text: String, calls: Vec<ToolCall> },
-    /// A non-2xx answer with this JSON body.
-    HttpError { status: u16, body: Value },
+    /// A non-2xx answer with this JSON body, and a `retry-after-ms` header when set.
+    HttpError {
+        status: u16,
+        body: Value,
+        retry_after_ms: Option<u64>,
+    },
     /// Some text deltas, then a failure.
     MidStream { text: String, end: MidStreamEnd },
     /// The connection is dropped without a response.
@@ -131,7 +135,18 @@ impl Reply {
         Self::of(Body::HttpError {
             status,
             body: body.into(),
+            retry_after_ms: None,
         })
+    }
+
+    /// Sends a `retry-after-ms` header with an HTTP error (ignored by other replies). OpenCode
+    /// waits that long before retrying a retryable error (5xx, 429) instead of its 2 to 30 s
+    /// backoff, so a scenario can let it exhaust its retries in well under a second.
+    pub fn with_retry_after_ms(mut self, ms: u64) -> Self {
+        if let Body::HttpError { retry_after_ms, .. } = &mut self.body {
+            *retry_after_ms = Some(ms);
+        }
+        self
     }
 
     /// A stream that sends `partial_text` as content deltas, then an error chunk carrying

@@ -156,9 +156,20 @@ async fn answer_common(reply: &Reply, reset: &ResetConnection, streamed: bool) -
         hold.wait().await;
     }
     match &reply.body {
-        Body::HttpError { status, body } => {
+        Body::HttpError {
+            status,
+            body,
+            retry_after_ms,
+        } => {
             let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            Some((status, Json(body.clone())).into_response())
+            let mut response = (status, Json(body.clone())).into_response();
+            if let Some(ms) = retry_after_ms {
+                response.headers_mut().insert(
+                    header::HeaderName::from_static("retry-after-ms"),
+                    header::HeaderValue::from(*ms),
+                );
+            }
+            Some(response)
         }
         Body::Reset => Some(reset_now(reset).await),
         Body::Hang if !streamed => std::future::pending().await,
