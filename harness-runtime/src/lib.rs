@@ -20,7 +20,7 @@ pub mod process;
 mod requirements;
 pub mod runner;
 mod scenario;
-mod settings;
+pub mod settings;
 
 pub use harness_macros::live_agent_test;
 pub use live::{Live, ScenarioInfo, Skipped};

@@ -59,7 +59,7 @@ impl Prompt {
         self
     }
 
-    /// Sets the turn's ceiling, used as given (scale it with `settings::scaled` if it should
+    /// Sets the turn's ceiling, used as given (scale it with [`crate::settings::scaled`] if it should
     /// follow `LIVE_TIMEOUT_SCALE`).
     pub fn with_ceiling(mut self, ceiling: Duration) -> Self {
         self.ceiling = Some(ceiling);
