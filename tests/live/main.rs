@@ -3,4 +3,5 @@
 
 harness_runtime::main!();
 
+mod gates;
 mod turns;
