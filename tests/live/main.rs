@@ -5,6 +5,7 @@ harness_runtime::main!();
 
 mod abort;
 mod faults;
+mod gates;
 mod permissions;
 mod probes;
 mod provisioning;

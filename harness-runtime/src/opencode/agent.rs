@@ -14,7 +14,7 @@ use super::logs::{self, ServerLog};
 use super::ready::{self, NotReady};
 use super::root::AgentRoot;
 use crate::evidence::Redactor;
-use crate::gates::{GatePoint, Gates};
+use crate::gates::{Counter, GatePoint, Gates};
 use crate::process::{self, OwnedChild};
 
 /// How long a server gets between SIGTERM and SIGKILL (OpenCode exits in ~0.1 s).
@@ -225,6 +225,7 @@ impl Agent {
         let ceiling = crate::settings::scaled(STOP_CEILING);
         match child.stop(grace, ceiling).await {
             Ok(report) => {
+                self.inner.gates.count(Counter::ProcessExit);
                 self.inner.log.mark(&format!(
                     "stopped: {}{}, {} stray process(es) killed",
                     report.status,
@@ -301,8 +302,11 @@ impl Agent {
             if running.as_ref().is_some_and(|c| c.exit_status().is_none()) {
                 return Ok(());
             }
-            // An exited server: settle it (reaped already; its group and mark are swept).
-            drop(running.take());
+            // An exited server: settle it (reaped already; its group and mark are swept). Its
+            // exit was not seen by a stop, so it is counted here.
+            if running.take().is_some() {
+                inner.gates.count(Counter::ProcessExit);
+            }
         }
         let port = pick_port(self.port()).map_err(|e| ProvisionError::io("reserve a port", e))?;
         self.register_port(port);
