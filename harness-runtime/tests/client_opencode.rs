@@ -147,5 +147,8 @@ async fn client_against_real_opencode() {
             .is_not_found()
     );
     assert!(client.dispose().await.expect("dispose"));
-    agent.stop().await.expect("stop");
+    // As the runner does after a pass: stop the agent and remove its root.
+    harness_runtime::opencode::testing::finish_agents(&mut live, true)
+        .await
+        .expect("finish");
 }
