@@ -52,6 +52,9 @@ impl Live {
     /// A context for the scenario `info`. The runner makes one per trial.
     pub fn new(info: ScenarioInfo) -> Self {
         let redactor = Arc::new(Redactor::for_scenario());
+        // Diagnostics name programs under the checkout (the test binary re-executed as the
+        // fixture agent, `node_modules/.bin/opencode`): where a user cloned is not evidence.
+        redactor.add_path(&info.manifest_dir, "[crate]");
         Self {
             evidence: Evidence::new(redactor.clone()),
             model: Default::default(),

@@ -53,9 +53,11 @@ fn child_asserts_evidence() {
     });
 }
 
-fn record(live: &Live, dir: &str, marker: &str) {
+fn record(live: &Live, crate_dir: &str, marker: &str) {
     live.secret(SECRET);
-    live.redactor().add_path(Path::new(dir), "[root]");
+    // A scenario root lives apart from the test crate (which the redactor shows as `[crate]`).
+    let dir = format!("{crate_dir}/scenario-root");
+    live.redactor().add_path(Path::new(&dir), "[root]");
     let session = "ses_dd712ea10ffe0CmPyaB6dhvd7G";
     live.evidence().record("marker", marker);
     live.evidence()
