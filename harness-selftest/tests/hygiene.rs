@@ -16,14 +16,18 @@ const KILL_ME: &str = "agent and detached child running; kill me now";
 /// The reason `run_skips::skips_with_reason` gives.
 const SKIP_REASON: &str = "the model answered in prose instead of calling the tool";
 
-/// `LIVE_TIMEOUT_SCALE` applied to this file's own ceilings (a loaded machine sets it).
-fn scaled(ceiling: Duration) -> Duration {
-    let scale = std::env::var("LIVE_TIMEOUT_SCALE")
-        .ok()
-        .and_then(|s| s.parse::<f64>().ok())
-        .filter(|s| *s > 0.0)
-        .unwrap_or(1.0);
-    ceiling.mul_f64(scale)
+use harness_runtime::scaled;
+
+/// Whether `npm ci` installed real OpenCode: the tests that need it pass vacuously, saying so,
+/// on a machine without it (the rest still run on the fixture agent).
+fn opencode_installed() -> bool {
+    let installed = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../node_modules/.bin/opencode")
+        .is_file();
+    if !installed {
+        eprintln!("skipped: opencode not found: run `npm ci`");
+    }
+    installed
 }
 
 fn unique(label: &str) -> String {
@@ -225,6 +229,9 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 /// only the failing scenarios keep their roots.
 #[test]
 fn every_outcome_leaves_no_process_and_only_the_failing_roots() {
+    if !opencode_installed() {
+        return;
+    }
     let sandbox = Sandbox::new();
     let out = sandbox.run(&mut sandbox.command(&["--test-threads", "1", "hygiene"]));
 
@@ -413,6 +420,9 @@ fn a_missing_opencode_is_skipped_and_fails_under_strict() {
 /// the snapshot, stdout, stderr (so the failure message) or any log of the kept root.
 #[test]
 fn secrets_reach_no_snapshot_output_failure_or_kept_log() {
+    if !opencode_installed() {
+        return;
+    }
     let sandbox = Sandbox::new();
     let snapshots = tempfile::tempdir().unwrap();
     let key = unique("canarykey");
