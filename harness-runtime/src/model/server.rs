@@ -203,22 +203,34 @@ fn streaming(content_type: &'static str, steps: Vec<frames::Step>, reply: &Reply
         .expect("static response parts are valid")
 }
 
-async fn openai_chat(
-    State(shared): State<Arc<Shared>>,
-    Extension(reset): Extension<ResetConnection>,
-    body: Bytes,
-) -> Response {
-    let (request, reply) = match accept(&shared, Api::OpenAi, &body) {
-        Some(accepted) => accepted,
-        None => return miss(),
-    };
-    if let Some(response) = answer_common(&reply, &reset, request.stream).await {
-        return response;
+/// What both chat APIs do first: record the request, answer a miss or a reply every API
+/// renders alike (holds, HTTP errors, resets), and name the model to echo back.
+async fn prepare(
+    shared: &Shared,
+    api: Api,
+    body: &Bytes,
+    reset: &ResetConnection,
+) -> Result<(ModelRequest, Reply, String), Response> {
+    let (request, reply) = accept(shared, api, body).ok_or_else(miss)?;
+    if let Some(response) = answer_common(&reply, reset, request.stream).await {
+        return Err(response);
     }
     let model = if request.model.is_empty() {
         shared.model_name.clone()
     } else {
         request.model.clone()
+    };
+    Ok((request, reply, model))
+}
+
+async fn openai_chat(
+    State(shared): State<Arc<Shared>>,
+    Extension(reset): Extension<ResetConnection>,
+    body: Bytes,
+) -> Response {
+    let (request, reply, model) = match prepare(&shared, Api::OpenAi, &body, &reset).await {
+        Ok(prepared) => prepared,
+        Err(response) => return response,
     };
     let meta = openai::Meta {
         seq: request.seq,
@@ -242,17 +254,9 @@ async fn ollama_chat(
     Extension(reset): Extension<ResetConnection>,
     body: Bytes,
 ) -> Response {
-    let (request, reply) = match accept(&shared, Api::Ollama, &body) {
-        Some(accepted) => accepted,
-        None => return miss(),
-    };
-    if let Some(response) = answer_common(&reply, &reset, request.stream).await {
-        return response;
-    }
-    let model = if request.model.is_empty() {
-        shared.model_name.clone()
-    } else {
-        request.model.clone()
+    let (request, reply, model) = match prepare(&shared, Api::Ollama, &body, &reset).await {
+        Ok(prepared) => prepared,
+        Err(response) => return response,
     };
     if request.stream {
         let steps = ollama::stream_steps(&reply, &model);
