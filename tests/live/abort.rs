@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use harness_runtime::client::{Ask, AskAnswer, MessageError, SessionStatus, ToolStatus};
+use harness_runtime::client::{
+    Ask, AskAnswer, Event, EventStream, MessageError, SessionStatus, ToolStatus,
+};
 use harness_runtime::prelude::*;
 
 /// How long a scenario waits for the agent to ask for the bash permission before saying so.
@@ -15,9 +17,13 @@ async fn during_stalled_reply(live: &mut Live) -> anyhow::Result<()> {
     live.model().reply(reply);
     let agent = live.opencode().await?;
     let session = agent.create_session().await?;
+    let mut events = agent.client().subscribe().await?;
     let (turn, aborted) = tokio::join!(session.prompt("Think about it"), async {
         // The model has the request and sent only its role chunk: the turn is mid-reply.
         stall.reached().await?;
+        // OpenCode opens the step once the response starts; aborting before or after that is a
+        // race, so wait for the step's part and abort a turn in one known state.
+        wait_for_step_start(&mut events, session.id()).await?;
         anyhow::Ok(session.abort().await?)
     });
     let (turn, aborted) = (turn?, aborted?);
@@ -45,6 +51,23 @@ async fn during_stalled_reply(live: &mut Live) -> anyhow::Result<()> {
         .record("model_requests", live.model().summaries());
     live.assert_evidence();
     Ok(())
+}
+
+/// Waits for the `step-start` part of `session`'s reply, within [`ASK_CEILING`].
+async fn wait_for_step_start(events: &mut EventStream, session: &str) -> anyhow::Result<()> {
+    let wait = async {
+        while let Some(event) = events.next_event().await? {
+            if let Event::MessagePartUpdated { session_id, part } = &event {
+                if session_id == session && part.kind == "step-start" {
+                    return anyhow::Ok(());
+                }
+            }
+        }
+        anyhow::bail!("the event stream ended before the reply's step started")
+    };
+    tokio::time::timeout(ASK_CEILING, wait)
+        .await
+        .map_err(|_| anyhow::anyhow!("the reply's step did not start within {ASK_CEILING:?}"))?
 }
 
 #[live_agent_test(timeout = "120s")]
