@@ -189,6 +189,29 @@ fn the_longest_secret_wins() {
     assert_eq!(r.redact("abc123xyz-long abc123xyz"), "[secret] [secret]");
 }
 
+/// Found by the reliability fuzzer: a secret overlapping the match chosen before it kept its
+/// uncovered part (`[secret]-2024-tail`, `[secret]b`).
+#[test]
+fn overlapping_secrets_leave_no_piece() {
+    let r = Redactor::default();
+    r.add_secret("key-XYZ");
+    r.add_secret("XYZ-2024-tail");
+    assert_eq!(r.redact("a key-XYZ-2024-tail b"), "a [secret] b");
+    // A secret overlapping itself, and one overlapping a registered port.
+    let r = Redactor::default();
+    r.add_secret("abab");
+    assert_eq!(r.redact("xababab y abab"), "x[secret] y [secret]");
+    let r = Redactor::default();
+    r.add_port(4096);
+    r.add_secret("4096-token");
+    assert_eq!(
+        r.redact("127.0.0.1:4096-token :4096"),
+        "127.0.0.1[secret] :[port]"
+    );
+    // Adjacent, not overlapping: each its own placeholder, as before.
+    assert_eq!(r.redact("4096-token4096-token"), "[secret][secret]");
+}
+
 #[test]
 fn env_seeding_covers_config_named_vars_and_home() {
     let config = json!({

@@ -2,6 +2,7 @@
 
 mod fact;
 mod from_turn;
+mod overlaps;
 mod patterns;
 mod recorder;
 mod redact;

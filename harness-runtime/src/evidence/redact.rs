@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use regex::{Captures, Regex};
 
+use super::overlaps;
 use super::patterns::{self, Shape};
 use super::secrets;
 
@@ -45,7 +46,12 @@ struct Literals {
 struct LiteralPass {
     regex: Regex,
     replacements: HashMap<String, String>,
+    /// Every form of every secret, for the occurrences the leftmost-longest pass skips.
+    secrets: Option<aho_corasick::AhoCorasick>,
 }
+
+/// What a secret becomes.
+const SECRET: &str = "[secret]";
 
 impl fmt::Debug for Redactor {
     /// Counts only: the point of this type is that its contents never reach output.
@@ -127,7 +133,7 @@ impl Redactor {
         let forms = secrets::encoded_forms(value);
         self.add_literals(forms.into_iter().map(|text| Literal {
             text,
-            replacement: "[secret]".into(),
+            replacement: SECRET.into(),
             bounded: false,
         }));
     }
@@ -331,6 +337,15 @@ impl LiteralPass {
             .size_limit(64 << 20)
             .build()
             .expect("escaped literals form a valid regex");
+        let secret_texts: Vec<&str> = sorted
+            .iter()
+            .filter(|l| l.replacement == SECRET)
+            .map(|l| l.text.as_str())
+            .collect();
+        // Escaped literals always build; an automaton that does not is only a lost refinement.
+        let secrets = (!secret_texts.is_empty())
+            .then(|| aho_corasick::AhoCorasick::new(&secret_texts).ok())
+            .flatten();
         let replacements = sorted
             .into_iter()
             .map(|l| (l.text.clone(), l.replacement.clone()))
@@ -338,19 +353,38 @@ impl LiteralPass {
         Self {
             regex,
             replacements,
+            secrets,
         }
     }
 
     fn apply(&self, text: &str) -> String {
-        self.regex
-            .replace_all(text, |caps: &Captures<'_>| {
-                let matched = &caps[0];
-                self.replacements
-                    .get(matched)
-                    .cloned()
-                    .unwrap_or_else(|| "[secret]".to_owned())
+        let chosen: Vec<overlaps::Span<'_>> = self
+            .regex
+            .find_iter(text)
+            .map(|m| {
+                let replacement = self.replacements.get(m.as_str()).map_or(SECRET, |r| r);
+                (m.start(), m.end(), replacement)
             })
-            .into_owned()
+            .collect();
+        let spans = match &self.secrets {
+            Some(secrets) => overlaps::widen(
+                chosen,
+                secrets
+                    .find_overlapping_iter(text)
+                    .map(|m| (m.start(), m.end())),
+                SECRET,
+            ),
+            None => chosen,
+        };
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for (start, end, replacement) in spans {
+            out.push_str(&text[at..start]);
+            out.push_str(replacement);
+            at = end;
+        }
+        out.push_str(&text[at..]);
+        out
     }
 }
 
