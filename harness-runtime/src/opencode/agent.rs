@@ -1,6 +1,5 @@
 //! The agent handle and its lifecycle: start, readiness, stop, restart, retain.
 
-use std::net::{Ipv4Addr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
@@ -11,6 +10,7 @@ use tokio::sync::watch;
 
 use super::ProvisionError;
 use super::logs::{self, ServerLog};
+use super::port;
 use super::ready::{self, NotReady};
 use super::root::AgentRoot;
 use crate::evidence::Redactor;
@@ -308,7 +308,26 @@ impl Agent {
                 inner.gates.count(Counter::ProcessExit);
             }
         }
-        let port = pick_port(self.port()).map_err(|e| ProvisionError::io("reserve a port", e))?;
+        let mut previous = self.port();
+        let mut attempt = 1;
+        loop {
+            let port = port::pick(previous).map_err(|e| ProvisionError::io("reserve a port", e))?;
+            match self.start_on(port).await {
+                Err(e) if attempt < port::ATTEMPTS && port_lost(&e, port) => {
+                    inner.log.mark(&format!(
+                        "127.0.0.1:{port} was taken before the server bound it: new port"
+                    ));
+                    previous = 0;
+                    attempt += 1;
+                }
+                result => return result,
+            }
+        }
+    }
+
+    /// One start on `port`: spawn, then wait until ready.
+    async fn start_on(&self, port: u16) -> Result<(), ProvisionError> {
+        let inner = &self.inner;
         self.register_port(port);
         let command_line = self.command_line(port);
 
@@ -397,14 +416,9 @@ impl Agent {
     }
 }
 
-/// `previous` when it is still free (a restart keeps its endpoint), else a fresh free port.
-fn pick_port(previous: u16) -> std::io::Result<u16> {
-    if previous != 0 && TcpListener::bind((Ipv4Addr::LOCALHOST, previous)).is_ok() {
-        return Ok(previous);
-    }
-    Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
-        .local_addr()?
-        .port())
+/// Whether a failed start lost its port to another process (and so deserves a new port).
+fn port_lost(error: &ProvisionError, port: u16) -> bool {
+    matches!(error, ProvisionError::ExitedBeforeReady { .. }) && port::taken(port)
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ mod discover;
 mod error;
 mod logs;
 mod options;
+mod port;
 mod provision;
 mod ready;
 mod root;

@@ -45,6 +45,13 @@ pub fn use_reaper_command(program: PathBuf, args: Vec<String>) {
     crate::process::set_reaper_command(program, args);
 }
 
+/// Makes this process start the fixture agent as `program serve …` instead of re-executing
+/// itself (once per process; later calls are ignored; `LIVE_FIXTURE_BIN` still wins). For test
+/// binaries under libtest's own harness, whose `main` cannot dispatch the fixture role.
+pub fn use_fixture_program(program: PathBuf) {
+    crate::fixture::set_program(program);
+}
+
 /// Hands `token` to this process's reaper (started on first use), as provisioning does.
 pub fn register_with_reaper(token: &str) -> std::io::Result<()> {
     crate::process::register_token(token)
