@@ -10,6 +10,7 @@ use axum::body::Body;
 use axum::extract::Path;
 use axum::routing::{get, post};
 use bytes::Bytes;
+use futures::StreamExt;
 use harness_runtime::client::{
     AskAnswer, AskPolicy, Client, ClientError, Event, EventStream, PermissionPolicy,
     PermissionReply, Prompt, StreamOptions,
@@ -114,6 +115,37 @@ async fn oversized_frame_is_rejected_and_smaller_ones_pass() {
         matches!(err, Some(ClientError::FrameTooLarge { limit: 1024 })),
         "{err:?}"
     );
+}
+
+/// Found by the reliability tests: one byte that is not UTF-8 used to make the stream look
+/// silent (the SSE parser waited for the rest of the character, buffering all that followed).
+#[tokio::test]
+async fn invalid_utf8_is_a_decode_error_at_once_while_the_stream_stays_open() {
+    let chunks: Vec<Result<Bytes, ClientError>> = vec![
+        Ok(Bytes::from(CONNECTED)),
+        Ok(Bytes::from_static(b"data: {\"type\":\"x\xff\"}\n\n")),
+        Ok(Bytes::from(CONNECTED)),
+    ];
+    let open = futures::stream::iter(chunks).chain(futures::stream::pending());
+    let options = StreamOptions {
+        silence_ceiling: Duration::from_secs(20),
+        ..StreamOptions::default()
+    };
+    let mut stream = EventStream::from_bytes(open, options, redactor());
+    assert_eq!(
+        stream.next_event().await.unwrap(),
+        Some(Event::ServerConnected)
+    );
+    let started = std::time::Instant::now();
+    let err = stream.next_event().await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(5), "at once");
+    match err {
+        ClientError::Decode { path, message, .. } => {
+            assert_eq!(path, ".");
+            assert!(message.contains("not UTF-8"), "{message}");
+        }
+        other => panic!("{other}"),
+    }
 }
 
 #[tokio::test]

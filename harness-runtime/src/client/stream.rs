@@ -9,7 +9,9 @@
 //! Memory bound: one frame may hold at most [`StreamOptions::max_frame_bytes`]; more is
 //! [`ClientError::FrameTooLarge`]. Only whole lines are handed to the SSE parser, which keeps
 //! its work linear in the frame size. A stream that ends inside a frame is
-//! [`ClientError::TruncatedFrame`] (the SSE parser alone would drop the partial frame silently).
+//! [`ClientError::TruncatedFrame`] (the SSE parser alone would drop the partial frame silently);
+//! bytes that are not UTF-8 are [`ClientError::Decode`] at once (the parser alone would wait for
+//! the rest of the character forever, buffering everything after it).
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -106,51 +108,85 @@ impl FrameTracker {
 
 struct Guard<S> {
     inner: S,
-    pending: BytesMut,
+    /// Bytes after the last newline seen: a line still arriving.
+    partial: BytesMut,
+    /// Whole lines not handed on yet.
+    lines: Bytes,
     tracker: FrameTracker,
     limit: usize,
     done: bool,
-    /// An error to report once the complete frames before it were handed on.
+    /// An error to report once the complete lines before it were handed on.
     failed: Option<ClientError>,
 }
 
-/// Hands whole lines on, bounds the frame size, and reports a truncated last frame.
+/// Whole lines that are not UTF-8: the SSE parser would wait for the rest of a character that
+/// never comes and swallow every later byte, so the stream would only look silent.
+fn not_utf8(err: std::str::Utf8Error) -> ClientError {
+    ClientError::Decode {
+        what: "event stream".into(),
+        path: ".".into(),
+        message: format!("not UTF-8 ({err}); the server must send UTF-8 text"),
+    }
+}
+
+/// Hands lines on one at a time, bounds the frame size, checks UTF-8, and reports a truncated
+/// last frame. One line at a time because the SSE parser copies what follows each line it
+/// consumes: a chunk of many lines would cost it quadratic time.
 fn guard<S>(inner: S, limit: usize) -> impl Stream<Item = Result<Bytes, ClientError>> + Send
 where
     S: Stream<Item = Result<Bytes, ClientError>> + Send + Unpin + 'static,
 {
     let state = Guard {
         inner,
-        pending: BytesMut::new(),
+        partial: BytesMut::new(),
+        lines: Bytes::new(),
         tracker: FrameTracker::default(),
         limit,
         done: false,
         failed: None,
     };
     futures::stream::unfold(state, |mut st| async move {
-        if let Some(e) = st.failed.take() {
-            st.done = true;
-            return Some((Err(e), st));
-        }
-        if st.done {
-            return None;
-        }
         loop {
-            match st.inner.next().await {
-                Some(Ok(chunk)) => {
-                    if let Some(start) = st.tracker.scan(&chunk, st.limit) {
-                        // Hand on the whole frames before the oversized one, then fail.
-                        st.pending.extend_from_slice(&chunk[..start]);
+            if !st.lines.is_empty() {
+                let end = st
+                    .lines
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(st.lines.len(), |i| i + 1);
+                let line = st.lines.split_to(end);
+                return Some((Ok(line), st));
+            }
+            if let Some(e) = st.failed.take() {
+                st.done = true;
+                return Some((Err(e), st));
+            }
+            if st.done {
+                return None;
+            }
+            let whole = match st.inner.next().await {
+                Some(Ok(chunk)) => match st.tracker.scan(&chunk, st.limit) {
+                    Some(start) => {
+                        // Hand on the whole frames before the oversized one, then fail. When
+                        // it began in an earlier chunk, `partial` holds a piece of it: dropped.
                         st.failed = Some(ClientError::FrameTooLarge { limit: st.limit });
-                        let before = st.pending.split().freeze();
-                        return Some((Ok(before), st));
+                        if start == 0 {
+                            st.partial.clear();
+                            continue;
+                        }
+                        st.partial.extend_from_slice(&chunk[..start]);
+                        st.partial.split().freeze()
                     }
-                    st.pending.extend_from_slice(&chunk);
-                    if let Some(last_nl) = st.pending.iter().rposition(|&b| b == b'\n') {
-                        let lines = st.pending.split_to(last_nl + 1).freeze();
-                        return Some((Ok(lines), st));
+                    None => {
+                        // Only the new chunk is searched: `partial` has no newline.
+                        let Some(last_nl) = chunk.iter().rposition(|&b| b == b'\n') else {
+                            st.partial.extend_from_slice(&chunk);
+                            continue;
+                        };
+                        let before = st.partial.len();
+                        st.partial.extend_from_slice(&chunk);
+                        st.partial.split_to(before + last_nl + 1).freeze()
                     }
-                }
+                },
                 Some(Err(e)) => {
                     st.done = true;
                     return Some((Err(e), st));
@@ -162,6 +198,18 @@ where
                         return Some((Err(ClientError::TruncatedFrame { bytes }), st));
                     }
                     return None;
+                }
+            };
+            match std::str::from_utf8(&whole) {
+                Ok(_) => st.lines = whole,
+                Err(e) => {
+                    // The lines before the first bad one still count.
+                    let keep = whole[..e.valid_up_to()]
+                        .iter()
+                        .rposition(|&b| b == b'\n')
+                        .map_or(0, |i| i + 1);
+                    st.lines = whole.slice(..keep);
+                    st.failed = Some(not_utf8(e));
                 }
             }
         }
