@@ -114,7 +114,7 @@ pub fn measured_in_child(name: &str, within: Duration) -> u64 {
     for line in stdout.lines() {
         if let Some(at) = line.find(GROWTH_LINE) {
             growth = line[at + GROWTH_LINE.len()..].trim().parse().ok();
-        } else if let Some(at) = line.find("streams:") {
+        } else if let Some(at) = line.find("streams: ") {
             println!("{}", &line[at..]);
         }
     }
