@@ -101,9 +101,13 @@ pub fn progress(section: &str, message: &str) {
     eprintln!("[live_overhead] {section}: {message}");
 }
 
-/// Seconds with millisecond precision, for progress lines.
+/// A duration for progress lines: seconds, or milliseconds below one second.
 pub fn secs(d: Duration) -> String {
-    format!("{:.3} s", d.as_secs_f64())
+    if d < Duration::from_secs(1) {
+        format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+    } else {
+        format!("{:.3} s", d.as_secs_f64())
+    }
 }
 
 /// Runs `n` samples of each side, interleaved A,B,B,A,A,B… so that drift (a machine that gets

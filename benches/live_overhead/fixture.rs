@@ -18,7 +18,9 @@ pub async fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
         progress(SECTION, &format!("start {}/{n}: {}", i + 1, secs(took)));
         samples.push(took);
     }
-    Ok(Figure::median("fixture.start_to_ready", &samples).into_iter().collect())
+    Ok(Figure::median("fixture.start_to_ready", &samples)
+        .into_iter()
+        .collect())
 }
 
 async fn start_once(bench: &Bench) -> Result<Duration, BenchError> {

@@ -76,17 +76,26 @@ fn main() -> ExitCode {
         f = settings.samples * 2,
         m = settings.samples * 10,
         filter = settings.suite_filter,
-        quick = if settings.quick { "\n  --quick: a short run, figures are indicative only" } else { "" },
+        quick = if settings.quick {
+            "\n  --quick: a short run, figures are indicative only"
+        } else {
+            ""
+        },
     );
     let bench = Bench::new(settings, opencode, manifest_dir);
     let (figures, errors) = run(&bench);
     println!();
     let ratios = figures.iter().filter(|f| matches!(f, Figure::Ratio { .. }));
-    let medians = figures.iter().filter(|f| matches!(f, Figure::Median { .. }));
+    let medians = figures
+        .iter()
+        .filter(|f| matches!(f, Figure::Median { .. }));
     for figure in ratios.chain(medians) {
         let line = figure.line();
         // What scripts read back must parse back; a format change fails here, not in them.
-        assert!(Figure::parse(&line).is_some(), "unparseable figure line {line:?}");
+        assert!(
+            Figure::parse(&line).is_some(),
+            "unparseable figure line {line:?}"
+        );
         println!("{line}");
     }
     for figure in &figures {
@@ -100,7 +109,10 @@ fn main() -> ExitCode {
         ExitCode::SUCCESS
     } else {
         for (section, error) in &errors {
-            eprintln!("error: {section}: {}", bench.redactor.redact(&error.to_string()));
+            eprintln!(
+                "error: {section}: {}",
+                bench.redactor.redact(&error.to_string())
+            );
         }
         ExitCode::FAILURE
     }
@@ -116,7 +128,10 @@ fn run(bench: &Bench) -> (Vec<Figure>, Vec<(&'static str, BenchError)>) {
     // The reaper starts on the first registration; doing that now keeps its start out of the
     // first sample of either side.
     if let Err(e) = testing::register_with_reaper(&testing::new_token()) {
-        return (Vec::new(), vec![("reaper", BenchError::io("start the reaper", e))]);
+        return (
+            Vec::new(),
+            vec![("reaper", BenchError::io("start the reaper", e))],
+        );
     }
     let mut figures = Vec::new();
     let mut errors = Vec::new();

@@ -23,11 +23,18 @@ pub async fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
         samples.push(first_chunk(bench, &url).await?);
     }
     let median = crate::report::median(&samples).unwrap_or_default();
-    progress(SECTION, &format!("{n} requests, median first chunk {}", secs(median)));
+    progress(
+        SECTION,
+        &format!("{n} requests, median first chunk {}", secs(median)),
+    );
     if !model.misses().is_empty() {
-        return Err(BenchError::Harness("the scripted model missed a request".into()));
+        return Err(BenchError::Harness(
+            "the scripted model missed a request".into(),
+        ));
     }
-    Ok(Figure::median("model.first_chunk", &samples).into_iter().collect())
+    Ok(Figure::median("model.first_chunk", &samples)
+        .into_iter()
+        .collect())
 }
 
 async fn first_chunk(bench: &Bench, url: &str) -> Result<Duration, BenchError> {

@@ -149,7 +149,10 @@ impl RawServer {
         if let Some(mut child) = self.child.take() {
             if let Some(pid) = child.id() {
                 signal_group(pid, libc::SIGTERM);
-                if tokio::time::timeout(STOP_GRACE, child.wait()).await.is_err() {
+                if tokio::time::timeout(STOP_GRACE, child.wait())
+                    .await
+                    .is_err()
+                {
                     signal_group(pid, libc::SIGKILL);
                 }
             }

@@ -23,7 +23,11 @@ pub enum Figure {
     Ratio { name: String, value: f64 },
     /// `median <name> <ms> ms (<n> samples)`: the median a ratio (or a standalone figure) is
     /// built from.
-    Median { name: String, ms: f64, samples: usize },
+    Median {
+        name: String,
+        ms: f64,
+        samples: usize,
+    },
 }
 
 impl Figure {
@@ -80,6 +84,7 @@ impl Figure {
     }
 
     /// Every figure in `output`, in order.
+    #[allow(dead_code)] // for readers of the output: tests/bench_output.rs
     pub fn parse_all(output: &str) -> Vec<Figure> {
         output.lines().filter_map(Figure::parse).collect()
     }

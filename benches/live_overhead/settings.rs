@@ -29,7 +29,10 @@ impl Settings {
     pub fn from_env() -> Result<Settings, String> {
         let args: Vec<String> = std::env::args().skip(1).collect();
         let quick = args.iter().any(|a| a == "--quick")
-            || matches!(std::env::var(QUICK_ENV).as_deref(), Ok("1" | "true" | "yes"));
+            || matches!(
+                std::env::var(QUICK_ENV).as_deref(),
+                Ok("1" | "true" | "yes")
+            );
         let samples = match std::env::var(SAMPLES_ENV) {
             Ok(raw) => match raw.trim().parse::<usize>() {
                 Ok(n) if n > 0 => n,

@@ -123,11 +123,20 @@ pub fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
 
 /// `cargo test --test live --no-run`: the binary `cargo test --test live` runs.
 fn build(bench: &Bench) -> Result<PathBuf, BenchError> {
-    progress(SECTION, "building the live suite (cargo test --test live --no-run)");
+    progress(
+        SECTION,
+        "building the live suite (cargo test --test live --no-run)",
+    );
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
     command
-        .args(["test", "--test", "live", "--no-run", "--message-format=json"])
+        .args([
+            "test",
+            "--test",
+            "live",
+            "--no-run",
+            "--message-format=json",
+        ])
         .current_dir(&bench.manifest_dir);
     let output = run(command, BUILD_CEILING, "build the live suite")?;
     let executable = output.stdout.lines().find_map(|line| {
@@ -155,7 +164,12 @@ fn run_suite(
         command.arg(&bench.settings.suite_filter);
     }
     command
-        .args(["--test-threads", &config.threads.to_string(), "--color", "never"])
+        .args([
+            "--test-threads",
+            &config.threads.to_string(),
+            "--color",
+            "never",
+        ])
         .env(ISOLATION_ENV, config.isolation)
         .current_dir(&bench.manifest_dir);
     let started = Instant::now();
