@@ -82,6 +82,15 @@ fn main() -> ExitCode {
             ""
         },
     );
+    if !settings.only.is_empty() {
+        println!("  sections: {}", settings.only.join(", "));
+    }
+    if settings.as_test {
+        println!(
+            "  started without --bench (cargo test): a smoke run of the cheap sections; \
+             measure with `cargo bench --bench live_overhead`"
+        );
+    }
     let bench = Bench::new(settings, opencode, manifest_dir);
     let (figures, errors) = run(&bench);
     println!();

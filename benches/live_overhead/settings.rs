@@ -15,6 +15,8 @@ pub const SECTIONS: [&str; 5] = ["model", "fixture", "turn", "provisioning", "su
 /// The run's settings.
 #[derive(Clone, Debug)]
 pub struct Settings {
+    /// Started without `--bench`, i.e. by `cargo test`: a smoke run.
+    pub as_test: bool,
     pub quick: bool,
     /// The base sample count `n`: provisioning takes n per side, fixture starts 2n, turns 4n
     /// per side, model requests 10n; the suite runs once per mode (twice when n >= 8).
@@ -25,10 +27,16 @@ pub struct Settings {
 
 impl Settings {
     /// From the command line (`cargo bench --bench live_overhead -- --quick --only turn`) and
-    /// the environment. Cargo's own `--bench` flag and unknown arguments are ignored.
+    /// the environment. Unknown arguments are ignored.
+    ///
+    /// `cargo bench` passes `--bench`; without it the binary was started by `cargo test
+    /// --benches` (or `--all-targets`), which only checks that it still runs: then it is a quick
+    /// run of the cheap sections, unless sections were chosen explicitly.
     pub fn from_env() -> Result<Settings, String> {
         let args: Vec<String> = std::env::args().skip(1).collect();
-        let quick = args.iter().any(|a| a == "--quick")
+        let as_test = !args.iter().any(|a| a == "--bench");
+        let quick = as_test
+            || args.iter().any(|a| a == "--quick")
             || matches!(
                 std::env::var(QUICK_ENV).as_deref(),
                 Ok("1" | "true" | "yes")
@@ -47,6 +55,7 @@ impl Settings {
             .and_then(|i| args.get(i + 1).cloned());
         let only: Vec<String> = only_arg
             .or_else(|| std::env::var(ONLY_ENV).ok())
+            .or_else(|| as_test.then(|| "model,fixture".to_string()))
             .unwrap_or_default()
             .split(',')
             .map(|s| s.trim().to_string())
@@ -66,6 +75,7 @@ impl Settings {
             }
         });
         Ok(Settings {
+            as_test,
             quick,
             samples,
             only,
