@@ -21,7 +21,7 @@ mod turn;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use harness_runtime::opencode::testing;
+use harness_runtime::opencode::{ProvisionError, testing};
 
 use common::{Bench, BenchError, progress};
 use report::{Figure, Target};
@@ -57,9 +57,14 @@ fn main() -> ExitCode {
     );
     let opencode = match testing::find_opencode(&manifest_dir) {
         Ok(opencode) => opencode,
-        Err(e) => {
+        Err(e @ ProvisionError::OpenCodeNotFound) => {
             println!("skipped: {e}");
             return ExitCode::SUCCESS;
+        }
+        // A wrong LIVE_OPENCODE_BIN is a mistake to fix, not a machine without OpenCode.
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
         }
     };
     println!(
