@@ -251,3 +251,23 @@ fn a_sigkilled_runner_leaves_no_carrier_behind() {
         std::thread::sleep(Duration::from_millis(20)); // no signal to wait on: another process sweeps
     }
 }
+
+/// The benchmark's raw side runs a bare server in the same conditions as an agent.
+#[test]
+fn a_bare_root_has_an_agents_layout_and_hermetic_environment() {
+    let config = serde_json::json!({"share": "disabled"});
+    let bare = testing::bare_root("bench::raw", &config).unwrap();
+    assert!(bare.workspace.is_dir() && bare.workspace.starts_with(&bare.root));
+    let env = |name: &str| {
+        bare.env
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| panic!("{name} is not set"))
+    };
+    assert_eq!(env("OPENCODE_CONFIG_CONTENT"), config.to_string());
+    assert!(Path::new(&env("OPENCODE_DB")).starts_with(&bare.root));
+    assert!(Path::new(&env("HOME")).starts_with(&bare.root));
+    assert_eq!(env("OPENCODE_DISABLE_AUTOUPDATE"), "1");
+    std::fs::remove_dir_all(&bare.root).unwrap();
+}

@@ -7,6 +7,28 @@ pub use crate::live::ScenarioInfo;
 
 use super::{Agent, ProvisionError};
 
+/// An agent root with nothing running in it: the layout and hermetic environment provisioning
+/// gives an agent, for the benchmark's raw side (a bare `opencode serve` in the same conditions).
+#[derive(Debug, Clone)]
+pub struct BareRoot {
+    /// The root directory; remove it when done.
+    pub root: PathBuf,
+    /// The working directory a server should run in.
+    pub workspace: PathBuf,
+    /// The hermetic environment, `OPENCODE_CONFIG_CONTENT` included.
+    pub env: Vec<(String, String)>,
+}
+
+/// Creates a root named after `name` with `config` as `OPENCODE_CONFIG_CONTENT`.
+pub fn bare_root(name: &str, config: &serde_json::Value) -> std::io::Result<BareRoot> {
+    let root = super::root::AgentRoot::create(name)?;
+    Ok(BareRoot {
+        env: root.hermetic_env(&config.to_string()),
+        workspace: root.workspace,
+        root: root.root,
+    })
+}
+
 /// Runs the agents' part of `Live::finish(passed)`.
 pub async fn finish_agents(live: &mut crate::Live, passed: bool) -> Result<(), String> {
     live.agents.finish(passed, &live.redactor).await

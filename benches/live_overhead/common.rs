@@ -1,0 +1,141 @@
+//! What every section shares: the bench context, its error, progress lines, A/B interleaving.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use harness_runtime::evidence::Redactor;
+use harness_runtime::opencode::testing::{self, ScenarioInfo};
+use harness_runtime::{Live, ScenarioOptions};
+
+use crate::settings::Settings;
+
+/// Why a section could not produce its figures.
+#[derive(Debug)]
+pub enum BenchError {
+    /// A file or process operation failed.
+    Io {
+        what: &'static str,
+        source: std::io::Error,
+    },
+    /// The harness side failed (its message is redacted by the harness).
+    Harness(String),
+    /// The raw side failed (redacted by the bench's redactor).
+    Raw(String),
+    /// The live suite could not be built or run, or two runs disagreed.
+    Suite(String),
+}
+
+impl BenchError {
+    pub fn io(what: &'static str, source: std::io::Error) -> Self {
+        BenchError::Io { what, source }
+    }
+
+    pub fn harness(error: impl std::fmt::Display) -> Self {
+        BenchError::Harness(error.to_string())
+    }
+}
+
+impl std::fmt::Display for BenchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BenchError::Io { what, source } => write!(f, "could not {what}: {source}"),
+            BenchError::Harness(m) => write!(f, "harness side failed: {m}"),
+            BenchError::Raw(m) => write!(f, "raw side failed: {m}"),
+            BenchError::Suite(m) => write!(f, "live suite: {m}"),
+        }
+    }
+}
+
+/// The run's shared context.
+pub struct Bench {
+    pub settings: Settings,
+    /// The `opencode` executable both sides run.
+    pub opencode: PathBuf,
+    /// The root package: the live suite and `node_modules` are found from here.
+    pub manifest_dir: PathBuf,
+    /// Redacts the raw side's diagnostics (roots, ports) as the harness redacts its own.
+    pub redactor: Arc<Redactor>,
+    /// The raw side's HTTP client (loopback only, like the harness's).
+    pub http: reqwest::Client,
+}
+
+impl Bench {
+    pub fn new(settings: Settings, opencode: PathBuf, manifest_dir: PathBuf) -> Self {
+        let redactor = Arc::new(Redactor::for_scenario());
+        redactor.add_path(&manifest_dir, "[crate]");
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .expect("a reqwest client without TLS always builds");
+        Bench {
+            settings,
+            opencode,
+            manifest_dir,
+            redactor,
+            http,
+        }
+    }
+
+    /// A scenario context outside the runner, as the harness's own integration tests make one.
+    /// Must be called inside the tokio runtime (the scripted model starts on it).
+    pub fn live(&self, name: &str, options: ScenarioOptions) -> Live {
+        Live::new(ScenarioInfo {
+            name: name.to_string(),
+            options,
+            manifest_dir: self.manifest_dir.clone(),
+        })
+    }
+}
+
+/// Stops the agents of `live` and removes their roots (keeps them after a failure).
+pub async fn finish(mut live: Live, passed: bool) -> Result<(), BenchError> {
+    testing::finish_agents(&mut live, passed)
+        .await
+        .map_err(BenchError::Harness)
+}
+
+/// A progress line on stderr: the run is long and figures come only at the end.
+pub fn progress(section: &str, message: &str) {
+    eprintln!("[live_overhead] {section}: {message}");
+}
+
+/// A duration for progress lines: seconds, or milliseconds below one second.
+pub fn secs(d: Duration) -> String {
+    if d < Duration::from_secs(1) {
+        format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+    } else {
+        format!("{:.3} s", d.as_secs_f64())
+    }
+}
+
+/// Runs `n` samples of each side, interleaved A,B,B,A,A,B… so that drift (a machine that gets
+/// busier or quieter, caches that warm up) lands on both sides alike.
+pub async fn interleave<A, B, FA, FB>(
+    section: &str,
+    n: usize,
+    names: [&str; 2],
+    mut a: A,
+    mut b: B,
+) -> Result<[Vec<Duration>; 2], BenchError>
+where
+    A: FnMut() -> FA,
+    B: FnMut() -> FB,
+    FA: Future<Output = Result<Duration, BenchError>>,
+    FB: Future<Output = Result<Duration, BenchError>>,
+{
+    let mut samples = [Vec::with_capacity(n), Vec::with_capacity(n)];
+    for i in 0..n {
+        let order = if i % 2 == 0 { [0, 1] } else { [1, 0] };
+        for side in order {
+            let took = if side == 0 { a().await? } else { b().await? };
+            progress(
+                section,
+                &format!("{} {}/{n}: {}", names[side], i + 1, secs(took)),
+            );
+            samples[side].push(took);
+        }
+    }
+    Ok(samples)
+}

@@ -1,0 +1,175 @@
+//! `cargo bench --bench live_overhead`: what the harness costs on top of raw OpenCode, measured
+//! side by side in one run and printed as ratios of medians (absolute times depend on the
+//! machine; ratios measured in the same run do much less).
+//!
+//! `cargo bench --bench live_overhead -- --quick` is a short run (one sample per side, one
+//! scenario for the suite figures); `--only turn,model` measures some sections. Sample counts:
+//! `LIVE_BENCH_SAMPLES` (see `settings.rs`). Skips (exit 0) when OpenCode is not installed.
+
+mod common;
+mod fixture;
+mod libtest;
+mod model;
+mod provisioning;
+mod raw;
+mod report;
+mod settings;
+mod sse;
+mod suite;
+mod turn;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use harness_runtime::opencode::{ProvisionError, testing};
+
+use common::{Bench, BenchError, progress};
+use report::{Figure, Target};
+use settings::Settings;
+
+/// The role variable: the harness re-executes this binary as its reaper and as the fixture agent.
+const ROLE_ENV: &str = "HARNESS_RUNTIME_ROLE";
+
+const TARGETS: [(&str, Target); 3] = [
+    ("provisioning", Target::AtMost(1.05)),
+    ("turn", Target::AtMost(1.05)),
+    ("shared_speedup", Target::AtLeast(2.0)),
+];
+
+fn main() -> ExitCode {
+    match std::env::var(ROLE_ENV).as_deref() {
+        Ok("reaper") => return harness_runtime::process::run_reaper(),
+        Ok("fixture-agent") => return harness_runtime::fixture::run_agent(),
+        _ => {}
+    }
+    let settings = match Settings::from_env() {
+        Ok(settings) => settings,
+        Err(problem) => {
+            eprintln!("error: {problem}");
+            return ExitCode::from(2);
+        }
+    };
+    let manifest_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    println!(
+        "live_overhead: the harness against raw OpenCode, side by side in one run; figures are \
+         ratios of medians (harness / raw, A/B samples interleaved), with the medians they come \
+         from"
+    );
+    let opencode = match testing::find_opencode(&manifest_dir) {
+        Ok(opencode) => opencode,
+        Err(e @ ProvisionError::OpenCodeNotFound) => {
+            println!("skipped: {e}");
+            return ExitCode::SUCCESS;
+        }
+        // A wrong LIVE_OPENCODE_BIN is a mistake to fix, not a machine without OpenCode.
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    println!(
+        "  provisioning: live.opencode() / bare `opencode serve --port 0` + health poll, same \
+         root layout and environment ({n} per side)\n  \
+         turn: session.prompt() / bare reqwest prompt_async + /event until idle, same server \
+         and scripted reply ({t} per side)\n  \
+         shared_speedup: live suite wall time, LIVE_ISOLATION=server / shared; thread_scaling: \
+         --test-threads 1 / 2 (filter {filter:?})\n  \
+         also: fixture agent start-to-ready ({f} starts), scripted model time to first chunk \
+         ({m} requests){quick}",
+        n = settings.samples,
+        t = settings.samples * 4,
+        f = settings.samples * 2,
+        m = settings.samples * 10,
+        filter = settings.suite_filter,
+        quick = if settings.quick {
+            "\n  --quick: a short run, figures are indicative only"
+        } else {
+            ""
+        },
+    );
+    if !settings.only.is_empty() {
+        println!("  sections: {}", settings.only.join(", "));
+    }
+    if settings.as_test {
+        println!(
+            "  started without --bench (cargo test): a smoke run of the cheap sections; \
+             measure with `cargo bench --bench live_overhead`"
+        );
+    }
+    let bench = Bench::new(settings, opencode, manifest_dir);
+    let (figures, errors) = run(&bench);
+    println!();
+    let ratios = figures.iter().filter(|f| matches!(f, Figure::Ratio { .. }));
+    let medians = figures
+        .iter()
+        .filter(|f| matches!(f, Figure::Median { .. }));
+    for figure in ratios.chain(medians) {
+        let line = figure.line();
+        // What scripts read back must parse back; a format change fails here, not in them.
+        assert!(
+            Figure::parse(&line).is_some(),
+            "unparseable figure line {line:?}"
+        );
+        println!("{line}");
+    }
+    for figure in &figures {
+        if let Figure::Ratio { name, value } = figure {
+            if let Some((_, target)) = TARGETS.iter().find(|(n, _)| n == name) {
+                println!("{}", target.verdict(name, *value));
+            }
+        }
+    }
+    if errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        for (section, error) in &errors {
+            eprintln!(
+                "error: {section}: {}",
+                bench.redactor.redact(&error.to_string())
+            );
+        }
+        ExitCode::FAILURE
+    }
+}
+
+/// Every selected section in turn; a failed section is reported and the others still run.
+fn run(bench: &Bench) -> (Vec<Figure>, Vec<(&'static str, BenchError)>) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime starts");
+    // The reaper starts on the first registration; doing that now keeps its start out of the
+    // first sample of either side.
+    if let Err(e) = testing::register_with_reaper(&testing::new_token()) {
+        return (
+            Vec::new(),
+            vec![("reaper", BenchError::io("start the reaper", e))],
+        );
+    }
+    let mut figures = Vec::new();
+    let mut errors = Vec::new();
+    for section in settings::SECTIONS {
+        if !bench.settings.runs(section) {
+            continue;
+        }
+        progress(section, "started");
+        let result = match section {
+            "model" => runtime.block_on(model::measure(bench)),
+            "fixture" => runtime.block_on(fixture::measure(bench)),
+            "turn" => runtime.block_on(turn::measure(bench)),
+            "provisioning" => runtime.block_on(provisioning::measure(bench)),
+            "suite" => suite::measure(bench),
+            _ => unreachable!("settings validates section names"),
+        };
+        match result {
+            Ok(found) => figures.extend(found),
+            Err(e) => {
+                progress(section, "failed (reported at the end)");
+                errors.push((section, e));
+            }
+        }
+    }
+    runtime.shutdown_timeout(std::time::Duration::from_secs(10));
+    (figures, errors)
+}

@@ -1,0 +1,61 @@
+//! `provisioning`: `live.opencode()` (root, config, spawn, listening line, health, a cheap API
+//! call) against a bare `opencode serve` in the same root layout and environment plus a
+//! health-poll loop. Both sides start with their scripted model already running; both clocks
+//! include creating the root.
+
+use std::time::{Duration, Instant};
+
+use harness_runtime::ScenarioOptions;
+use harness_runtime::model::ModelSlot;
+use harness_runtime::opencode::AgentOptions;
+
+use crate::common::{Bench, BenchError, finish, interleave, progress, secs};
+use crate::raw::RawServer;
+use crate::report::Figure;
+
+const SECTION: &str = "provisioning";
+
+pub async fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
+    let n = bench.settings.samples;
+    if !bench.settings.quick {
+        // The first start of a 185 MB binary pays for the page cache; neither side should.
+        let took = raw_once(bench).await?;
+        progress(SECTION, &format!("warm-up raw start: {}", secs(took)));
+    }
+    let [harness, raw] = interleave(
+        SECTION,
+        n,
+        ["harness", "raw"],
+        || harness_once(bench),
+        || raw_once(bench),
+    )
+    .await?;
+    Ok([
+        Figure::ratio("provisioning", &harness, &raw),
+        Figure::median("provisioning.harness", &harness),
+        Figure::median("provisioning.raw", &raw),
+    ]
+    .into_iter()
+    .flatten()
+    .collect())
+}
+
+async fn harness_once(bench: &Bench) -> Result<Duration, BenchError> {
+    let mut live = bench.live("bench::provisioning", ScenarioOptions::DEFAULT);
+    live.model(); // running before the clock starts, as on the raw side
+    let started = Instant::now();
+    let agent = live.opencode().await;
+    let took = started.elapsed();
+    let finished = finish(live, agent.is_ok()).await;
+    agent.map_err(BenchError::harness)?;
+    finished?;
+    Ok(took)
+}
+
+async fn raw_once(bench: &Bench) -> Result<Duration, BenchError> {
+    let mut model = ModelSlot::default();
+    let config = model.opencode_config(AgentOptions::default().permission);
+    let (server, took) = RawServer::start(bench, &bench.opencode, &config).await?;
+    server.stop().await?;
+    Ok(took)
+}

@@ -1,0 +1,112 @@
+//! The bench's figures: medians of samples, ratios of medians, and the lines they print as.
+//!
+//! Std only: `tests/bench_output.rs` includes this file to keep the printed format parseable.
+
+use std::time::Duration;
+
+/// The median of `samples` (the mean of the middle two for an even count); `None` when empty.
+pub fn median(samples: &[Duration]) -> Option<Duration> {
+    let mut sorted = samples.to_vec();
+    sorted.sort();
+    let n = sorted.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(sorted[n / 2]),
+        _ => Some((sorted[n / 2 - 1] + sorted[n / 2]) / 2),
+    }
+}
+
+/// One printed figure.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Figure {
+    /// `ratio <name> <value>`: a dimensionless ratio of two medians measured in the same run.
+    Ratio { name: String, value: f64 },
+    /// `median <name> <ms> ms (<n> samples)`: the median a ratio (or a standalone figure) is
+    /// built from.
+    Median {
+        name: String,
+        ms: f64,
+        samples: usize,
+    },
+}
+
+impl Figure {
+    /// The median of `samples` as a figure; `None` when there are none.
+    pub fn median(name: &str, samples: &[Duration]) -> Option<Figure> {
+        median(samples).map(|m| Figure::Median {
+            name: name.to_string(),
+            ms: m.as_secs_f64() * 1000.0,
+            samples: samples.len(),
+        })
+    }
+
+    /// `numerator / denominator` of two medians; `None` when either side has no sample or the
+    /// denominator is zero.
+    pub fn ratio(name: &str, numerator: &[Duration], denominator: &[Duration]) -> Option<Figure> {
+        let (n, d) = (median(numerator)?, median(denominator)?);
+        (!d.is_zero()).then(|| Figure::Ratio {
+            name: name.to_string(),
+            value: n.as_secs_f64() / d.as_secs_f64(),
+        })
+    }
+
+    /// The figure's one line.
+    pub fn line(&self) -> String {
+        match self {
+            Figure::Ratio { name, value } => format!("ratio {name} {value:.3}"),
+            Figure::Median { name, ms, samples } => {
+                format!("median {name} {ms:.1} ms ({samples} samples)")
+            }
+        }
+    }
+
+    /// Parses one line printed by [`Figure::line`]; `None` for any other line.
+    pub fn parse(line: &str) -> Option<Figure> {
+        let mut words = line.split_whitespace();
+        match (words.next()?, words.next()?, words.next()?) {
+            ("ratio", name, value) => Some(Figure::Ratio {
+                name: name.to_string(),
+                value: value.parse().ok()?,
+            }),
+            ("median", name, ms) => {
+                let (unit, samples) = (words.next()?, words.next()?);
+                if unit != "ms" {
+                    return None;
+                }
+                Some(Figure::Median {
+                    name: name.to_string(),
+                    ms: ms.parse().ok()?,
+                    samples: samples.strip_prefix('(')?.parse().ok()?,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// Every figure in `output`, in order.
+    #[allow(dead_code)] // for readers of the output: tests/bench_output.rs
+    pub fn parse_all(output: &str) -> Vec<Figure> {
+        output.lines().filter_map(Figure::parse).collect()
+    }
+}
+
+/// A target a ratio should meet.
+#[derive(Clone, Copy, Debug)]
+pub enum Target {
+    /// The ratio must not exceed the bound.
+    AtMost(f64),
+    /// The ratio must reach the bound.
+    AtLeast(f64),
+}
+
+impl Target {
+    /// `target <name> <= 1.05: met (1.031)` or `… missed (…)`.
+    pub fn verdict(self, name: &str, value: f64) -> String {
+        let (op, bound, met) = match self {
+            Target::AtMost(b) => ("<=", b, value <= b),
+            Target::AtLeast(b) => (">=", b, value >= b),
+        };
+        let verdict = if met { "met" } else { "missed" };
+        format!("target {name} {op} {bound}: {verdict} ({value:.3})")
+    }
+}

@@ -1,0 +1,95 @@
+//! What a run measures and how many samples it takes: arguments and `LIVE_BENCH_*` variables.
+
+/// `LIVE_BENCH_SAMPLES=n`: the base sample count (default 5, `--quick` 1).
+pub const SAMPLES_ENV: &str = "LIVE_BENCH_SAMPLES";
+/// `LIVE_BENCH_QUICK=1`: the same as `--quick`.
+pub const QUICK_ENV: &str = "LIVE_BENCH_QUICK";
+/// `LIVE_BENCH_ONLY=turn,model`: measure only these sections (as `--only`).
+pub const ONLY_ENV: &str = "LIVE_BENCH_ONLY";
+/// `LIVE_BENCH_SUITE_FILTER=turns::`: the live suite's filter for the suite figures ("" = all).
+pub const SUITE_FILTER_ENV: &str = "LIVE_BENCH_SUITE_FILTER";
+
+/// The sections, in the order they run.
+pub const SECTIONS: [&str; 5] = ["model", "fixture", "turn", "provisioning", "suite"];
+
+/// The run's settings.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Started without `--bench`, i.e. by `cargo test`: a smoke run.
+    pub as_test: bool,
+    pub quick: bool,
+    /// The base sample count `n`: provisioning takes n per side, fixture starts 2n, turns 4n
+    /// per side, model requests 10n; the suite runs once per mode (twice when n >= 8).
+    pub samples: usize,
+    pub only: Vec<String>,
+    pub suite_filter: String,
+}
+
+impl Settings {
+    /// From the command line (`cargo bench --bench live_overhead -- --quick --only turn`) and
+    /// the environment. Unknown arguments are ignored.
+    ///
+    /// `cargo bench` passes `--bench`; without it the binary was started by `cargo test
+    /// --benches` (or `--all-targets`), which only checks that it still runs: then it is a quick
+    /// run of the cheap sections, unless sections were chosen explicitly.
+    pub fn from_env() -> Result<Settings, String> {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        let as_test = !args.iter().any(|a| a == "--bench");
+        let quick = as_test
+            || args.iter().any(|a| a == "--quick")
+            || matches!(
+                std::env::var(QUICK_ENV).as_deref(),
+                Ok("1" | "true" | "yes")
+            );
+        let samples = match std::env::var(SAMPLES_ENV) {
+            Ok(raw) => match raw.trim().parse::<usize>() {
+                Ok(n) if n > 0 => n,
+                _ => return Err(format!("{SAMPLES_ENV} must be a positive whole number")),
+            },
+            Err(_) if quick => 1,
+            Err(_) => 5,
+        };
+        let only_arg = args
+            .iter()
+            .position(|a| a == "--only")
+            .and_then(|i| args.get(i + 1).cloned());
+        let only: Vec<String> = only_arg
+            .or_else(|| std::env::var(ONLY_ENV).ok())
+            .or_else(|| as_test.then(|| "model,fixture".to_string()))
+            .unwrap_or_default()
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+        if let Some(unknown) = only.iter().find(|s| !SECTIONS.contains(&s.as_str())) {
+            return Err(format!(
+                "unknown section `{unknown}` in --only / {ONLY_ENV}: expected some of {}",
+                SECTIONS.join(", ")
+            ));
+        }
+        let suite_filter = std::env::var(SUITE_FILTER_ENV).unwrap_or_else(|_| {
+            if quick {
+                "turns::plain_text_reply".into()
+            } else {
+                "turns::".into()
+            }
+        });
+        Ok(Settings {
+            as_test,
+            quick,
+            samples,
+            only,
+            suite_filter,
+        })
+    }
+
+    /// Whether `section` runs.
+    pub fn runs(&self, section: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|s| s == section)
+    }
+
+    /// How many times the suite runs in each mode.
+    pub fn suite_runs(&self) -> usize {
+        if self.samples >= 8 { 2 } else { 1 }
+    }
+}

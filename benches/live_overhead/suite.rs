@@ -1,0 +1,244 @@
+//! `shared_speedup` and `thread_scaling`: the live suite's wall time (the `live` test binary,
+//! as `cargo test --test live` builds it) with per-scenario servers (`LIVE_ISOLATION=server`)
+//! against shared servers (`LIVE_ISOLATION=shared`), and with 1 against 2 test threads. Every
+//! run must end every scenario the same way, or the times are not comparable.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::common::{Bench, BenchError, progress, secs};
+use crate::libtest;
+use crate::report::Figure;
+
+const SECTION: &str = "suite";
+/// The variable the runner reads to choose per-scenario (`server`) or shared servers.
+const ISOLATION_ENV: &str = "LIVE_ISOLATION";
+/// Building the live suite from scratch on a loaded 2-core machine takes minutes.
+const BUILD_CEILING: Duration = Duration::from_secs(30 * 60);
+/// One run of the filtered suite.
+const RUN_CEILING: Duration = Duration::from_secs(30 * 60);
+
+/// One configuration of the suite: isolation mode and test threads.
+#[derive(Clone, Copy, Debug)]
+struct Config {
+    isolation: &'static str,
+    threads: usize,
+}
+
+impl Config {
+    fn label(self) -> String {
+        format!("{}@{}", self.isolation, self.threads)
+    }
+}
+
+const SERVER_2: Config = Config {
+    isolation: "server",
+    threads: 2,
+};
+const SHARED_2: Config = Config {
+    isolation: "shared",
+    threads: 2,
+};
+const SERVER_1: Config = Config {
+    isolation: "server",
+    threads: 1,
+};
+
+/// Blocking: runs child processes only.
+pub fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
+    let binary = build(bench)?;
+    let filter = &bench.settings.suite_filter;
+    progress(
+        SECTION,
+        &format!(
+            "suite filter {:?}; runs per configuration: {}",
+            filter,
+            bench.settings.suite_runs()
+        ),
+    );
+    let configs = [SERVER_2, SHARED_2, SERVER_1];
+    let mut walls: [Vec<Duration>; 3] = Default::default();
+    let mut reference: Option<(String, BTreeMap<String, String>)> = None;
+    for run in 0..bench.settings.suite_runs() {
+        let mut order = [0, 1, 2];
+        if run % 2 == 1 {
+            order.reverse();
+        }
+        for index in order {
+            let config = configs[index];
+            let (wall, outcomes) = run_suite(bench, &binary, config)?;
+            let passed = outcomes.values().filter(|o| *o == "ok").count();
+            let failed = outcomes.values().filter(|o| *o == "FAILED").count();
+            progress(
+                SECTION,
+                &format!(
+                    "{} run {}: {} ({} scenarios: {passed} passed, {failed} failed, {} ignored)",
+                    config.label(),
+                    run + 1,
+                    secs(wall),
+                    outcomes.len(),
+                    outcomes.len() - passed - failed
+                ),
+            );
+            if failed > 0 {
+                progress(
+                    SECTION,
+                    "warning: scenarios failed; the figures compare runs that fail alike",
+                );
+            }
+            match &reference {
+                None => reference = Some((config.label(), outcomes)),
+                Some((label, expected)) => {
+                    let differences = libtest::differences(expected, &outcomes);
+                    if !differences.is_empty() {
+                        return Err(BenchError::Suite(format!(
+                            "{} and {} ended scenarios differently, so their times are not \
+                             comparable: {}",
+                            label,
+                            config.label(),
+                            differences.join("; ")
+                        )));
+                    }
+                }
+            }
+            walls[index].push(wall);
+        }
+    }
+    let [server, shared, single] = &walls;
+    Ok([
+        Figure::ratio("shared_speedup", server, shared),
+        Figure::ratio("thread_scaling", single, server),
+        Figure::median("suite.server_2_threads", server),
+        Figure::median("suite.shared_2_threads", shared),
+        Figure::median("suite.server_1_thread", single),
+    ]
+    .into_iter()
+    .flatten()
+    .collect())
+}
+
+/// `cargo test --test live --no-run`: the binary `cargo test --test live` runs.
+fn build(bench: &Bench) -> Result<PathBuf, BenchError> {
+    progress(
+        SECTION,
+        "building the live suite (cargo test --test live --no-run)",
+    );
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    command
+        .args([
+            "test",
+            "--test",
+            "live",
+            "--no-run",
+            "--message-format=json",
+        ])
+        .current_dir(&bench.manifest_dir);
+    let output = run(command, BUILD_CEILING, "build the live suite")?;
+    let executable = output.stdout.lines().find_map(|line| {
+        let message: serde_json::Value = serde_json::from_str(line).ok()?;
+        (message["reason"] == "compiler-artifact" && message["target"]["name"] == "live")
+            .then(|| message["executable"].as_str().map(PathBuf::from))
+            .flatten()
+    });
+    executable.ok_or_else(|| {
+        BenchError::Suite(format!(
+            "`cargo test --test live --no-run` named no executable ({}); its stderr ends: {}",
+            output.status,
+            bench.redactor.redact(&tail(&output.stderr, 15))
+        ))
+    })
+}
+
+fn run_suite(
+    bench: &Bench,
+    binary: &Path,
+    config: Config,
+) -> Result<(Duration, BTreeMap<String, String>), BenchError> {
+    let mut command = Command::new(binary);
+    if !bench.settings.suite_filter.is_empty() {
+        command.arg(&bench.settings.suite_filter);
+    }
+    command
+        .args([
+            "--test-threads",
+            &config.threads.to_string(),
+            "--color",
+            "never",
+        ])
+        .env(ISOLATION_ENV, config.isolation)
+        .current_dir(&bench.manifest_dir);
+    let started = Instant::now();
+    let output = run(command, RUN_CEILING, "run the live suite")?;
+    let wall = started.elapsed();
+    let outcomes = libtest::outcomes(&output.stdout);
+    if outcomes.is_empty() {
+        return Err(BenchError::Suite(format!(
+            "{} ran no scenario ({}; filter {:?}); its stderr ends: {}",
+            config.label(),
+            output.status,
+            bench.settings.suite_filter,
+            bench.redactor.redact(&tail(&output.stderr, 15))
+        )));
+    }
+    Ok((wall, outcomes))
+}
+
+struct Output {
+    status: std::process::ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `command` to its end with captured output, killing it at `ceiling` (the live runner's
+/// reaper then sweeps whatever it had started).
+fn run(mut command: Command, ceiling: Duration, what: &'static str) -> Result<Output, BenchError> {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| BenchError::io(what, e))?;
+    let pid = child.id();
+    let read = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = pipe.read_to_string(&mut text);
+            text
+        })
+    };
+    let stdout = read(Box::new(child.stdout.take().expect("piped")));
+    let stderr = read(Box::new(child.stderr.take().expect("piped")));
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    let status = match rx.recv_timeout(ceiling) {
+        Ok(status) => status.map_err(|e| BenchError::io(what, e))?,
+        Err(_) => {
+            // SAFETY: kill only sends a signal to the child we spawned (not yet reaped: the
+            // waiting thread still holds it).
+            unsafe {
+                libc::kill(pid as libc::pid_t, libc::SIGKILL);
+            }
+            let _ = rx.recv();
+            return Err(BenchError::Suite(format!(
+                "could not {what} within {ceiling:?}: killed it"
+            )));
+        }
+    };
+    Ok(Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    })
+}
+
+fn tail(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
