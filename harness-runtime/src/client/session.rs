@@ -165,8 +165,10 @@ impl Session {
     pub async fn prompt_with(&self, prompt: Prompt) -> Result<Turn, ClientError> {
         let ceiling = prompt.effective_ceiling();
         let deadline = Instant::now() + ceiling;
-        let mut events = self.client.subscribe().await?;
-        let baseline = self.baseline().await?;
+        // Both only have to be in place before the post; taking them together saves the turn a
+        // round trip to the server.
+        let (events, baseline) = tokio::join!(self.client.subscribe(), self.baseline());
+        let (mut events, baseline) = (events?, baseline?);
         let mut collector = TurnCollector::new(self.id(), baseline);
         self.client.prompt_async(self.id(), &prompt).await?;
         let result = self
