@@ -57,11 +57,22 @@ fn run(
         !finished.shows(canary),
         "{case}: the canary secret reached the output\n{finished}"
     );
-    let message = finished
+    // The failure's first line, else the runner's error, else the skip reason.
+    let failure = finished
         .stdout
         .lines()
-        .chain(finished.stderr.lines())
-        .find(|l| l.starts_with("error:") || l.contains("requires ") || l.contains("could not"))
+        .skip_while(|l| !l.starts_with("---- "))
+        .nth(1);
+    let error = || finished.stderr.lines().find(|l| l.starts_with("error:"));
+    let skip = || {
+        finished
+            .stdout
+            .lines()
+            .find(|l| l.contains("... ignored ("))
+    };
+    let message = failure
+        .or_else(error)
+        .or_else(skip)
         .unwrap_or("")
         .to_string();
     println!(

@@ -350,7 +350,7 @@ fn heavy_the_hundred_and_real_opencode_leave_no_process_and_only_the_failing_roo
     }
     full_run(
         "heavy_the_hundred_and_real_opencode",
-        &[],
+        &["--skip", "bad_input::"],
         &[("RELIABILITY_OPENCODE", "1")],
         112,
         100,

@@ -69,6 +69,17 @@ impl Sandbox {
     pub(crate) fn command(&self, program: &str, args: &[&str]) -> Command {
         let mut command = Command::new(program);
         command.args(args).process_group(0);
+        // As under a terminal: a caller started in the background (`cmd &` in a script, CI
+        // wrappers) hands down SIGINT and SIGQUIT ignored, and the Ctrl-C run would then
+        // interrupt nothing.
+        // SAFETY: `signal` is async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+                Ok(())
+            });
+        }
         for var in CLEARED {
             command.env_remove(var);
         }
