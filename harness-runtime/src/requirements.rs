@@ -17,6 +17,8 @@ pub(crate) enum Problem {
     NotUnicode,
     /// Set to the empty string.
     Empty,
+    /// Set to whitespace only (a padded empty value).
+    Blank,
     /// Leading or trailing whitespace (a copy-paste accident, usually a newline).
     Padded,
     /// Not a JSON object; the detail never quotes the value.
@@ -37,6 +39,7 @@ impl fmt::Display for Unmet {
             Problem::Missing => write!(f, "{var} is not set"),
             Problem::NotUnicode => write!(f, "{var} is not valid UTF-8"),
             Problem::Empty => write!(f, "{var} is empty"),
+            Problem::Blank => write!(f, "{var} holds only whitespace"),
             Problem::Padded => write!(f, "{var} has leading or trailing whitespace"),
             Problem::NotJsonObject(detail) => write!(f, "{var} is not a JSON object ({detail})"),
         }
@@ -80,6 +83,9 @@ fn problem(var: &str, value: Option<OsString>) -> Option<Problem> {
     };
     if text.is_empty() {
         return Some(Problem::Empty);
+    }
+    if text.trim().is_empty() {
+        return Some(Problem::Blank);
     }
     if text.trim() != text {
         return Some(Problem::Padded);
@@ -142,6 +148,7 @@ mod tests {
         assert_eq!(problems(&["A"], &[("A", "")]), vec![Problem::Empty]);
         assert_eq!(problems(&["A"], &[("A", "key\n")]), vec![Problem::Padded]);
         assert_eq!(problems(&["A"], &[("A", " key")]), vec![Problem::Padded]);
+        assert_eq!(problems(&["A"], &[("A", "  \n")]), vec![Problem::Blank]);
         assert!(matches!(
             problems(
                 &["OPENCODE_CONFIG_CONTENT"],

@@ -1,7 +1,18 @@
-//! Reliability at scale, measured: every test prints its figures (`-- --nocapture`).
-//! The fast part runs in CI; `-- --include-ignored` adds the heavy part.
+//! Reliability at scale (issue #11), measured: every test prints its figures (`-- --nocapture`).
+//!
+//! - `processes`: process hygiene over a hundred mixed scenarios, also when the runner is
+//!   interrupted; `bad_input`: clear errors, never a secret, for bad environment and files;
+//! - `ports`: many fixture servers at once; `streams`: hostile event streams with bounded memory;
+//!   `redaction`: the redactor fuzzed.
+//!
+//! `cargo test --release --test reliability` runs the fast part (CI);
+//! `cargo test --release --test reliability -- --include-ignored` adds the heavy part (real
+//! OpenCode, larger scales).
 
+mod bad_input;
 mod io_support;
 mod ports;
+mod processes;
 mod redaction;
 mod streams;
+mod support;

@@ -8,6 +8,7 @@ mod recorder;
 mod redact;
 mod secrets;
 mod snapshot;
+mod stored;
 mod turn;
 
 pub use recorder::{Evidence, counters};

@@ -83,13 +83,32 @@ fn assert_evidence(
 ) {
     let stem = snapshot_stem(&info.name);
     let variant = variant.map(sanitize);
-    let file = match &variant {
-        Some(v) => format!("snapshots/{stem}@{v}.snap"),
-        None => format!("snapshots/{stem}.snap"),
+    let name = match &variant {
+        Some(v) => format!("{stem}@{v}.snap"),
+        None => format!("{stem}.snap"),
     };
+    // Shown relative to where the reader configured it: no temp or home paths in messages.
+    let file = match std::env::var_os(SNAPSHOT_DIR_ENV).filter(|v| !v.is_empty()) {
+        Some(_) => format!("${SNAPSHOT_DIR_ENV}/{name}"),
+        None => format!("snapshots/{name}"),
+    };
+    let dir = snapshot_dir(&info.manifest_dir);
+    // `INSTA_UPDATE=always` is how a corrupt snapshot is re-recorded: let insta overwrite it.
+    let overwrite = std::env::var("INSTA_UPDATE").is_ok_and(|v| v == "always");
+    if let Some(problem) = super::stored::corruption(&dir.join(&name)).filter(|_| !overwrite) {
+        panic!(
+            "{}",
+            redactor.redact(&format!(
+                "the accepted snapshot `{file}` of `{}` is corrupt ({problem}): restore it from \
+                 version control, or delete it (or set INSTA_UPDATE=always) and run again to \
+                 record the evidence anew",
+                info.name
+            ))
+        );
+    }
 
     let mut settings = insta::Settings::new();
-    settings.set_snapshot_path(snapshot_dir(&info.manifest_dir));
+    settings.set_snapshot_path(dir);
     settings.set_prepend_module_to_snapshot(false);
     if let Some(v) = &variant {
         settings.set_snapshot_suffix(v.clone());

@@ -1,0 +1,379 @@
+//! Issue #11, item 1: process hygiene at scale. A hundred fixture scenarios mixing pass, `Err`,
+//! panic, timeout, agent crashes, agents deaf to SIGTERM, detached grandchildren and
+//! double-forked daemons deaf to SIGTERM (`bin/scenarios/mix.rs`) run in one runner; then the
+//! same run is interrupted with SIGINT and, separately, killed with SIGKILL mid-run.
+//!
+//! A process of a run is one that carries the run's mark (an env variable every process the
+//! runner starts inherits, directly or not), carries an owner mark of its runner, or was seen
+//! descending from the runner while it lived (sampled every 50 ms, by pid and start time).
+//!
+//! What is guaranteed, and proven here:
+//! - after any run, interrupted or not: no process of the run remains (after an interruption the
+//!   runner's reaper sweeps; the wait for that has a ceiling);
+//! - no root of a scenario that passed remains, and every scenario that failed keeps its root
+//!   (and printed its path);
+//! - after SIGINT or SIGKILL, the roots of the scenarios in flight remain too: the runner died
+//!   before it could decide, and nothing removes them later. That is the only other thing left.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use harness_runtime::scaled;
+
+use crate::support::{Finished, Sandbox, run::SCENARIOS};
+
+/// One runner at a time: these runs load the machine, and their timings are figures.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// How many scenarios a runner runs at once.
+const THREADS: &str = "4";
+/// The ceiling of a whole run of the hundred, before scaling.
+const RUN_CEILING: Duration = Duration::from_secs(600);
+/// How long the reaper may take to sweep after the runner died, before scaling.
+const REAP_CEILING: Duration = Duration::from_secs(10);
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Prints a test's figures as one line.
+fn figures(test: &str, figures: &[(&str, String)]) {
+    let text: Vec<String> = figures.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    println!("[figures] {test}: {}", text.join(", "));
+}
+
+/// Whether `npm ci` installed real OpenCode; the heavy tests need it.
+fn opencode_installed() -> bool {
+    let installed = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("node_modules/.bin/opencode")
+        .is_file();
+    if !installed {
+        println!("skipped: opencode not found: run `npm ci`");
+    }
+    installed
+}
+
+/// Every scenario that passes is named `…_pass…`; every other one fails.
+fn expected(name: &str) -> &'static str {
+    if name.contains("_pass") {
+        "ok"
+    } else {
+        "FAILED"
+    }
+}
+
+/// `live-<scenario, sanitized>-<runner pid>-<nonce>` → the sanitized scenario.
+fn root_scenario(root: &str) -> Option<&str> {
+    let rest = root.strip_prefix("live-")?;
+    let mut parts = rest.rsplitn(3, '-');
+    let (_nonce, _pid) = (parts.next()?, parts.next()?);
+    parts.next()
+}
+
+/// `mix::s00_pass` → `mix-s00_pass`, as roots name it.
+fn sanitized(name: &str) -> String {
+    name.replace("::", "-")
+}
+
+/// What the roots of a run say.
+#[derive(Debug, Default)]
+struct Roots {
+    /// Roots kept by scenarios reported failed.
+    kept: usize,
+    /// Roots of scenarios in flight when the runner died.
+    in_flight: usize,
+}
+
+/// Checks the roots against the reported results: none of a passing scenario, at least one of
+/// every failing one (its path printed), the rest only of scenarios still in flight.
+fn check_roots(sandbox: &Sandbox, finished: &Finished) -> Roots {
+    let results = finished.results();
+    let by_root: BTreeMap<String, &String> =
+        results.keys().map(|name| (sanitized(name), name)).collect();
+    let mut roots = Roots::default();
+    let mut kept_by = BTreeMap::<String, usize>::new();
+    for root in sandbox.roots() {
+        let scenario = root_scenario(&root)
+            .unwrap_or_else(|| panic!("{root} in the run's TMPDIR is no scenario root"));
+        match by_root.get(scenario).map(|name| results[*name].as_str()) {
+            Some("ok") => panic!("the passing scenario of {root} left its root\n{finished}"),
+            Some("FAILED") => {
+                assert!(
+                    finished.stderr.contains("kept scenario root: ")
+                        && finished.stderr.contains(&root),
+                    "the kept root {root} was not printed\n{finished}"
+                );
+                *kept_by.entry(scenario.to_string()).or_default() += 1;
+                roots.kept += 1;
+            }
+            Some(other) => panic!("{root} belongs to a scenario reported {other:?}"),
+            None => {
+                let started = finished.started();
+                assert!(
+                    started.iter().any(|name| sanitized(name) == scenario),
+                    "{root} belongs to no scenario that started\n{finished}"
+                );
+                roots.in_flight += 1;
+            }
+        }
+    }
+    for (name, outcome) in &results {
+        if outcome == "FAILED" {
+            assert!(
+                kept_by.contains_key(&sanitized(name)),
+                "the failing {name} kept no root: {:?}\n{finished}",
+                sandbox.roots()
+            );
+        }
+    }
+    roots
+}
+
+/// Waits until nothing of the run is left, then checks every recorded pid is gone.
+fn assert_clean(sandbox: &Sandbox, finished: &Finished) -> Duration {
+    let took = match sandbox.wait_until_clean(finished, scaled(REAP_CEILING)) {
+        Ok(took) => took,
+        Err(left) => panic!(
+            "processes of the run remain {:?} after the runner ended:\n{}\n{finished}",
+            scaled(REAP_CEILING),
+            left.join("\n")
+        ),
+    };
+    let mark = format!("RELIABILITY_RUN_MARK={}", sandbox.mark).into_bytes();
+    for (label, pid) in sandbox.pids() {
+        assert!(
+            !crate::support::procs::environ_has(pid, |e| e == mark.as_slice()),
+            "{label} {pid} still runs"
+        );
+    }
+    took
+}
+
+fn count(results: &BTreeMap<String, String>, outcome: &str) -> usize {
+    results.values().filter(|o| o.as_str() == outcome).count()
+}
+
+/// Runs `filter` to its end and checks everything.
+///
+/// `fixture_scenarios` of them are `mix::` scenarios; the rest (`real::`) start real OpenCode.
+fn full_run(
+    test: &str,
+    filter: &[&str],
+    env: &[(&str, &str)],
+    scenarios: usize,
+    fixture_scenarios: usize,
+) {
+    let _serial = serial();
+    let sandbox = Sandbox::new();
+    let mut args = vec!["--test-threads", THREADS];
+    args.extend(filter);
+    let mut command = sandbox.command(SCENARIOS, &args);
+    command.envs(env.iter().copied());
+    let finished = sandbox.run(command, scaled(RUN_CEILING));
+    let clean = assert_clean(&sandbox, &finished);
+
+    let results = finished.results();
+    assert_eq!(results.len(), scenarios, "\n{finished}");
+    for (name, outcome) in &results {
+        assert_eq!(outcome, expected(name), "{name}\n{finished}");
+    }
+    assert_eq!(finished.code, Some(101), "\n{finished}");
+    let roots = check_roots(&sandbox, &finished);
+    assert_eq!(roots.in_flight, 0, "\n{finished}");
+    // The harness was made to start what it must clean up: every agent ran its daemon, and
+    // every fixture scenario but the ten whose agent exits at start got a grandchild (a
+    // timeout's could in principle be cut before it, on a machine slower than its ceiling).
+    let agents = sandbox.count("agent") + sandbox.count("server");
+    assert!(agents >= fixture_scenarios, "{:?}", sandbox.pids());
+    assert_eq!(
+        sandbox.count("daemon"),
+        sandbox.count("agent") + sandbox.count("grouped"),
+        "{:?}",
+        sandbox.pids()
+    );
+    assert!(
+        sandbox.count("grandchild") >= fixture_scenarios * 8 / 10,
+        "{:?}",
+        sandbox.pids()
+    );
+    assert_eq!(roots.kept, count(&results, "FAILED"), "\n{finished}");
+    figures(
+        test,
+        &[
+            ("scenarios", results.len().to_string()),
+            ("passed", count(&results, "ok").to_string()),
+            ("failed", count(&results, "FAILED").to_string()),
+            ("agents", agents.to_string()),
+            ("grandchildren", sandbox.count("grandchild").to_string()),
+            ("daemons", sandbox.count("daemon").to_string()),
+            ("tool sleeps", sandbox.count("grouped").to_string()),
+            ("processes seen", finished.seen.len().to_string()),
+            ("peak at once", finished.peak.to_string()),
+            ("survivors", "0".into()),
+            ("roots of passes left", "0".into()),
+            ("failing roots kept", roots.kept.to_string()),
+            ("wall", format!("{:.1}s", finished.elapsed.as_secs_f64())),
+            ("clean after exit", format!("{took:.2?}", took = clean)),
+        ],
+    );
+}
+
+/// How a run is interrupted.
+#[derive(Clone, Copy, Debug)]
+enum Interrupt {
+    /// SIGINT to the runner's process group: a Ctrl-C in the terminal.
+    Ctrl,
+    /// SIGKILL to the runner alone.
+    Kill,
+}
+
+/// Starts `filter`, waits until `ready` holds (and processes of the run beyond the runner and
+/// its reaper run), interrupts the runner, then checks nothing of the run is left.
+fn interrupted_run(
+    test: &str,
+    filter: &[&str],
+    env: &[(&str, &str)],
+    how: Interrupt,
+    ready: impl Fn(&Sandbox, usize) -> bool,
+) {
+    let _serial = serial();
+    let sandbox = Sandbox::new();
+    let mut args = vec!["--test-threads", THREADS];
+    args.extend(filter);
+    let mut command = sandbox.command(SCENARIOS, &args);
+    command.envs(env.iter().copied());
+    let mut running = sandbox.start(command);
+    let ceiling = scaled(RUN_CEILING);
+    let deadline = Instant::now() + ceiling;
+    let at_signal = loop {
+        let started = running.poll_started();
+        // Runner, reaper, and at least one agent with its grandchild and daemon (or a server
+        // with its tool's sleeps).
+        let now = sandbox.survivors(running.runner, &Default::default()).len();
+        if ready(&sandbox, started) && now >= 5 {
+            break now;
+        }
+        if !running.is_running() {
+            running.abandon("the run ended before the moment to interrupt it");
+        }
+        if Instant::now() >= deadline {
+            running.abandon(&format!("not ready to interrupt within {ceiling:?}"));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let signal = match how {
+        Interrupt::Ctrl => {
+            running.signal_group(libc::SIGINT);
+            libc::SIGINT
+        }
+        Interrupt::Kill => {
+            running.signal(libc::SIGKILL);
+            libc::SIGKILL
+        }
+    };
+    let finished = running.wait(scaled(REAP_CEILING));
+    assert_eq!(finished.signal, Some(signal), "\n{finished}");
+    let clean = assert_clean(&sandbox, &finished);
+    let roots = check_roots(&sandbox, &finished);
+    let results = finished.results();
+    let in_flight = finished.started().len() - results.len();
+    assert!(
+        roots.in_flight <= in_flight,
+        "{} roots of {in_flight} scenarios in flight\n{finished}",
+        roots.in_flight
+    );
+    figures(
+        test,
+        &[
+            ("signal", format!("{how:?}")),
+            ("started", finished.started().len().to_string()),
+            ("passed", count(&results, "ok").to_string()),
+            ("failed", count(&results, "FAILED").to_string()),
+            ("in flight", in_flight.to_string()),
+            ("processes of the run at the signal", at_signal.to_string()),
+            ("processes seen", finished.seen.len().to_string()),
+            ("survivors", "0".into()),
+            ("roots of passes left", "0".into()),
+            ("failing roots kept", roots.kept.to_string()),
+            (
+                "roots left by scenarios in flight",
+                roots.in_flight.to_string(),
+            ),
+            (
+                "signal after",
+                format!("{:.1}s", finished.elapsed.as_secs_f64()),
+            ),
+            ("clean after the signal", format!("{clean:.2?}")),
+        ],
+    );
+}
+
+/// The hundred, to their end: 40 pass, 60 fail; nothing left but the 60 failing roots.
+#[test]
+fn a_hundred_mixed_scenarios_leave_no_process_and_only_the_failing_roots() {
+    full_run("a_hundred_mixed_scenarios", &["mix::"], &[], 100, 100);
+}
+
+/// Ctrl-C after 40 of the hundred started: the reaper sweeps what the dead runner left.
+#[test]
+fn a_run_interrupted_by_sigint_leaves_no_process() {
+    interrupted_run(
+        "a_run_interrupted_by_sigint",
+        &["mix::"],
+        &[],
+        Interrupt::Ctrl,
+        |_, started| started >= 40,
+    );
+}
+
+/// SIGKILL after 70 of the hundred started: no destructor runs, only the reaper is left.
+#[test]
+fn a_run_killed_by_sigkill_leaves_no_process() {
+    interrupted_run(
+        "a_run_killed_by_sigkill",
+        &["mix::"],
+        &[],
+        Interrupt::Kill,
+        |_, started| started >= 70,
+    );
+}
+
+/// The hundred plus twelve real-OpenCode scenarios whose bash tool leaves a grouped sleep and a
+/// double-forked daemon deaf to SIGTERM.
+#[test]
+#[ignore = "heavy: 12 real OpenCode servers besides the hundred; minutes on two cores"]
+fn heavy_the_hundred_and_real_opencode_leave_no_process_and_only_the_failing_roots() {
+    if !opencode_installed() {
+        return;
+    }
+    full_run(
+        "heavy_the_hundred_and_real_opencode",
+        &["--skip", "bad_input::"],
+        &[("RELIABILITY_OPENCODE", "1")],
+        112,
+        100,
+    );
+}
+
+/// Real OpenCode interrupted while its tools' sleeps run: Ctrl-C, then SIGKILL.
+#[test]
+#[ignore = "heavy: real OpenCode servers interrupted mid-run; minutes on two cores"]
+fn heavy_real_opencode_interrupted_leaves_no_process() {
+    if !opencode_installed() {
+        return;
+    }
+    for (how, test) in [
+        (Interrupt::Ctrl, "heavy_real_opencode_sigint"),
+        (Interrupt::Kill, "heavy_real_opencode_sigkill"),
+    ] {
+        interrupted_run(
+            test,
+            &["real::"],
+            &[("RELIABILITY_OPENCODE", "1")],
+            how,
+            |sandbox, _| sandbox.count("grouped") >= 2,
+        );
+    }
+}

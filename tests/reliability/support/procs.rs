@@ -1,0 +1,77 @@
+//! The process table, read from `/proc`: who carries a run's marks, who descends from a runner.
+
+use std::collections::{HashMap, HashSet};
+
+/// A process identity that survives pid reuse: the pid and its start time (clock ticks since
+/// boot, field 22 of `/proc/<pid>/stat`).
+pub(crate) type Identity = (u32, u64);
+
+/// One live process (zombies are left out: they are dead, only not yet reaped).
+#[derive(Clone, Debug)]
+pub(crate) struct Proc {
+    pub(crate) pid: u32,
+    pub(crate) ppid: u32,
+    pub(crate) start: u64,
+}
+
+/// `/proc/<pid>/stat` → `(ppid, state, start time)`; the command name may hold spaces and
+/// parentheses, so fields are counted after its last `)`.
+fn stat(pid: u32) -> Option<(u32, char, u64)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &text[text.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split(' ').collect();
+    // `rest` starts at field 3 (state): ppid is field 4, starttime field 22.
+    let state = fields.first()?.chars().next()?;
+    let ppid = fields.get(1)?.parse().ok()?;
+    let start = fields.get(19)?.parse().ok()?;
+    Some((ppid, state, start))
+}
+
+/// Every live process but this one.
+pub(crate) fn table() -> Vec<Proc> {
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| pid != me)
+        .filter_map(|pid| {
+            let (ppid, state, start) = stat(pid)?;
+            (state != 'Z').then_some(Proc { pid, ppid, start })
+        })
+        .collect()
+}
+
+/// The identities of every live descendant of `root` (not `root` itself).
+pub(crate) fn descendants(root: u32, table: &[Proc]) -> HashSet<Identity> {
+    let mut children: HashMap<u32, Vec<&Proc>> = HashMap::new();
+    for proc in table {
+        children.entry(proc.ppid).or_default().push(proc);
+    }
+    let mut found = HashSet::new();
+    let mut stack = vec![root];
+    while let Some(pid) = stack.pop() {
+        for child in children.get(&pid).into_iter().flatten() {
+            if found.insert((child.pid, child.start)) {
+                stack.push(child.pid);
+            }
+        }
+    }
+    found
+}
+
+/// Whether `pid`'s environment holds an entry for which `matches` is true (unreadable: no).
+pub(crate) fn environ_has(pid: u32, matches: impl Fn(&[u8]) -> bool) -> bool {
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|environ| environ.split(|b| *b == 0).any(matches))
+}
+
+/// `pid: command line`, for a diagnostic.
+pub(crate) fn describe(pid: u32) -> String {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    format!(
+        "{pid}: {}",
+        String::from_utf8_lossy(&cmdline).replace('\0', " ").trim()
+    )
+}
