@@ -116,6 +116,7 @@ fn run(args: &[&str], env: &[(&str, &str)]) -> Run {
     for var in [
         "LIVE_STRICT",
         "LIVE_TIMEOUT_SCALE",
+        "LIVE_ISOLATION",
         "HARNESS_SELFTEST_TOKEN",
         "HARNESS_RUNTIME_ROLE",
         "RUST_BACKTRACE",
@@ -202,6 +203,21 @@ fn an_invalid_timeout_scale_is_an_error_before_any_trial() {
     run.assert_code(2)
         .assert_stderr("LIVE_TIMEOUT_SCALE must be a positive number");
     assert!(!run.stdout.contains("running"), "trials ran\n{run}");
+}
+
+#[test]
+fn an_invalid_isolation_is_an_error_before_any_trial() {
+    let invalid = run(
+        &["--exact", "outcomes::passes"],
+        &[("LIVE_ISOLATION", "process")],
+    );
+    invalid
+        .assert_code(2)
+        .assert_stderr("LIVE_ISOLATION must be `server` (the default) or `shared`");
+    assert!(!invalid.stdout.contains("running"), "trials ran\n{invalid}");
+    run(&["--exact", "outcomes::passes"], &[("LIVE_ISOLATION", "shared")])
+        .assert_code(0)
+        .assert_result("outcomes::passes", "ok");
 }
 
 #[test]

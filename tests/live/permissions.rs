@@ -122,7 +122,7 @@ async fn ask_answered_once_runs_the_tool_and_asks_again(live: &mut Live) -> anyh
     Ok(())
 }
 
-#[live_agent_test(timeout = "150s")]
+#[live_agent_test(timeout = "150s", isolation = "server")]
 async fn ask_answered_always_is_not_asked_again(live: &mut Live) -> anyhow::Result<()> {
     live.model()
         .reply(Reply::tool_call(

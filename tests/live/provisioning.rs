@@ -34,7 +34,7 @@ fn error_kind(err: &ClientError) -> &'static str {
     }
 }
 
-#[live_agent_test(timeout = "180s")]
+#[live_agent_test(timeout = "180s", isolation = "server")]
 async fn restart_on_the_same_root_keeps_the_session(live: &mut Live) -> anyhow::Result<()> {
     let agent = live.opencode().await?;
     let root = agent.root().to_path_buf();
@@ -104,7 +104,7 @@ async fn restart_on_the_same_root_keeps_the_session(live: &mut Live) -> anyhow::
     Ok(())
 }
 
-#[live_agent_test(timeout = "180s")]
+#[live_agent_test(timeout = "180s", isolation = "server")]
 async fn stop_and_retain_keeps_the_root_with_its_database_and_logs(
     live: &mut Live,
 ) -> anyhow::Result<()> {
@@ -278,12 +278,12 @@ async fn meet(
     Ok(())
 }
 
-#[live_agent_test(timeout = "300s")]
+#[live_agent_test(timeout = "300s", isolation = "server")]
 async fn parallel_isolation_left(live: &mut Live) -> anyhow::Result<()> {
     isolation_member(live, Side::Left).await
 }
 
-#[live_agent_test(timeout = "300s")]
+#[live_agent_test(timeout = "300s", isolation = "server")]
 async fn parallel_isolation_right(live: &mut Live) -> anyhow::Result<()> {
     isolation_member(live, Side::Right).await
 }

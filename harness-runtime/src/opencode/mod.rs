@@ -10,6 +10,8 @@ mod options;
 mod provision;
 mod ready;
 mod root;
+mod shared;
+mod sharing;
 mod slot;
 #[doc(hidden)]
 pub mod testing;
@@ -20,4 +22,5 @@ pub use agent_client::DEFAULT_SESSION_TITLE;
 pub(crate) use discover::find_opencode;
 pub use error::{OPENCODE_NOT_FOUND, ProvisionError};
 pub use options::AgentOptions;
+pub(crate) use shared::shutdown as shutdown_shared;
 pub use slot::AgentSlot;
