@@ -80,7 +80,8 @@ fn render(func: &ItemFn, options: &Options) -> TokenStream {
             Isolation::Server => quote!(Server),
             Isolation::Shared => quote!(Shared),
         };
-        fields.push(quote! { isolation: ::core::option::Option::Some(#krate::Isolation::#variant), });
+        fields
+            .push(quote! { isolation: ::core::option::Option::Some(#krate::Isolation::#variant), });
     }
 
     // The conversion carries the return type's span, so `R: IntoOutcome` errors point at it.

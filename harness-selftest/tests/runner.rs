@@ -26,11 +26,14 @@ const ALL: &[&str] = &[
     "requirements::needs_token",
     "run_skips::opencode_missing",
     "run_skips::skips_with_reason",
+    "shared::first",
+    "shared::own",
+    "shared::second",
     "skips::ignored_with_reason",
 ];
 
 /// The scenarios flagged ignored at list time without any variable set: the hygiene scenarios
-/// (they require `SELFTEST_SCRATCH`), `needs_token` and the `ignore`d one.
+/// and the shared ones (they require `SELFTEST_SCRATCH`), `needs_token` and the `ignore`d one.
 const SKIPPED_WHEN_LISTED: &[&str] = &[
     "canary::secrets_never_leak",
     "hygiene::fixture_panics",
@@ -42,6 +45,9 @@ const SKIPPED_WHEN_LISTED: &[&str] = &[
     "killed::waits_to_be_killed",
     "requirements::needs_token",
     "run_skips::opencode_missing",
+    "shared::first",
+    "shared::own",
+    "shared::second",
     "skips::ignored_with_reason",
 ];
 
@@ -215,9 +221,12 @@ fn an_invalid_isolation_is_an_error_before_any_trial() {
         .assert_code(2)
         .assert_stderr("LIVE_ISOLATION must be `server` (the default) or `shared`");
     assert!(!invalid.stdout.contains("running"), "trials ran\n{invalid}");
-    run(&["--exact", "outcomes::passes"], &[("LIVE_ISOLATION", "shared")])
-        .assert_code(0)
-        .assert_result("outcomes::passes", "ok");
+    run(
+        &["--exact", "outcomes::passes"],
+        &[("LIVE_ISOLATION", "shared")],
+    )
+    .assert_code(0)
+    .assert_result("outcomes::passes", "ok");
 }
 
 #[test]

@@ -119,7 +119,15 @@ impl Agent {
             env: Vec::new(),
         };
         let ready_timeout = server.inner.ready_timeout;
-        Self::build(index, root, launch, ready_timeout, redactor, gates, Some(lease))
+        Self::build(
+            index,
+            root,
+            launch,
+            ready_timeout,
+            redactor,
+            gates,
+            Some(lease),
+        )
     }
 
     fn build(

@@ -121,7 +121,13 @@ impl crate::Live {
         self.redactor.add_path(&server.home(), "[home]");
         self.redactor.add_path(server.agent().root(), "[root]");
         self.progress("on a shared server");
-        let agent = Agent::leased(index, root, lease, self.redactor.clone(), self.gates.clone());
+        let agent = Agent::leased(
+            index,
+            root,
+            lease,
+            self.redactor.clone(),
+            self.gates.clone(),
+        );
         self.agents.push(agent.clone());
         Ok(agent)
     }

@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tokio::sync::watch;
+
 use super::agent::{Agent, Launch};
 use super::root::AgentRoot;
 use super::{AgentOptions, ProvisionError};
@@ -26,16 +28,27 @@ const DISPOSE_CEILING: Duration = Duration::from_secs(15);
 /// How long the runner waits for the servers to stop at exit, before scaling.
 const SHUTDOWN_CEILING: Duration = Duration::from_secs(30);
 
+/// Where a server's start is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Start {
+    Starting,
+    Ready,
+    Failed,
+}
+
 /// One server of the pool.
 pub(crate) struct SharedServer {
     agent: Agent,
-    /// Leased by a scenario right now.
+    /// Leased by a scenario right now (or claimed while it still starts).
     busy: AtomicBool,
     /// A scenario failed on it: never leased again, its root (logs, database) kept at exit.
     retired: AtomicBool,
+    start: watch::Sender<Start>,
 }
 
 static POOL: Mutex<Vec<Arc<SharedServer>>> = Mutex::new(Vec::new());
+/// The thread starting warm servers, joined before the shutdown stops them.
+static WARMING: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None);
 
 fn pool() -> std::sync::MutexGuard<'static, Vec<Arc<SharedServer>>> {
     POOL.lock().unwrap_or_else(|p| p.into_inner())
@@ -111,22 +124,37 @@ impl Lease {
     }
 }
 
-/// Leases an idle shared server of `program`, starting a new one when none is idle.
+/// Leases an idle shared server of `program`: a ready one, else one still warming up (waiting
+/// for its start), else a new one started for this scenario.
 pub(crate) async fn lease(program: &Path) -> Result<Lease, ProvisionError> {
-    let idle = pool().iter().find_map(|server| {
-        let usable = !server.retired.load(Ordering::SeqCst)
-            && server.agent.launch_program() == program
-            && server.agent.is_running();
-        (usable
-            && server
-                .busy
-                .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
-                .is_ok())
-        .then(|| server.clone())
-    });
-    let server = match idle {
+    let claim = |wanted: Start| {
+        pool().iter().find_map(|server| {
+            let usable = !server.retired.load(Ordering::SeqCst)
+                && *server.start.borrow() == wanted
+                && server.agent.launch_program() == program
+                && (wanted == Start::Starting || server.agent.is_running());
+            (usable
+                && server
+                    .busy
+                    .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+                    .is_ok())
+            .then(|| server.clone())
+        })
+    };
+    let mut server = claim(Start::Ready);
+    if server.is_none() {
+        if let Some(warming) = claim(Start::Starting) {
+            let mut started = warming.start.subscribe();
+            // The warm start has its own readiness ceiling; this wait ends with it.
+            let ready = started.wait_for(|s| *s != Start::Starting).await;
+            if matches!(ready.as_deref(), Ok(Start::Ready)) {
+                server = Some(warming.clone());
+            }
+        }
+    }
+    let server = match server {
         Some(server) => server,
-        None => start(program).await?,
+        None => start(program, true).await?,
     };
     Ok(Lease {
         server,
@@ -134,7 +162,7 @@ pub(crate) async fn lease(program: &Path) -> Result<Lease, ProvisionError> {
     })
 }
 
-async fn start(program: &Path) -> Result<Arc<SharedServer>, ProvisionError> {
+async fn start(program: &Path, leased: bool) -> Result<Arc<SharedServer>, ProvisionError> {
     let root = AgentRoot::create(ROOT_NAME)
         .map_err(|e| ProvisionError::io("create a shared server's root", e))?;
     let redactor = Arc::new(Redactor::for_scenario());
@@ -153,22 +181,65 @@ async fn start(program: &Path) -> Result<Arc<SharedServer>, ProvisionError> {
     );
     let server = Arc::new(SharedServer {
         agent,
-        busy: AtomicBool::new(true),
+        busy: AtomicBool::new(leased),
         retired: AtomicBool::new(false),
+        start: watch::Sender::new(Start::Starting),
     });
     // In the pool before the start: the runner's shutdown covers a start it interrupted.
     pool().push(server.clone());
-    if let Err(e) = server.agent.start().await {
-        server.retired.store(true, Ordering::SeqCst);
-        return Err(e);
+    match server.agent.start().await {
+        Ok(()) => {
+            server.start.send_replace(Start::Ready);
+            Ok(server)
+        }
+        Err(e) => {
+            server.retired.store(true, Ordering::SeqCst);
+            server.start.send_replace(Start::Failed);
+            Err(e)
+        }
     }
-    Ok(server)
+}
+
+/// Starts `count` servers of `program` in the background, so the first scenarios find them
+/// warm. The runner calls it once, before the first trial, when scenarios will share.
+pub(crate) fn prewarm(program: PathBuf, count: usize) {
+    if count == 0 {
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("live-shared-warmup".into())
+        .spawn(move || {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            let local = tokio::task::LocalSet::new();
+            local.block_on(&runtime, async {
+                let mut starts = tokio::task::JoinSet::new();
+                for _ in 0..count {
+                    let program = program.clone();
+                    // A failed warm start is retired and kept: a scenario then starts its own
+                    // and reports the failure, if it repeats.
+                    starts.spawn_local(async move { start(&program, false).await.map(|_| ()) });
+                }
+                while starts.join_next().await.is_some() {}
+            });
+        });
+    if let Ok(handle) = spawned {
+        *WARMING.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle);
+    }
 }
 
 /// Stops every shared server of this process and removes its root, except a retired one's (a
 /// scenario failed on it) or under `LIVE_KEEP`: those are printed once. Called by the runner
 /// after the last trial; without shared servers it does nothing.
 pub(crate) fn shutdown() {
+    // A warm start still running would put a server in the pool after it was emptied.
+    if let Some(warming) = WARMING.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        let _ = warming.join();
+    }
     let servers: Vec<_> = std::mem::take(&mut *pool());
     if servers.is_empty() {
         return;
@@ -192,7 +263,8 @@ pub(crate) fn shutdown() {
         if !stopped {
             server.agent.kill_blocking();
         }
-        let keep = !stopped || server.retired.load(Ordering::SeqCst) || crate::settings::keep_roots();
+        let keep =
+            !stopped || server.retired.load(Ordering::SeqCst) || crate::settings::keep_roots();
         if keep || std::fs::remove_dir_all(server.root()).is_err() {
             eprintln!("kept shared server root: {}", server.root().display());
         }

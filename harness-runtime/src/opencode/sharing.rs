@@ -17,6 +17,14 @@ pub(crate) fn level(options: &ScenarioOptions) -> Isolation {
         .unwrap_or_else(|| crate::settings::isolation().unwrap_or(Isolation::Server))
 }
 
+/// Whether the scenario's first agent will likely be a directory on a shared server: what its
+/// attribute says, before the options its body passes are known (for warming the pool).
+pub(crate) fn likely(scenario: &ScenarioOptions) -> bool {
+    level(scenario) == Isolation::Shared
+        && scenario.agent == AgentKind::OpenCode
+        && !scenario.requires.contains(&CONFIG_ENV)
+}
+
 /// `Ok` when the agent may share a server; else why it gets its own (shown as progress).
 pub(crate) fn check(
     scenario: &ScenarioOptions,
@@ -59,7 +67,14 @@ mod tests {
         assert_eq!(check(&scenario, &asking, 0), Ok(()));
         assert!(check(&scenario, &default, 1).is_err());
         assert!(check(&scenario, &AgentOptions::default().env("A", "b"), 0).is_err());
-        assert!(check(&scenario, &AgentOptions::default().config(serde_json::json!({})), 0).is_err());
+        assert!(
+            check(
+                &scenario,
+                &AgentOptions::default().config(serde_json::json!({})),
+                0
+            )
+            .is_err()
+        );
         let slow = AgentOptions::default().ready_timeout(Duration::from_secs(1));
         assert!(check(&scenario, &slow, 0).is_err());
         let fixture = ScenarioOptions {
