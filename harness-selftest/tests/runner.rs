@@ -452,9 +452,9 @@ fn quiet_and_nocapture_are_accepted() {
 fn a_whole_run_reports_every_failure_and_fails() {
     let run = run(&["--test-threads", "2"], &[]);
     run.assert_code(101)
-        // Ignored: the two of `skips`/`requirements`, the nine that require `SELFTEST_SCRATCH`
+        // Ignored: the two of `skips`/`requirements`, the twelve that require `SELFTEST_SCRATCH`
         // or a canary, and `run_skips::skips_with_reason` (skipped at run time).
-        .assert_stdout("1 passed; 5 failed; 12 ignored")
+        .assert_stdout("1 passed; 5 failed; 15 ignored")
         .assert_result("outcomes::passes", "ok")
         .assert_result("outcomes::times_out", "FAILED")
         .assert_result("skips::ignored_with_reason", "ignored")
