@@ -34,6 +34,7 @@ fn error_kind(err: &ClientError) -> &'static str {
     }
 }
 
+// A server of its own: it stops and restarts its server.
 #[live_agent_test(timeout = "180s", isolation = "server")]
 async fn restart_on_the_same_root_keeps_the_session(live: &mut Live) -> anyhow::Result<()> {
     let agent = live.opencode().await?;
@@ -104,6 +105,7 @@ async fn restart_on_the_same_root_keeps_the_session(live: &mut Live) -> anyhow::
     Ok(())
 }
 
+// A server of its own: it stops its server and reads the database in its root.
 #[live_agent_test(timeout = "180s", isolation = "server")]
 async fn stop_and_retain_keeps_the_root_with_its_database_and_logs(
     live: &mut Live,
@@ -278,11 +280,13 @@ async fn meet(
     Ok(())
 }
 
+// A server of its own: it asserts a database and a port of its own.
 #[live_agent_test(timeout = "300s", isolation = "server")]
 async fn parallel_isolation_left(live: &mut Live) -> anyhow::Result<()> {
     isolation_member(live, Side::Left).await
 }
 
+// A server of its own: it asserts a database and a port of its own.
 #[live_agent_test(timeout = "300s", isolation = "server")]
 async fn parallel_isolation_right(live: &mut Live) -> anyhow::Result<()> {
     isolation_member(live, Side::Right).await
