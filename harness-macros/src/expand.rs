@@ -6,7 +6,7 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{ItemFn, ReturnType, parse_quote};
 
-use crate::options::{Agent, Options};
+use crate::options::{Agent, Isolation, Options};
 use crate::signature;
 
 /// The attribute's entry point, on `proc_macro2` tokens so it can be unit-tested.
@@ -74,6 +74,14 @@ fn render(func: &ItemFn, options: &Options) -> TokenStream {
     }
     if let Some(points) = &options.gates {
         fields.push(quote! { gates: &[#(#points),*], });
+    }
+    if let Some(isolation) = options.isolation {
+        let variant = match isolation {
+            Isolation::Server => quote!(Server),
+            Isolation::Shared => quote!(Shared),
+        };
+        fields
+            .push(quote! { isolation: ::core::option::Option::Some(#krate::Isolation::#variant), });
     }
 
     // The conversion carries the return type's span, so `R: IntoOutcome` errors point at it.

@@ -10,7 +10,15 @@ use syn::{Expr, ExprLit, Ident, Lit, LitStr, Token};
 use crate::duration::parse_millis;
 
 /// Every option the attribute accepts, in the order the docs list them.
-const NAMES: &[&str] = &["timeout", "requires", "ignore", "agent", "gate", "crate"];
+const NAMES: &[&str] = &[
+    "timeout",
+    "requires",
+    "ignore",
+    "agent",
+    "gate",
+    "isolation",
+    "crate",
+];
 
 /// Gate point names, as the runtime's `ScenarioOptions::gates` spells them.
 pub(crate) const GATE_POINTS: &[&str] = &[
@@ -31,6 +39,13 @@ pub(crate) enum Agent {
     Fixture,
 }
 
+/// `isolation = "…"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Isolation {
+    Server,
+    Shared,
+}
+
 /// The parsed, validated options. `None`/empty means "use the runtime's default".
 #[derive(Default)]
 pub(crate) struct Options {
@@ -39,6 +54,7 @@ pub(crate) struct Options {
     pub(crate) ignore: Option<LitStr>,
     pub(crate) agent: Option<Agent>,
     pub(crate) gates: Option<Vec<LitStr>>,
+    pub(crate) isolation: Option<Isolation>,
     pub(crate) krate: Option<syn::Path>,
 }
 
@@ -173,6 +189,22 @@ impl Options {
                     names.push(text);
                 }
                 self.gates = Some(points);
+            }
+            "isolation" => {
+                let level = string(value, "`isolation` takes \"server\" or \"shared\"")?;
+                self.isolation = Some(match level.value().as_str() {
+                    "server" => Isolation::Server,
+                    "shared" => Isolation::Shared,
+                    other => {
+                        return Err(syn::Error::new(
+                            level.span(),
+                            format!(
+                                "unknown isolation `{other}`: expected \"server\" (always its \
+                                 own server) or \"shared\" (a shared server)"
+                            ),
+                        ));
+                    }
+                });
             }
             "crate" => {
                 let path = string(

@@ -24,7 +24,7 @@ mod settings;
 
 pub use harness_macros::live_agent_test;
 pub use live::{Live, ScenarioInfo, Skipped};
-pub use scenario::{AgentKind, Scenario, ScenarioOptions};
+pub use scenario::{AgentKind, Isolation, Scenario, ScenarioOptions};
 /// Scales a scenario's own ceilings by `LIVE_TIMEOUT_SCALE`, as the framework scales its own.
 pub use settings::scaled;
 

@@ -25,6 +25,17 @@ pub enum AgentKind {
     Fixture,
 }
 
+/// How much a scenario's agent is isolated from other scenarios' (`isolation = "…"`, or
+/// `LIVE_ISOLATION` for scenarios that do not say).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isolation {
+    /// One `opencode serve` of its own per agent (the default): nothing is shared.
+    Server,
+    /// A server shared with other scenarios, each in its own directory with its own sessions,
+    /// files and config. Faster; gives up what one process shares (see the README).
+    Shared,
+}
+
 /// The options of `#[live_agent_test(...)]`. Every option is optional; the macro fills defaults.
 #[derive(Clone, Copy, Debug)]
 pub struct ScenarioOptions {
@@ -38,6 +49,9 @@ pub struct ScenarioOptions {
     pub agent: AgentKind,
     /// Gate points armed before the scenario starts (`gate = "abort"`).
     pub gates: &'static [&'static str],
+    /// `isolation = "server"` refuses a shared server even under `LIVE_ISOLATION=shared`;
+    /// `"shared"` opts in without it. `None` follows `LIVE_ISOLATION`.
+    pub isolation: Option<Isolation>,
 }
 
 impl ScenarioOptions {
@@ -48,6 +62,7 @@ impl ScenarioOptions {
         ignore: None,
         agent: AgentKind::OpenCode,
         gates: &[],
+        isolation: None,
     };
 }
 

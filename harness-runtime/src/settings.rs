@@ -11,6 +11,22 @@ pub(crate) const TIMEOUT_SCALE: &str = "LIVE_TIMEOUT_SCALE";
 pub(crate) const STRICT: &str = "LIVE_STRICT";
 /// `LIVE_KEEP=1`: keep every scenario root, also after a pass.
 pub(crate) const KEEP: &str = "LIVE_KEEP";
+/// `LIVE_ISOLATION=server|shared`: whether scenarios that allow it share OpenCode servers.
+pub(crate) const ISOLATION: &str = "LIVE_ISOLATION";
+
+/// The suite's isolation level; `Server` when unset. Errors name the variable and the values.
+pub(crate) fn isolation() -> Result<crate::Isolation, String> {
+    let expected = || format!("{ISOLATION} must be `server` (the default) or `shared`");
+    match std::env::var_os(ISOLATION) {
+        None => Ok(crate::Isolation::Server),
+        Some(raw) => match raw.to_str().map(str::trim) {
+            Some("server") | Some("") => Ok(crate::Isolation::Server),
+            Some("shared") => Ok(crate::Isolation::Shared),
+            Some(_) => Err(expected()),
+            None => Err(format!("{ISOLATION} is not valid UTF-8; {}", expected())),
+        },
+    }
+}
 
 /// The ceiling multiplier; 1.0 when unset. Errors name the variable, the problem and a valid
 /// value. Like `requires`, a padded value is refused rather than trimmed: a stray newline from a

@@ -102,6 +102,7 @@ impl Sandbox {
         for var in [
             "LIVE_STRICT",
             "LIVE_KEEP",
+            "LIVE_ISOLATION",
             "LIVE_SNAPSHOT_DIR",
             "LIVE_OPENCODE_BIN",
             "LIVE_FIXTURE_BIN",
@@ -221,6 +222,52 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// Issue #10: under `LIVE_ISOLATION=shared`, two scenarios lease one server process (a scenario
+/// with `isolation = "server"` between them gets its own), each sees only its own sessions and
+/// runs its tools in its own workspace (checked inside the scenarios), and after the run no
+/// process is left and no root either: the scenarios' nor the shared server's.
+#[test]
+fn shared_scenarios_lease_one_server_and_leave_nothing() {
+    if !opencode_installed() {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let out = sandbox.run(
+        sandbox
+            .command(&["--test-threads", "1", "shared::"])
+            .env("LIVE_ISOLATION", "shared"),
+    );
+    for name in ["shared::first", "shared::own", "shared::second"] {
+        out.assert_result(name, "ok");
+    }
+    assert_eq!(out.code, Some(0), "\n{out}");
+    assert_eq!(
+        out.stderr.matches("on a shared server").count(),
+        2,
+        "\n{out}"
+    );
+
+    let pids = sandbox.pids();
+    let pid = |label: &str| {
+        pids.iter()
+            .find(|(l, _)| l == label)
+            .map(|(_, pid)| *pid)
+            .unwrap_or_else(|| panic!("no {label} pid in {pids:?}\n{out}"))
+    };
+    assert_eq!(pid("first"), pid("second"), "two shared servers\n{out}");
+    assert_ne!(
+        pid("own"),
+        pid("first"),
+        "isolation = \"server\" shared\n{out}"
+    );
+
+    if let Err(left) = sandbox.wait_until_gone(scaled(Duration::from_secs(5))) {
+        panic!("processes of the run remain:\n{}\n{out}", left.join("\n"));
+    }
+    let entries = sandbox.tmp_entries();
+    assert!(entries.is_empty(), "roots left: {entries:?}\n{out}");
 }
 
 /// Issue #3: after a pass, an `Err`, a panic and a timeout (each with an agent and a detached

@@ -26,11 +26,14 @@ const ALL: &[&str] = &[
     "requirements::needs_token",
     "run_skips::opencode_missing",
     "run_skips::skips_with_reason",
+    "shared::first",
+    "shared::own",
+    "shared::second",
     "skips::ignored_with_reason",
 ];
 
 /// The scenarios flagged ignored at list time without any variable set: the hygiene scenarios
-/// (they require `SELFTEST_SCRATCH`), `needs_token` and the `ignore`d one.
+/// and the shared ones (they require `SELFTEST_SCRATCH`), `needs_token` and the `ignore`d one.
 const SKIPPED_WHEN_LISTED: &[&str] = &[
     "canary::secrets_never_leak",
     "hygiene::fixture_panics",
@@ -42,6 +45,9 @@ const SKIPPED_WHEN_LISTED: &[&str] = &[
     "killed::waits_to_be_killed",
     "requirements::needs_token",
     "run_skips::opencode_missing",
+    "shared::first",
+    "shared::own",
+    "shared::second",
     "skips::ignored_with_reason",
 ];
 
@@ -116,6 +122,7 @@ fn run(args: &[&str], env: &[(&str, &str)]) -> Run {
     for var in [
         "LIVE_STRICT",
         "LIVE_TIMEOUT_SCALE",
+        "LIVE_ISOLATION",
         "HARNESS_SELFTEST_TOKEN",
         "HARNESS_RUNTIME_ROLE",
         "RUST_BACKTRACE",
@@ -202,6 +209,24 @@ fn an_invalid_timeout_scale_is_an_error_before_any_trial() {
     run.assert_code(2)
         .assert_stderr("LIVE_TIMEOUT_SCALE must be a positive number");
     assert!(!run.stdout.contains("running"), "trials ran\n{run}");
+}
+
+#[test]
+fn an_invalid_isolation_is_an_error_before_any_trial() {
+    let invalid = run(
+        &["--exact", "outcomes::passes"],
+        &[("LIVE_ISOLATION", "process")],
+    );
+    invalid
+        .assert_code(2)
+        .assert_stderr("LIVE_ISOLATION must be `server` (the default) or `shared`");
+    assert!(!invalid.stdout.contains("running"), "trials ran\n{invalid}");
+    run(
+        &["--exact", "outcomes::passes"],
+        &[("LIVE_ISOLATION", "shared")],
+    )
+    .assert_code(0)
+    .assert_result("outcomes::passes", "ok");
 }
 
 #[test]
@@ -427,9 +452,9 @@ fn quiet_and_nocapture_are_accepted() {
 fn a_whole_run_reports_every_failure_and_fails() {
     let run = run(&["--test-threads", "2"], &[]);
     run.assert_code(101)
-        // Ignored: the two of `skips`/`requirements`, the nine that require `SELFTEST_SCRATCH`
+        // Ignored: the two of `skips`/`requirements`, the twelve that require `SELFTEST_SCRATCH`
         // or a canary, and `run_skips::skips_with_reason` (skipped at run time).
-        .assert_stdout("1 passed; 5 failed; 12 ignored")
+        .assert_stdout("1 passed; 5 failed; 15 ignored")
         .assert_result("outcomes::passes", "ok")
         .assert_result("outcomes::times_out", "FAILED")
         .assert_result("skips::ignored_with_reason", "ignored")

@@ -314,7 +314,8 @@ async fn permission_reply_after_abort(live: &mut Live) -> anyhow::Result<()> {
 /// collecting. The server is stopped now: the released client must fail with a typed error (not
 /// hang), and after a restart on the same root the session is still there, idle, with the
 /// interrupted exchange in its history.
-#[live_agent_test(timeout = "180s")]
+// A server of its own: it stops and restarts its server.
+#[live_agent_test(timeout = "180s", isolation = "server")]
 async fn stop_while_turn_paused_then_restart(live: &mut Live) -> anyhow::Result<()> {
     let (stall, held) = Reply::stall();
     live.model().reply(stall);

@@ -122,7 +122,8 @@ async fn ask_answered_once_runs_the_tool_and_asks_again(live: &mut Live) -> anyh
     Ok(())
 }
 
-#[live_agent_test(timeout = "150s")]
+// A server of its own: its `always` reply approves for the whole project.
+#[live_agent_test(timeout = "150s", isolation = "server")]
 async fn ask_answered_always_is_not_asked_again(live: &mut Live) -> anyhow::Result<()> {
     live.model()
         .reply(Reply::tool_call(

@@ -34,7 +34,8 @@ fn error_kind(err: &ClientError) -> &'static str {
     }
 }
 
-#[live_agent_test(timeout = "180s")]
+// A server of its own: it stops and restarts its server.
+#[live_agent_test(timeout = "180s", isolation = "server")]
 async fn restart_on_the_same_root_keeps_the_session(live: &mut Live) -> anyhow::Result<()> {
     let agent = live.opencode().await?;
     let root = agent.root().to_path_buf();
@@ -104,7 +105,8 @@ async fn restart_on_the_same_root_keeps_the_session(live: &mut Live) -> anyhow::
     Ok(())
 }
 
-#[live_agent_test(timeout = "180s")]
+// A server of its own: it stops its server and reads the database in its root.
+#[live_agent_test(timeout = "180s", isolation = "server")]
 async fn stop_and_retain_keeps_the_root_with_its_database_and_logs(
     live: &mut Live,
 ) -> anyhow::Result<()> {
@@ -278,12 +280,14 @@ async fn meet(
     Ok(())
 }
 
-#[live_agent_test(timeout = "300s")]
+// A server of its own: it asserts a database and a port of its own.
+#[live_agent_test(timeout = "300s", isolation = "server")]
 async fn parallel_isolation_left(live: &mut Live) -> anyhow::Result<()> {
     isolation_member(live, Side::Left).await
 }
 
-#[live_agent_test(timeout = "300s")]
+// A server of its own: it asserts a database and a port of its own.
+#[live_agent_test(timeout = "300s", isolation = "server")]
 async fn parallel_isolation_right(live: &mut Live) -> anyhow::Result<()> {
     isolation_member(live, Side::Right).await
 }

@@ -180,7 +180,8 @@ fn cmdline(pid: u32) -> String {
         .unwrap_or_default()
 }
 
-#[live_agent_test(timeout = "120s")]
+// A server of its own: it stops its server to see the tool process swept.
+#[live_agent_test(timeout = "120s", isolation = "server")]
 async fn detached_tool_process_ends_with_the_agent(live: &mut Live) -> anyhow::Result<()> {
     // Detached twice over: its own session (setsid) and no inherited output, so the bash tool
     // returns at once and the sleep would outlive the server if nobody swept it.

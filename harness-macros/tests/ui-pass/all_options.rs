@@ -6,6 +6,7 @@ use harness_runtime::{Live, live_agent_test};
     ignore = "needs a model",
     agent = "fixture",
     gate = ["abort", "stop"],
+    isolation = "server",
     crate = "::harness_runtime",
 )]
 async fn every_option(live: &mut Live) -> Result<(), String> {
@@ -15,6 +16,9 @@ async fn every_option(live: &mut Live) -> Result<(), String> {
 
 #[live_agent_test]
 async fn unit_return(_live: &mut harness_runtime::Live) {}
+
+#[live_agent_test(isolation = "shared")]
+async fn opts_into_sharing(_live: &mut Live) {}
 
 #[live_agent_test(gate = "before_prompt")]
 async fn anyhow_return(_: &mut Live) -> anyhow::Result<()> {
@@ -34,4 +38,5 @@ fn main() {
     let _ = unit_return;
     let _ = anyhow_return;
     let _ = through_a_reexport;
+    let _ = opts_into_sharing;
 }

@@ -13,6 +13,7 @@ use super::logs::{self, ServerLog};
 use super::port;
 use super::ready::{self, NotReady};
 use super::root::AgentRoot;
+use super::shared::Lease;
 use crate::evidence::Redactor;
 use crate::gates::{Counter, GatePoint, Gates};
 use crate::process::{self, OwnedChild};
@@ -78,6 +79,9 @@ struct Inner {
     /// Serializes start/stop/restart of this agent.
     op: tokio::sync::Mutex<()>,
     http: reqwest::Client,
+    /// Under shared isolation: the leased server this agent is a directory of. The agent then
+    /// has no process of its own; `root` holds its workspace and project config.
+    lease: Option<Lease>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -97,6 +101,43 @@ impl Agent {
         ready_timeout: Duration,
         redactor: Arc<Redactor>,
         gates: Arc<Gates>,
+    ) -> Self {
+        Self::build(index, root, launch, ready_timeout, redactor, gates, None)
+    }
+
+    /// An agent that is the scenario's directory on a leased shared server.
+    pub(crate) fn leased(
+        index: usize,
+        root: AgentRoot,
+        lease: Lease,
+        redactor: Arc<Redactor>,
+        gates: Arc<Gates>,
+    ) -> Self {
+        let server = lease.server().agent();
+        let launch = Launch {
+            program: server.launch_program().to_path_buf(),
+            env: Vec::new(),
+        };
+        let ready_timeout = server.inner.ready_timeout;
+        Self::build(
+            index,
+            root,
+            launch,
+            ready_timeout,
+            redactor,
+            gates,
+            Some(lease),
+        )
+    }
+
+    fn build(
+        index: usize,
+        root: AgentRoot,
+        launch: Launch,
+        ready_timeout: Duration,
+        redactor: Arc<Redactor>,
+        gates: Arc<Gates>,
+        lease: Option<Lease>,
     ) -> Self {
         let http = reqwest::Client::builder()
             .no_proxy() // loopback only: a proxy from the environment must not see it
@@ -118,6 +159,7 @@ impl Agent {
                 retain: AtomicBool::new(false),
                 op: tokio::sync::Mutex::new(()),
                 http,
+                lease,
             }),
         }
     }
@@ -129,7 +171,25 @@ impl Agent {
 
     /// The loopback port the server listens on (0 before the first start).
     pub fn port(&self) -> u16 {
-        self.inner.port.load(Ordering::SeqCst)
+        match &self.inner.lease {
+            Some(lease) => lease.server().agent().port(),
+            None => self.inner.port.load(Ordering::SeqCst),
+        }
+    }
+
+    /// Whether this agent is a directory on a shared server (`LIVE_ISOLATION=shared`) rather
+    /// than a server of its own. Its client then sends `?directory=<workspace>`.
+    pub fn is_shared(&self) -> bool {
+        self.inner.lease.is_some()
+    }
+
+    /// The workspace a shared agent's client names in `?directory=`.
+    pub(crate) fn shared_directory(&self) -> Option<&Path> {
+        self.inner.lease.as_ref().map(|_| self.workspace())
+    }
+
+    pub(crate) fn launch_program(&self) -> &Path {
+        &self.inner.launch.program
     }
 
     /// The agent's working directory: tools read and write here.
@@ -142,13 +202,21 @@ impl Agent {
         &self.inner.root.root
     }
 
-    /// The last `n` lines of the server's stdout and stderr, redacted.
+    /// The last `n` lines of the server's stdout and stderr, redacted. A shared server's log
+    /// holds every scenario's lines that used it.
     pub fn log_tail(&self, n: usize) -> String {
-        self.inner.redactor.redact(&self.inner.log.tail(n))
+        let log = match &self.inner.lease {
+            Some(lease) => lease.server().agent().inner.log.tail(n),
+            None => self.inner.log.tail(n),
+        };
+        self.inner.redactor.redact(&log)
     }
 
-    /// The server's pid while it runs.
+    /// The server's pid while it runs (a shared server's: other scenarios use it too).
     pub fn pid(&self) -> Option<u32> {
+        if let Some(lease) = &self.inner.lease {
+            return lease.server().agent().pid();
+        }
         let running = self.inner.running.lock().expect("agent lock");
         running
             .as_ref()
@@ -164,14 +232,31 @@ impl Agent {
     /// Starts the server (again) on the same root: sessions persist, since the database lives
     /// in the root. Keeps the previous port when it is still free. Does nothing if running.
     pub async fn start(&self) -> Result<(), ProvisionError> {
+        if self.inner.lease.is_some() {
+            // Starting a running server is a no-op; a shared one that died cannot be restarted
+            // by one of its scenarios.
+            if self.is_running() {
+                return Ok(());
+            }
+            return self.refuse_on_shared("start");
+        }
         let _op = self.inner.op.lock().await;
         self.start_locked().await
+    }
+
+    /// Stopping, restarting or retaining a shared server would hit every scenario on it.
+    fn refuse_on_shared(&self, operation: &'static str) -> Result<(), ProvisionError> {
+        if self.inner.lease.is_some() {
+            return Err(ProvisionError::SharedServer { operation });
+        }
+        Ok(())
     }
 
     /// Stops the server: passes the `BeforeStop` gate, then SIGTERM → bounded wait → SIGKILL →
     /// reap → kills every process that still carries the agent's owner mark (detached tool
     /// commands). Does nothing if it is not running.
     pub async fn stop(&self) -> Result<(), ProvisionError> {
+        self.refuse_on_shared("stop")?;
         if self.inner.running.lock().expect("agent lock").is_none() {
             return Ok(());
         }
@@ -188,6 +273,7 @@ impl Agent {
     /// Stops the server and keeps its root after the scenario, even after a pass (its path is
     /// printed): for evidence a later look needs.
     pub async fn stop_and_retain(&self) -> Result<(), ProvisionError> {
+        self.refuse_on_shared("stop_and_retain")?;
         self.inner.retain.store(true, Ordering::SeqCst);
         self.stop().await
     }
@@ -206,7 +292,17 @@ impl Agent {
 
     /// The owner mark every process of this agent carries.
     pub(crate) fn owner_token(&self) -> &str {
-        &self.inner.token
+        match &self.inner.lease {
+            Some(lease) => lease.server().agent().owner_token(),
+            None => &self.inner.token,
+        }
+    }
+
+    /// Ends a shared agent's lease (see [`Lease::release`]); nothing for an agent of its own.
+    pub(crate) async fn release_lease(&self, passed: bool) {
+        if let Some(lease) = &self.inner.lease {
+            lease.release(passed, self.workspace()).await;
+        }
     }
 
     /// Whether [`stop_and_retain`](Self::stop_and_retain) asked to keep the root.
@@ -245,8 +341,13 @@ impl Agent {
         }
     }
 
-    /// The synchronous fallback: SIGKILL, reap, sweep, without any runtime.
+    /// The synchronous fallback: SIGKILL, reap, sweep, without any runtime. A shared agent's
+    /// server is not its own to kill: its lease is abandoned (the server retired) instead.
     pub(crate) fn kill_blocking(&self) {
+        if let Some(lease) = &self.inner.lease {
+            lease.abandon();
+            return;
+        }
         let child = self
             .inner
             .running

@@ -14,8 +14,15 @@ impl Agent {
     ///
     /// The endpoint is read now: after a [`restart`](Agent::restart) that had to take another
     /// port, make a new client.
+    /// A shared agent's client sends `?directory=<workspace>` with every request: the scenario's
+    /// sessions, events, permissions and config are those of its own directory.
     pub fn client(&self) -> Client {
-        Client::new(self.endpoint(), self.redactor().clone()).with_gates(self.gates().clone())
+        let client =
+            Client::new(self.endpoint(), self.redactor().clone()).with_gates(self.gates().clone());
+        match self.shared_directory() {
+            Some(directory) => client.with_directory(directory),
+            None => client,
+        }
     }
 
     /// Creates a session titled [`DEFAULT_SESSION_TITLE`].

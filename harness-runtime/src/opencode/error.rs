@@ -70,6 +70,17 @@ pub enum ProvisionError {
         /// The last lines of its output, redacted.
         log_tail: String,
     },
+    /// A scenario on a shared server (`LIVE_ISOLATION=shared`) asked for what only a server of
+    /// its own allows.
+    #[error(
+        "`{operation}` needs a server of the scenario's own, but this agent is a directory on a \
+         shared server (LIVE_ISOLATION=shared): mark the scenario \
+         #[live_agent_test(isolation = \"server\")]"
+    )]
+    SharedServer {
+        /// The refused operation, e.g. `stop`.
+        operation: &'static str,
+    },
     /// The reaper that kills agents when the runner dies could not be started or told.
     #[error("could not hand the agent to the reaper: {0}")]
     Reaper(String),

@@ -11,6 +11,8 @@ mod port;
 mod provision;
 mod ready;
 mod root;
+mod shared;
+mod sharing;
 mod slot;
 #[doc(hidden)]
 pub mod testing;
@@ -21,4 +23,6 @@ pub use agent_client::DEFAULT_SESSION_TITLE;
 pub(crate) use discover::find_opencode;
 pub use error::{OPENCODE_NOT_FOUND, ProvisionError};
 pub use options::AgentOptions;
+pub(crate) use shared::{prewarm as prewarm_shared, shutdown as shutdown_shared};
+pub(crate) use sharing::likely as likely_shared;
 pub use slot::AgentSlot;

@@ -2,7 +2,8 @@
 
 use super::agent::Launch;
 use super::root::AgentRoot;
-use super::{Agent, AgentOptions, ProvisionError, config, discover};
+use super::{Agent, AgentOptions, ProvisionError, config, discover, shared, sharing};
+use crate::Isolation;
 use crate::scenario::AgentKind;
 
 impl crate::Live {
@@ -49,10 +50,22 @@ impl crate::Live {
             }
         }
 
+        let share = sharing::level(&self.info.options) == Isolation::Shared
+            && match sharing::check(&self.info.options, &options, self.agents.len()) {
+                Ok(()) => true,
+                Err(reason) => {
+                    self.progress(format!("a server of its own: {reason}"));
+                    false
+                }
+            };
+
         let root = AgentRoot::create(&self.info.name)
             .map_err(|e| ProvisionError::io("create the scenario root", e))?;
         let index = self.agents.len() + 1;
         root.register(&self.redactor, index);
+        if share {
+            return self.lease_shared(root, index, &program, &config).await;
+        }
         if kind == AgentKind::Fixture {
             if let Err(e) = self.fixture.attach_home(&root.home) {
                 let _ = std::fs::remove_dir_all(&root.root);
@@ -73,6 +86,49 @@ impl crate::Live {
         // Tracked before the start: a failed start keeps its root and logs for the diagnosis.
         self.agents.push(agent.clone());
         agent.start().await?;
+        Ok(agent)
+    }
+}
+
+impl crate::Live {
+    /// The agent as a directory on a shared server: the scenario's provider and permission go
+    /// into `opencode.json` at its root, which OpenCode finds walking up from the workspace
+    /// (the shared server's own config carries neither, so the project config decides).
+    async fn lease_shared(
+        &mut self,
+        root: AgentRoot,
+        index: usize,
+        program: &std::path::Path,
+        config: &serde_json::Value,
+    ) -> Result<Agent, ProvisionError> {
+        let leased = async {
+            std::fs::write(root.root.join("opencode.json"), config.to_string())
+                .map_err(|e| ProvisionError::io("write the scenario's project config", e))?;
+            shared::lease(program).await
+        }
+        .await;
+        let lease = match leased {
+            Ok(lease) => lease,
+            Err(e) => {
+                // Nothing ran in it: the shared server's root keeps the evidence of a failed start.
+                let _ = std::fs::remove_dir_all(&root.root);
+                return Err(e);
+            }
+        };
+        let server = lease.server();
+        self.redactor.add_port(server.agent().port());
+        // What the server reports about itself reads as a server of the scenario's own would.
+        self.redactor.add_path(&server.home(), "[home]");
+        self.redactor.add_path(server.agent().root(), "[root]");
+        self.progress("on a shared server");
+        let agent = Agent::leased(
+            index,
+            root,
+            lease,
+            self.redactor.clone(),
+            self.gates.clone(),
+        );
+        self.agents.push(agent.clone());
         Ok(agent)
     }
 }

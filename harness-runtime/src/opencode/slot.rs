@@ -26,6 +26,7 @@ impl AgentSlot {
         let mut errors = Vec::new();
         let mut stopped = Vec::new();
         for agent in &agents {
+            agent.release_lease(passed).await;
             let result = agent.stop_ungated().await;
             if let Err(e) = &result {
                 errors.push(e.to_string());

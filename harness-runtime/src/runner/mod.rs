@@ -6,6 +6,7 @@ mod progress;
 mod registry;
 mod roles;
 mod trial;
+mod warm;
 
 pub use entry::run;
 pub(crate) use progress::progress;

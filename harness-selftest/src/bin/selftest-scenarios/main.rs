@@ -1,7 +1,7 @@
 //! Scenarios with every outcome the runner must report: pass, `Err`, panic, timeout, secrets in
 //! failures, unmet requirements and `ignore`. Run by `tests/runner.rs` as a child process.
 //!
-//! The hygiene modules (`hygiene`, `hygiene_probe`, `killed`, `canary`, `run_skips`) start
+//! The hygiene modules (`hygiene`, `hygiene_probe`, `killed`, `canary`, `run_skips`, `shared`) start
 //! agents and are driven by `tests/hygiene.rs`; those that start agents require
 //! `SELFTEST_SCRATCH`, so a plain run reports them skipped.
 
@@ -15,4 +15,5 @@ mod outcomes;
 mod requirements;
 mod run_skips;
 mod scratch;
+mod shared;
 mod skips;

@@ -1,0 +1,272 @@
+//! Shared servers (`LIVE_ISOLATION=shared`): a pool of `opencode serve` processes that scenarios
+//! lease one at a time. A scenario talks to its lease through `?directory=<its workspace>`, so its
+//! sessions, files and project config (its own scripted model, its permission policy) are its own;
+//! what it saves is the server's start. The runner owns the pool: [`shutdown`] stops every server
+//! at exit, and each server carries an owner mark like any agent, so the sweep and the reaper
+//! cover them too.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use super::agent::{Agent, Launch};
+use super::root::AgentRoot;
+use super::{AgentOptions, ProvisionError};
+use crate::evidence::Redactor;
+
+/// What every shared server is started with: only the switches that hold for every scenario.
+/// `OPENCODE_CONFIG_CONTENT` outranks a project's `opencode.json`, so the scenario's provider,
+/// model and permission must not be in it.
+const SERVER_CONFIG: &str = r#"{"autoupdate":false,"share":"disabled"}"#;
+/// The name the servers' roots carry (`live-shared-server-<pid>-<nonce>`).
+const ROOT_NAME: &str = "shared-server";
+/// How long a released lease's instance may take to dispose, before scaling.
+const DISPOSE_CEILING: Duration = Duration::from_secs(15);
+/// How long the runner waits for the servers to stop at exit, before scaling.
+const SHUTDOWN_CEILING: Duration = Duration::from_secs(30);
+
+/// Where a server's start is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Start {
+    Starting,
+    Ready,
+    Failed,
+}
+
+/// One server of the pool.
+pub(crate) struct SharedServer {
+    agent: Agent,
+    /// Leased by a scenario right now (or claimed while it still starts).
+    busy: AtomicBool,
+    /// A scenario failed on it: never leased again, its root (logs, database) kept at exit.
+    retired: AtomicBool,
+    start: watch::Sender<Start>,
+}
+
+static POOL: Mutex<Vec<Arc<SharedServer>>> = Mutex::new(Vec::new());
+/// The thread starting warm servers, joined before the shutdown stops them.
+static WARMING: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None);
+
+fn pool() -> std::sync::MutexGuard<'static, Vec<Arc<SharedServer>>> {
+    POOL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl SharedServer {
+    pub(crate) fn agent(&self) -> &Agent {
+        &self.agent
+    }
+
+    fn root(&self) -> &Path {
+        self.agent.root()
+    }
+
+    /// The server's home directory (its `HOME`), for the scenario's redactor.
+    pub(crate) fn home(&self) -> PathBuf {
+        self.root().join("home")
+    }
+}
+
+/// A scenario's exclusive use of one shared server until [`Lease::release`].
+pub(crate) struct Lease {
+    server: Arc<SharedServer>,
+    released: AtomicBool,
+}
+
+impl std::fmt::Debug for Lease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lease")
+            .field("port", &self.server.agent.port())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Lease {
+    pub(crate) fn server(&self) -> &SharedServer {
+        &self.server
+    }
+
+    /// Ends the lease. A scenario that passed hands the server back after its directory's
+    /// instance was disposed (sessions stop, memory is freed); one that failed retires it, so
+    /// whatever it left running cannot touch the next scenario, and its root is kept.
+    pub(crate) async fn release(&self, passed: bool, workspace: &Path) {
+        if self.released.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let disposed = passed && self.dispose(workspace).await;
+        if disposed && self.server.agent.is_running() {
+            self.server.busy.store(false, Ordering::SeqCst);
+        } else {
+            self.server.retired.store(true, Ordering::SeqCst);
+            // Stopped now rather than at exit: nothing it still runs outlives the scenario
+            // by long. A failed stop leaves it to the runner's shutdown.
+            let _ = self.server.agent.stop_ungated().await;
+        }
+    }
+
+    async fn dispose(&self, workspace: &Path) -> bool {
+        let client = crate::client::Client::new(
+            self.server.agent.endpoint(),
+            self.server.agent.redactor().clone(),
+        )
+        .with_directory(workspace)
+        .with_request_timeout(crate::settings::scaled(DISPOSE_CEILING));
+        client.dispose().await.is_ok()
+    }
+
+    /// The synchronous fallback (a scenario's slot dropped without `finish`): retire the server.
+    pub(crate) fn abandon(&self) {
+        if !self.released.swap(true, Ordering::SeqCst) {
+            self.server.retired.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Leases an idle shared server of `program`: a ready one, else one still warming up (waiting
+/// for its start), else a new one started for this scenario.
+pub(crate) async fn lease(program: &Path) -> Result<Lease, ProvisionError> {
+    let claim = |wanted: Start| {
+        pool().iter().find_map(|server| {
+            let usable = !server.retired.load(Ordering::SeqCst)
+                && *server.start.borrow() == wanted
+                && server.agent.launch_program() == program
+                && (wanted == Start::Starting || server.agent.is_running());
+            (usable
+                && server
+                    .busy
+                    .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+                    .is_ok())
+            .then(|| server.clone())
+        })
+    };
+    let mut server = claim(Start::Ready);
+    if server.is_none() {
+        if let Some(warming) = claim(Start::Starting) {
+            let mut started = warming.start.subscribe();
+            // The warm start has its own readiness ceiling; this wait ends with it.
+            let ready = started.wait_for(|s| *s != Start::Starting).await;
+            if matches!(ready.as_deref(), Ok(Start::Ready)) {
+                server = Some(warming.clone());
+            }
+        }
+    }
+    let server = match server {
+        Some(server) => server,
+        None => start(program, true).await?,
+    };
+    Ok(Lease {
+        server,
+        released: AtomicBool::new(false),
+    })
+}
+
+async fn start(program: &Path, leased: bool) -> Result<Arc<SharedServer>, ProvisionError> {
+    let root = AgentRoot::create(ROOT_NAME)
+        .map_err(|e| ProvisionError::io("create a shared server's root", e))?;
+    let redactor = Arc::new(Redactor::for_scenario());
+    root.register(&redactor, 1);
+    let env = root.hermetic_env(SERVER_CONFIG);
+    let agent = Agent::new(
+        1,
+        root,
+        Launch {
+            program: program.to_path_buf(),
+            env,
+        },
+        AgentOptions::default().ready_timeout,
+        redactor,
+        Arc::default(),
+    );
+    let server = Arc::new(SharedServer {
+        agent,
+        busy: AtomicBool::new(leased),
+        retired: AtomicBool::new(false),
+        start: watch::Sender::new(Start::Starting),
+    });
+    // In the pool before the start: the runner's shutdown covers a start it interrupted.
+    pool().push(server.clone());
+    match server.agent.start().await {
+        Ok(()) => {
+            server.start.send_replace(Start::Ready);
+            Ok(server)
+        }
+        Err(e) => {
+            server.retired.store(true, Ordering::SeqCst);
+            server.start.send_replace(Start::Failed);
+            Err(e)
+        }
+    }
+}
+
+/// Starts `count` servers of `program` in the background, so the first scenarios find them
+/// warm. The runner calls it once, before the first trial, when scenarios will share.
+pub(crate) fn prewarm(program: PathBuf, count: usize) {
+    if count == 0 {
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("live-shared-warmup".into())
+        .spawn(move || {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            let local = tokio::task::LocalSet::new();
+            local.block_on(&runtime, async {
+                let mut starts = tokio::task::JoinSet::new();
+                for _ in 0..count {
+                    let program = program.clone();
+                    // A failed warm start is retired and kept: a scenario then starts its own
+                    // and reports the failure, if it repeats.
+                    starts.spawn_local(async move { start(&program, false).await.map(|_| ()) });
+                }
+                while starts.join_next().await.is_some() {}
+            });
+        });
+    if let Ok(handle) = spawned {
+        *WARMING.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle);
+    }
+}
+
+/// Stops every shared server of this process and removes its root, except a retired one's (a
+/// scenario failed on it) or under `LIVE_KEEP`: those are printed once. Called by the runner
+/// after the last trial; without shared servers it does nothing.
+pub(crate) fn shutdown() {
+    // A warm start still running would put a server in the pool after it was emptied.
+    if let Some(warming) = WARMING.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        let _ = warming.join();
+    }
+    let servers: Vec<_> = std::mem::take(&mut *pool());
+    if servers.is_empty() {
+        return;
+    }
+    let stopped = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(async {
+            let ceiling = crate::settings::scaled(SHUTDOWN_CEILING);
+            let mut stopped = Vec::new();
+            for server in &servers {
+                let stop = tokio::time::timeout(ceiling, server.agent.stop_ungated()).await;
+                stopped.push(matches!(stop, Ok(Ok(()))));
+            }
+            stopped
+        }),
+        Err(_) => vec![false; servers.len()],
+    };
+    for (server, stopped) in servers.iter().zip(stopped) {
+        if !stopped {
+            server.agent.kill_blocking();
+        }
+        let keep =
+            !stopped || server.retired.load(Ordering::SeqCst) || crate::settings::keep_roots();
+        if keep || std::fs::remove_dir_all(server.root()).is_err() {
+            eprintln!("kept shared server root: {}", server.root().display());
+        }
+    }
+}

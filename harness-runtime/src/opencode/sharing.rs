@@ -1,0 +1,105 @@
+//! Whether an agent may be a directory on a shared server, or needs a server of its own.
+//!
+//! Sharing changes nothing a scenario can observe only when the server-wide parts of the agent
+//! (its process, environment, whole config, readiness) are the harness's defaults; anything
+//! else falls back to a server of its own, which is always correct, only slower.
+
+use super::AgentOptions;
+use super::config::CONFIG_ENV;
+use crate::Isolation;
+use crate::scenario::{AgentKind, ScenarioOptions};
+
+/// The isolation a scenario gets: its attribute's, else `LIVE_ISOLATION`'s (an invalid value
+/// was reported by the runner before any trial; it counts as the default here).
+pub(crate) fn level(options: &ScenarioOptions) -> Isolation {
+    options
+        .isolation
+        .unwrap_or_else(|| crate::settings::isolation().unwrap_or(Isolation::Server))
+}
+
+/// Whether the scenario's first agent will likely be a directory on a shared server: what its
+/// attribute says, before the options its body passes are known (for warming the pool).
+pub(crate) fn likely(scenario: &ScenarioOptions) -> bool {
+    level(scenario) == Isolation::Shared
+        && scenario.agent == AgentKind::OpenCode
+        && !scenario.requires.contains(&CONFIG_ENV)
+}
+
+/// `Ok` when the agent may share a server; else why it gets its own (shown as progress).
+pub(crate) fn check(
+    scenario: &ScenarioOptions,
+    options: &AgentOptions,
+    agents_so_far: usize,
+) -> Result<(), &'static str> {
+    if scenario.agent == AgentKind::Fixture {
+        return Err("the fixture agent's faults are per process");
+    }
+    if agents_so_far > 0 {
+        return Err("a second agent of one scenario is a second server");
+    }
+    if !options.env.is_empty() {
+        return Err("`AgentOptions::env` sets the server's environment");
+    }
+    if options.config.is_some() {
+        return Err("`AgentOptions::config` replaces the server's whole config");
+    }
+    if options.ready_timeout != AgentOptions::default().ready_timeout {
+        return Err("`AgentOptions::ready_timeout` is about the server's start");
+    }
+    if scenario.requires.contains(&CONFIG_ENV) {
+        return Err("a real-model config holds secrets that stay out of files");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn only_default_server_wide_options_share() {
+        let scenario = ScenarioOptions::DEFAULT;
+        let default = AgentOptions::default();
+        assert_eq!(check(&scenario, &default, 0), Ok(()));
+        // A permission policy is per directory: it shares.
+        let asking = AgentOptions::default().permission(serde_json::json!({"bash": "ask"}));
+        assert_eq!(check(&scenario, &asking, 0), Ok(()));
+        assert!(check(&scenario, &default, 1).is_err());
+        assert!(check(&scenario, &AgentOptions::default().env("A", "b"), 0).is_err());
+        assert!(
+            check(
+                &scenario,
+                &AgentOptions::default().config(serde_json::json!({})),
+                0
+            )
+            .is_err()
+        );
+        let slow = AgentOptions::default().ready_timeout(Duration::from_secs(1));
+        assert!(check(&scenario, &slow, 0).is_err());
+        let fixture = ScenarioOptions {
+            agent: AgentKind::Fixture,
+            ..ScenarioOptions::DEFAULT
+        };
+        assert!(check(&fixture, &default, 0).is_err());
+        let real = ScenarioOptions {
+            requires: &[CONFIG_ENV],
+            ..ScenarioOptions::DEFAULT
+        };
+        assert!(check(&real, &default, 0).is_err());
+    }
+
+    #[test]
+    fn the_attribute_outranks_the_environment() {
+        let server = ScenarioOptions {
+            isolation: Some(Isolation::Server),
+            ..ScenarioOptions::DEFAULT
+        };
+        assert_eq!(level(&server), Isolation::Server);
+        let shared = ScenarioOptions {
+            isolation: Some(Isolation::Shared),
+            ..ScenarioOptions::DEFAULT
+        };
+        assert_eq!(level(&shared), Isolation::Shared);
+    }
+}

@@ -1,0 +1,52 @@
+//! Warming the shared servers (`LIVE_ISOLATION=shared`) before the first trial: as many as
+//! scenarios will run at once, and no more than will share.
+
+use std::path::Path;
+
+use libtest_mimic::Arguments;
+
+use crate::{Scenario, opencode, requirements};
+
+/// Starts the shared servers the selected scenarios will lease, in the background.
+pub(crate) fn prewarm(scenarios: &[&'static Scenario], args: &Arguments) {
+    if args.list {
+        return;
+    }
+    let sharing: Vec<_> = scenarios
+        .iter()
+        .filter(|s| selected(s, args) && opencode::likely_shared(&s.options))
+        .collect();
+    let Some(first) = sharing.first() else {
+        return;
+    };
+    // Not found: the scenarios report it themselves (skipped, or failed under LIVE_STRICT).
+    let Ok(program) = opencode::find_opencode(Path::new(first.manifest_dir)) else {
+        return;
+    };
+    let threads = args.test_threads.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    opencode::prewarm_shared(program, threads.min(sharing.len()));
+}
+
+/// Whether libtest will run `scenario`: its filter, `--exact`, `--skip`, ignored-ness and the
+/// scenario's requirements, as the runner decides them.
+fn selected(scenario: &Scenario, args: &Arguments) -> bool {
+    let name = scenario.name();
+    let matches = |pattern: &str| {
+        if args.exact {
+            name == pattern
+        } else {
+            name.contains(pattern)
+        }
+    };
+    let ignored = scenario.options.ignore.is_some();
+    args.filter.as_deref().is_none_or(matches)
+        && !args.skip.iter().any(|s| matches(s))
+        && if args.ignored {
+            ignored
+        } else {
+            !ignored || args.include_ignored
+        }
+        && requirements::check(scenario.options.requires).is_ok()
+}

@@ -1,0 +1,134 @@
+//! Scale-out (issue #10): the live suite sharded across machines with nextest's `--partition`.
+//! Two partitions together must run every scenario exactly once, for both partitioning kinds.
+//!
+//! `cargo nextest list --partition … --message-format json` reports, per test, whether the
+//! partition selected it (`filter-match: matches`) or not (`mismatch`, reason `partition`):
+//! exactly the set `cargo nextest run` with the same arguments runs. The nested cargo selects
+//! the same packages and profile as `cargo test --workspace`, so it reuses the built binaries.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+
+/// Every test of the suite per binary, as `name → selected`.
+type Listing = BTreeMap<String, BTreeMap<String, bool>>;
+
+fn cargo() -> Command {
+    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    command.current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."));
+    command
+}
+
+/// Whether `cargo nextest` runs here. When it does not, says so on the terminal itself (libtest
+/// captures `eprintln!` of a passing test, which would make the skip silent).
+fn nextest_available() -> bool {
+    let available = cargo()
+        .args(["nextest", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !available {
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED partitions: cargo-nextest is not installed, so sharding is not checked; \
+             install it with `cargo install cargo-nextest --locked`"
+        );
+    }
+    available
+}
+
+/// `cargo nextest list` of the live suites (every scenario, ignored ones included), optionally
+/// restricted to `partition`.
+fn list(partition: Option<&str>) -> Listing {
+    let mut command = cargo();
+    command.args([
+        "nextest",
+        "list",
+        "--workspace",
+        "--test",
+        "live",
+        "--run-ignored",
+        "all",
+        "--message-format",
+        "json",
+    ]);
+    if let Some(partition) = partition {
+        command.args(["--partition", partition]);
+    }
+    let output = command.output().expect("run cargo nextest list");
+    assert!(
+        output.status.success(),
+        "cargo nextest list {partition:?} failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("nextest's JSON list");
+    let suites = json["rust-suites"].as_object().expect("rust-suites");
+    suites
+        .iter()
+        .map(|(binary, suite)| {
+            let cases = suite["testcases"].as_object().expect("testcases");
+            let selected = cases
+                .iter()
+                .map(|(name, case)| {
+                    let status = case["filter-match"]["status"].as_str().unwrap_or_default();
+                    (name.clone(), status == "matches")
+                })
+                .collect();
+            (binary.clone(), selected)
+        })
+        .collect()
+}
+
+#[test]
+fn two_partitions_run_every_scenario_exactly_once() {
+    if !nextest_available() {
+        return;
+    }
+    let all = list(None);
+    let suite = all
+        .get("live-agent-suite::live")
+        .expect("the live suite is listed");
+    assert!(suite.len() > 10, "too few scenarios listed: {suite:?}");
+    assert!(
+        suite.values().all(|selected| *selected),
+        "an unpartitioned list left scenarios out: {suite:?}"
+    );
+    for kind in ["count", "hash"] {
+        let first = list(Some(&format!("{kind}:1/2")));
+        let second = list(Some(&format!("{kind}:2/2")));
+        for (binary, tests) in &all {
+            for name in tests.keys() {
+                let runs = [&first, &second]
+                    .iter()
+                    .filter(|listing| listing[binary][name])
+                    .count();
+                assert_eq!(
+                    runs, 1,
+                    "{binary} {name} runs in {runs} of the two {kind} partitions"
+                );
+            }
+            assert_eq!(
+                first[binary].len(),
+                tests.len(),
+                "{kind}:1/2 lists other tests"
+            );
+            assert_eq!(
+                second[binary].len(),
+                tests.len(),
+                "{kind}:2/2 lists other tests"
+            );
+        }
+        // Both halves hold work: a partitioning that put everything in one shard proves nothing.
+        let half = |listing: &Listing| {
+            listing["live-agent-suite::live"]
+                .values()
+                .filter(|s| **s)
+                .count()
+        };
+        assert!(
+            half(&first) > 0 && half(&second) > 0,
+            "{kind}: an empty partition"
+        );
+    }
+}
