@@ -6,7 +6,8 @@ pub const SAMPLES_ENV: &str = "LIVE_BENCH_SAMPLES";
 pub const QUICK_ENV: &str = "LIVE_BENCH_QUICK";
 /// `LIVE_BENCH_ONLY=turn,model`: measure only these sections (as `--only`).
 pub const ONLY_ENV: &str = "LIVE_BENCH_ONLY";
-/// `LIVE_BENCH_SUITE_FILTER=turns::`: the live suite's filter for the suite figures ("" = all).
+/// `LIVE_BENCH_SUITE_FILTER=turns::`: the live suite's filter for the suite figures (default: the
+/// whole suite, as the figures are about the suite; `--quick` runs one scenario).
 pub const SUITE_FILTER_ENV: &str = "LIVE_BENCH_SUITE_FILTER";
 
 /// The sections, in the order they run.
@@ -71,7 +72,7 @@ impl Settings {
             if quick {
                 "turns::plain_text_reply".into()
             } else {
-                "turns::".into()
+                String::new()
             }
         });
         Ok(Settings {
