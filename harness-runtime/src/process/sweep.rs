@@ -39,14 +39,24 @@ pub(crate) fn sweep(tokens: &[String]) -> usize {
     let marks = marks(tokens);
     let deadline = Instant::now() + crate::settings::scaled(SWEEP_CEILING);
     let mut killed = 0;
+    let mut quiet_rounds = 0;
     loop {
         let round = imp::kill_round(&marks, deadline);
         killed += round;
-        if round == 0 || Instant::now() >= deadline {
+        quiet_rounds = if round == 0 { quiet_rounds + 1 } else { 0 };
+        // One empty scan is not proof: a process in the middle of `execve` reads an empty
+        // environment for a moment (a daemon exec'ing as its parent is killed escaped that way),
+        // so the sweep ends only after a second empty scan a moment later.
+        if quiet_rounds >= QUIET_ROUNDS || Instant::now() >= deadline {
             return killed;
         }
+        std::thread::sleep(QUIET_PAUSE);
     }
 }
+
+/// Empty scans in a row that end a sweep, and the pause between rounds.
+const QUIET_ROUNDS: u32 = 2;
+const QUIET_PAUSE: Duration = Duration::from_millis(20);
 
 #[cfg(target_os = "linux")]
 mod imp {
