@@ -1,5 +1,5 @@
-//! `provisioning`: `live.opencode()` (root, config, spawn, listening line, health, a cheap API
-//! call) against a bare `opencode serve` in the same root layout and environment plus a
+//! `provisioning`: `live.opencode()` (root, config, spawn, listening line, health)
+//! against a bare `opencode serve` in the same root layout and environment plus a
 //! health-poll loop. Both sides start with their scripted model already running; both clocks
 //! include creating the root.
 

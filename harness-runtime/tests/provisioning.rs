@@ -6,8 +6,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use harness_runtime::client::CreateSession;
 use harness_runtime::opencode::testing;
-use harness_runtime::opencode::{Agent, OPENCODE_NOT_FOUND, ProvisionError};
+use harness_runtime::opencode::{Agent, AgentOptions, OPENCODE_NOT_FOUND, ProvisionError};
 
 mod support;
 use support::{live, opencode_installed, start};
@@ -176,6 +177,31 @@ async fn parallel_agents_are_isolated_and_failed_or_abandoned_roots_are_kept() {
 
     std::fs::remove_dir_all(root_a).unwrap();
     std::fs::remove_dir_all(root_b).unwrap();
+}
+
+#[tokio::test]
+async fn an_invalid_config_is_ready_and_named_by_the_first_api_call() {
+    if !opencode_installed() {
+        return;
+    }
+    let mut live = live("provisioning::invalid-config");
+    // Readiness is health only; OpenCode validates the config when the first API call boots
+    // its instance, and says which key is wrong at once, where a readiness poll would wait.
+    let options = AgentOptions::default()
+        .ready_timeout(Duration::from_secs(240))
+        .config(serde_json::json!({"model": 5}));
+    let agent = live.opencode_with(options).await.unwrap();
+    let asked = Instant::now();
+    let error = agent
+        .client()
+        .create_session(&CreateSession::titled("invalid config"))
+        .await
+        .unwrap_err();
+    assert!(asked.elapsed() < Duration::from_secs(30), "{error}");
+    assert_eq!(error.status(), Some(400), "{error}");
+    assert_eq!(error.error_name(), Some("ConfigInvalidError"), "{error}");
+    assert!(error.to_string().contains("model"), "{error}");
+    testing::finish_agents(&mut live, true).await.unwrap();
 }
 
 #[test]
