@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use super::{panic, registry, roles, trial, warm};
+use super::{order, panic, registry, roles, trial, warm};
 use crate::{Scenario, settings};
 
 /// Runs every registered scenario with the libtest CLI and returns the libtest exit code.
@@ -27,7 +27,7 @@ pub fn run() -> ExitCode {
     panic::install_hook();
     let mode = trial::Mode::from_args(&args);
     warm::prewarm(&scenarios, &args);
-    let trials = scenarios
+    let trials = order::schedule(scenarios, &args)
         .into_iter()
         .map(|scenario| trial::trial(scenario, mode))
         .collect();

@@ -1,6 +1,7 @@
 //! The libtest-mimic runner: one trial per scenario, a tokio runtime and a ceiling each.
 
 mod entry;
+mod order;
 mod panic;
 mod progress;
 mod registry;

@@ -1,0 +1,121 @@
+//! The order trials start in. libtest-mimic starts them in the order it is given, so the
+//! runner gives an order that keeps both cores busy: OpenCode's start and each scenario's first
+//! turn are CPU-bound, the fixture agent's scenarios are not.
+//!
+//! 1. Fixture-agent scenarios: they start in milliseconds and lease nothing, so they run while
+//!    the shared servers (`LIVE_ISOLATION=shared`) warm up instead of waiting for them.
+//! 2. Scenarios with a server of their own (the default, or `isolation = "server"`): under
+//!    sharing they meet the pool already warm and the pair that needs to run side by side
+//!    starts together instead of one waiting for the other behind a shared scenario.
+//! 3. Scenarios on shared servers.
+//!
+//! Name order within each group. `--list` stays in name order; under nextest (a process per
+//! scenario) the order is nextest's.
+
+use libtest_mimic::Arguments;
+
+use crate::scenario::AgentKind;
+use crate::{Scenario, opencode};
+
+/// The groups, in the order they start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Group {
+    Fixture,
+    OwnServer,
+    Shared,
+}
+
+fn group(scenario: &Scenario) -> Group {
+    if scenario.options.agent == AgentKind::Fixture {
+        Group::Fixture
+    } else if opencode::likely_shared(&scenario.options) {
+        Group::Shared
+    } else {
+        Group::OwnServer
+    }
+}
+
+/// `scenarios` (in name order) in the order their trials should start.
+pub(crate) fn schedule(
+    mut scenarios: Vec<&'static Scenario>,
+    args: &Arguments,
+) -> Vec<&'static Scenario> {
+    if !args.list {
+        // Stable: name order within a group.
+        scenarios.sort_by_key(|s| group(s));
+    }
+    scenarios
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::__private::ScenarioFuture;
+    use crate::{Isolation, Live, ScenarioOptions};
+
+    fn body(_: &mut Live) -> ScenarioFuture<'_> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn scenario(function: &'static str, options: ScenarioOptions) -> &'static Scenario {
+        Box::leak(Box::new(Scenario {
+            module_path: "live",
+            function,
+            file: "order.rs",
+            line: 1,
+            manifest_dir: "/m",
+            options,
+            body,
+        }))
+    }
+
+    #[test]
+    fn fixture_first_then_own_servers_then_shared_each_in_name_order() {
+        let shared = ScenarioOptions {
+            isolation: Some(Isolation::Shared),
+            ..ScenarioOptions::DEFAULT
+        };
+        let own = ScenarioOptions {
+            isolation: Some(Isolation::Server),
+            ..ScenarioOptions::DEFAULT
+        };
+        let fixture = ScenarioOptions {
+            agent: AgentKind::Fixture,
+            ..ScenarioOptions::DEFAULT
+        };
+        let all = vec![
+            scenario("a_shared", shared),
+            scenario("b_own", own),
+            scenario("c_fixture", fixture),
+            scenario("d_shared", shared),
+            scenario("e_own", own),
+            scenario("f_fixture", fixture),
+        ];
+        let names =
+            |list: Vec<&'static Scenario>| list.iter().map(|s| s.function).collect::<Vec<_>>();
+        let run = Arguments::from_iter(["live"]);
+        assert_eq!(
+            names(schedule(all.clone(), &run)),
+            [
+                "c_fixture",
+                "f_fixture",
+                "b_own",
+                "e_own",
+                "a_shared",
+                "d_shared"
+            ]
+        );
+        let list = Arguments::from_iter(["live", "--list"]);
+        assert_eq!(
+            names(schedule(all, &list)),
+            [
+                "a_shared",
+                "b_own",
+                "c_fixture",
+                "d_shared",
+                "e_own",
+                "f_fixture"
+            ]
+        );
+    }
+}
