@@ -12,7 +12,7 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use futures::StreamExt;
 use harness_runtime::client::{
-    AskAnswer, AskPolicy, Client, ClientError, Event, EventStream, PermissionPolicy,
+    AskAnswer, AskPolicy, Client, ClientError, CreateSession, Event, EventStream, PermissionPolicy,
     PermissionReply, Prompt, StreamOptions,
 };
 use harness_runtime::evidence::Redactor;
@@ -248,11 +248,20 @@ async fn connection_refused_is_a_transport_error() {
 struct FakeServer {
     base: String,
     posted: Arc<Mutex<Vec<(String, Value)>>>,
+    /// Sessions whose message list was asked for (`GET /session/{id}/message`).
+    listed: Arc<Mutex<Vec<String>>>,
     _task: tokio::task::JoinHandle<()>,
 }
 
 async fn fake_server(frames: Vec<String>) -> FakeServer {
+    fake_server_of(String::new(), frames).await
+}
+
+/// [`fake_server`] whose `POST /session` creates `created` (the recording's session).
+async fn fake_server_of(created: String, frames: Vec<String>) -> FakeServer {
     let prompted = Arc::new(Notify::new());
+    let listed: Arc<Mutex<Vec<String>>> = Arc::default();
+    let listed_by_route = listed.clone();
     let posted: Arc<Mutex<Vec<(String, Value)>>> = Arc::default();
     let frames = Arc::new(frames);
     let (p1, p2) = (prompted.clone(), prompted.clone());
@@ -285,7 +294,23 @@ async fn fake_server(frames: Vec<String>) -> FakeServer {
                 axum::Json(json!({"id": id, "title": "t", "directory": "/w"}))
             }),
         )
-        .route("/session/{id}/message", get(|| async { axum::Json(json!([])) }))
+        .route(
+            "/session",
+            post(move || {
+                let id = created.clone();
+                async move { axum::Json(json!({"id": id, "title": "t", "directory": "/w"})) }
+            }),
+        )
+        .route(
+            "/session/{id}/message",
+            get(move |Path(id): Path<String>| {
+                let listed = listed_by_route.clone();
+                async move {
+                    listed.lock().unwrap().push(id);
+                    axum::Json(json!([]))
+                }
+            }),
+        )
         .route(
             "/session/{id}/prompt_async",
             post(move |Path(id): Path<String>, axum::Json(body): axum::Json<Value>| {
@@ -318,6 +343,7 @@ async fn fake_server(frames: Vec<String>) -> FakeServer {
     FakeServer {
         base,
         posted,
+        listed,
         _task: task,
     }
 }
@@ -363,6 +389,39 @@ async fn prompt_with_answers_the_permission_and_collects_the_turn() {
     assert_eq!(posted[0].1["parts"][0]["text"], "RUN_BASH");
     assert_eq!(posted[1].0, "reply per_228fb5096001kLUpDdWiqdRQ0b");
     assert_eq!(posted[1].1, json!({"reply": "once"}));
+}
+
+#[tokio::test]
+async fn a_session_this_client_created_needs_no_baseline_request_until_it_changes() {
+    let (sid, frames) = session_frames("r2-ev_perm.sse", "ses_dd704bf7");
+    let server = fake_server_of(sid.clone(), frames).await;
+    let client = Client::new(server.base.clone(), redactor());
+    let policy = AskPolicy::leave_pending().permissions(PermissionPolicy::Once);
+    let prompt = |text: &str| {
+        Prompt::new(text)
+            .asks(policy.clone())
+            .with_ceiling(Duration::from_secs(20))
+    };
+    // Created here and untouched: its message list is known to be empty.
+    let created = client
+        .create_session(&CreateSession::titled("fresh"))
+        .await
+        .unwrap();
+    let turn = created.prompt_with(prompt("RUN_BASH")).await.expect("turn");
+    assert_eq!(turn.text, "Tool finished: hi-from-bash\n");
+    assert!(server.listed.lock().unwrap().is_empty());
+    // Once prompted, or when only fetched by id, the list is asked for again.
+    let again = client.session(&sid).await.unwrap();
+    let _ = again
+        .prompt_with(prompt("again").with_ceiling(Duration::from_millis(300)))
+        .await;
+    assert_eq!(*server.listed.lock().unwrap(), [sid.clone()]);
+    let other = Client::new(server.base.clone(), redactor());
+    let fetched = other.session(&sid).await.unwrap();
+    let _ = fetched
+        .prompt_with(prompt("fetched").with_ceiling(Duration::from_millis(300)))
+        .await;
+    assert_eq!(*server.listed.lock().unwrap(), [sid.clone(), sid]);
 }
 
 #[tokio::test]

@@ -29,6 +29,9 @@ struct Memory {
     structured: HashSet<String>,
     /// Message ids collected by earlier turns: the baseline when the list is unavailable.
     known_messages: HashMap<String, HashSet<String>>,
+    /// Sessions this client created and has sent nothing but `GET`s about since: they have no
+    /// messages, so a turn there needs no baseline request.
+    fresh: HashSet<String>,
 }
 
 /// A typed client of one OpenCode server. Cheap to clone; clones share their memory.
@@ -128,6 +131,9 @@ impl Client {
         timeout: Duration,
     ) -> Result<(u16, String), ClientError> {
         let what = format!("{method} {path}");
+        if method != Method::GET {
+            self.touch(path);
+        }
         let mut rb = self.request(method, path, Some(timeout));
         if let Some(b) = body {
             rb = rb.json(b);
@@ -197,6 +203,9 @@ impl Client {
     pub async fn create_session(&self, request: &CreateSession) -> Result<Session, ClientError> {
         let body = serde_json::to_value(request).expect("CreateSession serializes");
         let info: SessionInfo = self.call(Method::POST, "/session", Some(&body)).await?;
+        let mut m = self.memory.lock().expect("client memory lock");
+        m.fresh.insert(info.id.clone());
+        drop(m);
         Ok(Session::new(self.clone(), info))
     }
 
@@ -430,6 +439,22 @@ impl Client {
             .entry(session_id.to_string())
             .or_default()
             .extend(ids);
+    }
+
+    /// A request that may change the session in `path` (`/session/{id}/…`): it is not fresh.
+    fn touch(&self, path: &str) {
+        let Some(rest) = path.strip_prefix("/session/") else {
+            return;
+        };
+        let id = rest.split(['/', '?']).next().unwrap_or(rest);
+        let mut m = self.memory.lock().expect("client memory lock");
+        m.fresh.remove(id);
+    }
+
+    /// Whether this client created the session and has changed nothing in it since.
+    pub(crate) fn is_fresh(&self, session_id: &str) -> bool {
+        let m = self.memory.lock().expect("client memory lock");
+        m.fresh.contains(session_id)
     }
 
     pub(crate) fn known_messages(&self, session_id: &str) -> HashSet<String> {
