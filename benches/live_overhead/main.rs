@@ -76,8 +76,8 @@ fn main() -> ExitCode {
          --test-threads 1 / 2 (filter {filter:?})\n  \
          also: fixture agent start-to-ready ({f} starts), scripted model time to first chunk \
          ({m} requests){quick}",
-        n = settings.samples,
-        t = settings.samples * 4,
+        n = settings.provisioning_pairs(),
+        t = settings.turn_pairs(),
         f = settings.samples * 2,
         m = settings.samples * 10,
         filter = settings.suite_filter,

@@ -16,7 +16,7 @@ use crate::report::Figure;
 const SECTION: &str = "provisioning";
 
 pub async fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
-    let n = bench.settings.samples;
+    let n = bench.settings.provisioning_pairs();
     if !bench.settings.quick {
         // The first start of a 185 MB binary pays for the page cache; neither side should.
         let took = raw_once(bench).await?;

@@ -90,6 +90,18 @@ impl Settings {
     }
 
     /// How many times the suite runs in each mode.
+    /// Provisioning pairs: OpenCode's own start varies from 2.0 to 3.3 s on 2 cores (the
+    /// harness adds under 1 ms before the spawn and one health poll after the line), so a median
+    /// of 5 moved the ratio by ±0.08 between runs.
+    pub fn provisioning_pairs(&self) -> usize {
+        self.samples * 4
+    }
+
+    /// Turn pairs: a turn varies by ±60 ms around 250 ms.
+    pub fn turn_pairs(&self) -> usize {
+        self.samples * 12
+    }
+
     pub fn suite_runs(&self) -> usize {
         if self.samples >= 8 { 2 } else { 1 }
     }

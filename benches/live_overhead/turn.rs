@@ -30,7 +30,7 @@ pub async fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
         }
     };
     bench.redactor.add_port(agent.port());
-    let n = bench.settings.samples * 4;
+    let n = bench.settings.turn_pairs();
     let measured = measure_on(bench, &agent, n).await;
     // Every turn of both sides reached the model exactly once, and nothing went unanswered.
     let requests = live.model().requests().len();
