@@ -415,7 +415,10 @@ async fn a_session_this_client_created_needs_no_baseline_request_until_it_change
     let _ = again
         .prompt_with(prompt("again").with_ceiling(Duration::from_millis(300)))
         .await;
-    assert_eq!(*server.listed.lock().unwrap(), [sid.clone()]);
+    assert_eq!(
+        server.listed.lock().unwrap().as_slice(),
+        std::slice::from_ref(&sid)
+    );
     let other = Client::new(server.base.clone(), redactor());
     let fetched = other.session(&sid).await.unwrap();
     let _ = fetched
