@@ -89,7 +89,6 @@ impl Settings {
         self.only.is_empty() || self.only.iter().any(|s| s == section)
     }
 
-    /// How many times the suite runs in each mode.
     /// Provisioning pairs: OpenCode's own start varies from 2.0 to 3.3 s on 2 cores (the
     /// harness adds under 1 ms before the spawn and one health poll after the line), so a median
     /// of 5 moved the ratio by ±0.08 between runs.
@@ -102,6 +101,7 @@ impl Settings {
         self.samples * 12
     }
 
+    /// How many times the suite runs in each mode.
     pub fn suite_runs(&self) -> usize {
         if self.samples >= 8 { 2 } else { 1 }
     }

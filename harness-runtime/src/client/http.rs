@@ -203,9 +203,11 @@ impl Client {
     pub async fn create_session(&self, request: &CreateSession) -> Result<Session, ClientError> {
         let body = serde_json::to_value(request).expect("CreateSession serializes");
         let info: SessionInfo = self.call(Method::POST, "/session", Some(&body)).await?;
-        let mut m = self.memory.lock().expect("client memory lock");
-        m.fresh.insert(info.id.clone());
-        drop(m);
+        self.memory
+            .lock()
+            .expect("client memory lock")
+            .fresh
+            .insert(info.id.clone());
         Ok(Session::new(self.clone(), info))
     }
 

@@ -158,11 +158,11 @@ impl Session {
     }
 
     /// Runs one turn: subscribes (waiting for `server.connected`), takes the baseline of
-    /// existing message ids (none for a session this client created and has changed nothing
-    /// in since: messages another client posted there are not looked for), posts `prompt_async`, then collects this session's events until
-    /// the turn is done, answering asks by `prompt.asks`. Hitting the ceiling is
-    /// [`ClientError::TurnTimeout`] with what was pending (collector, `GET /permission`,
-    /// `GET /question`, `GET /session/status`).
+    /// existing message ids (none for a session this client created and has changed nothing in
+    /// since: messages another client posted there are not looked for), posts `prompt_async`,
+    /// then collects this session's events until the turn is done, answering asks by
+    /// `prompt.asks`. Hitting the ceiling is [`ClientError::TurnTimeout`] with what was pending
+    /// (collector, `GET /permission`, `GET /question`, `GET /session/status`).
     pub async fn prompt_with(&self, prompt: Prompt) -> Result<Turn, ClientError> {
         let ceiling = prompt.effective_ceiling();
         let deadline = Instant::now() + ceiling;
@@ -185,7 +185,7 @@ impl Session {
     }
 
     async fn baseline(&self) -> Result<Vec<String>, ClientError> {
-        // A session this client created and has not prompted yet has no messages; asking
+        // A session this client created and has not changed since has no messages; asking
         // would cost the turn a request the server answers on the same thread as the post.
         if self.client.is_fresh(self.id()) {
             return Ok(Vec::new());
