@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use harness_runtime::evidence::Redactor;
 use harness_runtime::opencode::testing::{self, ScenarioInfo};
+use harness_runtime::redact::Redactor;
 use harness_runtime::{Live, ScenarioOptions};
 
 use crate::settings::Settings;

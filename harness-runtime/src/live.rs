@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::evidence::{Evidence, Redactor};
+use crate::evidence::Evidence;
+use crate::redact::Redactor;
 use crate::scenario::ScenarioOptions;
 
 /// What a scenario knows about itself.

@@ -15,7 +15,7 @@ use harness_runtime::client::{
     AskAnswer, AskPolicy, Client, ClientError, CreateSession, Event, EventStream, PermissionPolicy,
     PermissionReply, Prompt, StreamOptions,
 };
-use harness_runtime::evidence::Redactor;
+use harness_runtime::redact::Redactor;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;

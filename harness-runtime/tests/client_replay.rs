@@ -6,7 +6,7 @@ use harness_runtime::client::{
     Ask, AskAnswer, AskOutcome, Event, EventStream, Feed, MessageError, MessageWithParts,
     SessionStatus, StreamOptions, ToolStatus, Turn, TurnCollector,
 };
-use harness_runtime::evidence::Redactor;
+use harness_runtime::redact::Redactor;
 
 fn recording(name: &str) -> String {
     let path = format!("{}/tests/data/streams/{name}", env!("CARGO_MANIFEST_DIR"));

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use harness_runtime::evidence::Redactor;
+use harness_runtime::redact::Redactor;
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use proptest::prelude::*;
 use serde_json::json;

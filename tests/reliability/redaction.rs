@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::LazyLock;
 use std::time::Instant;
 
-use harness_runtime::evidence::Redactor;
+use harness_runtime::redact::Redactor;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};

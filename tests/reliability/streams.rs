@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use harness_runtime::client::{Client, ClientError, Event, EventStream, StreamOptions};
-use harness_runtime::evidence::Redactor;
+use harness_runtime::redact::Redactor;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::evidence::Redactor;
+use crate::redact::Redactor;
 
 /// What went wrong talking to an OpenCode server, collecting an event stream or a turn.
 #[derive(Debug, thiserror::Error)]

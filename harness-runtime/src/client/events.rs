@@ -13,7 +13,7 @@ use super::error::{ClientError, decode_value};
 use super::types::{
     MessageInfo, Part, PermissionRequest, QuestionRequest, SessionInfo, SessionStatus,
 };
-use crate::evidence::Redactor;
+use crate::redact::Redactor;
 
 /// One event of the server's stream.
 #[derive(Clone, Debug, PartialEq)]

@@ -16,8 +16,8 @@ use super::types::{
     CreateSession, Health, MessageWithParts, PermissionReply, PermissionRequest, QuestionRequest,
     SessionInfo, SessionStatus,
 };
-use crate::evidence::Redactor;
 use crate::gates::{GatePoint, Gates};
+use crate::redact::Redactor;
 
 /// Default ceiling of one ordinary request (before scaling).
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);

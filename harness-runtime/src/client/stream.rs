@@ -23,7 +23,7 @@ use futures::{Stream, StreamExt};
 
 use super::error::ClientError;
 use super::events::Event;
-use crate::evidence::Redactor;
+use crate::redact::Redactor;
 
 /// Default silence ceiling (before scaling): three missed heartbeats.
 pub const DEFAULT_SILENCE: Duration = Duration::from_secs(30);

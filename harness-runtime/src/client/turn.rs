@@ -22,7 +22,7 @@ use super::error::ClientError;
 use super::events::Event;
 use super::policy::{Ask, AskAnswer};
 use super::types::{MessageInfo, MessageWithParts, Part, SessionStatus, ToolStatus};
-use crate::evidence::Redactor;
+use crate::redact::Redactor;
 
 /// What feeding one event did.
 #[derive(Clone, Debug, PartialEq)]

@@ -10,6 +10,8 @@ use std::fmt;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
+use crate::redact::{Redactor, key_placeholder, number_placeholder};
+
 /// One recorded value, with object keys in their original order.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Fact {
@@ -51,6 +53,38 @@ impl Fact {
                     .map(|(k, v)| (k.clone(), v.to_json()))
                     .collect(),
             ),
+        }
+    }
+
+    /// This fact with secrets and volatile values replaced, as
+    /// [`Redactor::redact_json`](crate::redact::Redactor::redact_json) does for JSON, keeping
+    /// the recorded order of map entries.
+    pub(crate) fn redacted(&self, redactor: &Redactor) -> Fact {
+        let number = |key: Option<&str>, fact: &Fact| -> Option<Fact> {
+            let (u, f) = match fact {
+                Fact::UInt(u) => (Some(*u), Some(*u as f64)),
+                Fact::Int(i) => (u64::try_from(*i).ok(), Some(*i as f64)),
+                Fact::Float(f) => (None, Some(*f)),
+                _ => return None,
+            };
+            number_placeholder(key, u, f).map(|p| Fact::Str(p.into()))
+        };
+        match self {
+            Fact::Str(s) => Fact::Str(redactor.redact(s)),
+            Fact::Seq(items) => Fact::Seq(items.iter().map(|f| f.redacted(redactor)).collect()),
+            Fact::Map(entries) => Fact::Map(
+                entries
+                    .iter()
+                    .map(|(k, v)| {
+                        let redacted = match key_placeholder(k) {
+                            Some(p) => Fact::Str(p.into()),
+                            None => number(Some(k), v).unwrap_or_else(|| v.redacted(redactor)),
+                        };
+                        (redactor.redact(k), redacted)
+                    })
+                    .collect(),
+            ),
+            other => number(None, other).unwrap_or_else(|| other.clone()),
         }
     }
 }

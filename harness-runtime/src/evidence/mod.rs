@@ -1,16 +1,12 @@
-//! Evidence: an ordered recorder of structured facts, one redactor, and insta snapshots.
+//! Evidence: an ordered recorder of structured facts and their insta snapshots. Everything it
+//! records passes through the scenario's [`Redactor`](crate::redact::Redactor).
 
 mod fact;
 mod from_turn;
-mod overlaps;
-mod patterns;
 mod recorder;
-mod redact;
-mod secrets;
 mod snapshot;
 mod stored;
 mod turn;
 
 pub use recorder::{Evidence, counters};
-pub use redact::Redactor;
 pub use turn::{EventTrace, InteractionSummary, MessageSummary, ToolCallSummary, TurnSummary};

@@ -4,8 +4,9 @@ use std::sync::{Arc, Mutex};
 
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
+use super::TurnSummary;
 use super::fact::Fact;
-use super::{Redactor, TurnSummary};
+use crate::redact::Redactor;
 
 /// The names of the counters other parts feed, so a snapshot spells each one the same way.
 pub mod counters {
@@ -70,7 +71,7 @@ impl Evidence {
     /// Records a structured section (a model request, a turn summary, a status) under `key`,
     /// keeping the order of its fields.
     pub fn record_section(&self, key: &str, value: &impl Serialize) {
-        let fact = self.redactor.redact_fact(&Fact::capture(value));
+        let fact = Fact::capture(value).redacted(&self.redactor);
         let key = self.redactor.redact(key);
         self.state().entries.push((key, fact));
     }

@@ -11,7 +11,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use crate::live::ScenarioInfo;
 
-use super::{Evidence, Redactor};
+use super::Evidence;
+use crate::redact::Redactor;
 
 impl crate::Live {
     /// Asserts the recorded evidence against `snapshots/<topic>__<fn>.snap` of the test crate.

@@ -60,7 +60,7 @@ impl ModelSlot {
     /// Ends the model's part of the scenario: an unanswered request fails it, with a summary
     /// of each (redacted). The server keeps running until the slot drops, so agents stopped
     /// after this see no connection errors.
-    pub fn finish(&mut self, redactor: &crate::evidence::Redactor) -> Result<(), String> {
+    pub fn finish(&mut self, redactor: &crate::redact::Redactor) -> Result<(), String> {
         let Some(running) = self.running.get() else {
             return Ok(());
         };

@@ -14,9 +14,9 @@ use super::port;
 use super::ready::{self, NotReady};
 use super::root::AgentRoot;
 use super::shared::Lease;
-use crate::evidence::Redactor;
 use crate::gates::{Counter, GatePoint, Gates};
 use crate::process::{self, OwnedChild};
+use crate::redact::Redactor;
 
 /// How long a server gets between SIGTERM and SIGKILL (OpenCode exits in ~0.1 s).
 const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -44,14 +44,6 @@ fn inherited_to_remove() -> Vec<String> {
             k.starts_with("OPENCODE_") || k == "HARNESS_RUNTIME_ROLE" || k == process::OWNER_ENV
         })
         .collect()
-}
-
-/// Whether an env variable's value must never be shown.
-fn secret_name(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    ["KEY", "TOKEN", "SECRET", "PASSWORD"]
-        .iter()
-        .any(|w| upper.contains(w))
 }
 
 /// A provisioned agent server. Cheap to clone: every clone is the same server.
@@ -364,7 +356,7 @@ impl Agent {
         for (name, value) in &self.inner.launch.env {
             let shown = if name == super::config::CONFIG_ENV {
                 format!("<{} bytes of JSON>", value.len())
-            } else if secret_name(name) {
+            } else if crate::redact::is_secret_name(name) {
                 "[secret]".to_string()
             } else {
                 value.clone()
@@ -561,6 +553,36 @@ mod tests {
             "{text}"
         );
         assert!(!agent.is_running());
+        std::fs::remove_dir_all(agent.root()).unwrap();
+    }
+
+    /// `AgentOptions::env` goes through the same rule as the process environment: a variable
+    /// named like a credential is hidden in the command line and its value redacted in the log.
+    #[tokio::test]
+    async fn a_credential_passed_as_agent_env_never_shows() {
+        let canary = "canary-credential-7f3a";
+        let script = "echo \"using $X_CREDENTIAL\" >&2; exit 3";
+        let root = AgentRoot::create("unit::agent").unwrap();
+        let redactor = Arc::new(Redactor::for_scenario());
+        root.register(&redactor, 1);
+        redactor.add_env("X_CREDENTIAL", canary);
+        let launch = Launch {
+            program: PathBuf::from("sh"),
+            env: vec![("X_CREDENTIAL".into(), canary.into())],
+        };
+        std::fs::write(root.workspace.join("serve"), script).unwrap();
+        let agent = Agent::new(
+            1,
+            root,
+            launch,
+            Duration::from_secs(30),
+            redactor,
+            Arc::default(),
+        );
+        let text = agent.start().await.unwrap_err().to_string();
+        assert!(text.contains("X_CREDENTIAL=[secret]"), "{text}");
+        assert!(text.contains("using [secret]"), "{text}");
+        assert!(!text.contains(canary), "{text}");
         std::fs::remove_dir_all(agent.root()).unwrap();
     }
 

@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::{AgentOptions, ProvisionError};
-use crate::evidence::Redactor;
+use crate::redact::Redactor;
 
 /// The variable a real-model scenario supplies (and declares in `requires`).
 pub(crate) const CONFIG_ENV: &str = "OPENCODE_CONFIG_CONTENT";

@@ -42,12 +42,7 @@ impl crate::Live {
         })?;
         config::register_secrets(&config, &self.redactor);
         for (name, value) in &options.env {
-            if ["KEY", "TOKEN", "SECRET", "PASSWORD"]
-                .iter()
-                .any(|w| name.to_ascii_uppercase().contains(w))
-            {
-                self.redactor.add_secret(value);
-            }
+            self.redactor.add_env(name, value);
         }
 
         let share = sharing::level(&self.info.options) == Isolation::Shared

@@ -147,7 +147,7 @@ impl AgentRoot {
 
     /// Registers the root's paths on the redactor, the most specific first. `index` is the
     /// agent's 1-based position in the scenario: the first gets `[root]`, the second `[root-2]`.
-    pub(crate) fn register(&self, redactor: &crate::evidence::Redactor, index: usize) {
+    pub(crate) fn register(&self, redactor: &crate::redact::Redactor, index: usize) {
         let suffix = if index <= 1 {
             String::new()
         } else {

@@ -15,7 +15,7 @@ use tokio::sync::watch;
 use super::agent::{Agent, Launch};
 use super::root::AgentRoot;
 use super::{AgentOptions, ProvisionError};
-use crate::evidence::Redactor;
+use crate::redact::Redactor;
 
 /// What every shared server is started with: only the switches that hold for every scenario.
 /// `OPENCODE_CONFIG_CONTENT` outranks a project's `opencode.json`, so the scenario's provider,

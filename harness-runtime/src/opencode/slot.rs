@@ -1,7 +1,7 @@
 //! The agents of one scenario, and what happens to them and their roots when it ends.
 
 use super::Agent;
-use crate::evidence::Redactor;
+use crate::redact::Redactor;
 
 /// The agents a scenario provisioned.
 #[derive(Debug, Default)]

@@ -4,7 +4,7 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::sync::{Arc, Once, OnceLock};
 
-use crate::evidence::Redactor;
+use crate::redact::Redactor;
 
 /// The redactor of one scenario, filled in once its `Live` exists (after its runtime's workers
 /// started, which is why it is a cell and not the redactor itself).

@@ -151,6 +151,8 @@ mod tests {
             "github_token",
             "DB_PASSWORD",
             "CLIENT_SECRET",
+            "X_CREDENTIAL",
+            "MYSQL_PASSWD",
         ] {
             assert!(is_secret_name(name), "{name}");
         }

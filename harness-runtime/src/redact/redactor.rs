@@ -109,18 +109,26 @@ impl Redactor {
     {
         for (name, value) in vars {
             let (name, value) = (name.as_ref(), value.as_ref());
-            if name == secrets::CONFIG_CONTENT {
-                for secret in secrets::config_secrets(value) {
-                    self.add_secret(&secret);
-                }
-            }
             if name == "HOME" {
                 self.add_path(Path::new(value), "[home]");
             }
-            if secrets::is_secret_name(name) && value.chars().count() >= secrets::MIN_ENV_SECRET_LEN
-            {
-                self.add_secret(value);
+            self.add_env(name, value);
+        }
+    }
+
+    /// Registers the secrets one environment variable holds, by the one rule of the harness:
+    /// every string under a provider's `options` and `headers` when it is
+    /// `OPENCODE_CONFIG_CONTENT`; its whole value (6 characters or more, so a flag such as
+    /// `TOKENIZERS_PARALLELISM=false` does not turn every `false` into `[secret]`) when its name
+    /// contains KEY, TOKEN, SECRET, PASSWORD, PASSWD or CREDENTIAL.
+    pub fn add_env(&self, name: &str, value: &str) {
+        if name == secrets::CONFIG_CONTENT {
+            for secret in secrets::config_secrets(value) {
+                self.add_secret(&secret);
             }
+        }
+        if secrets::is_secret_name(name) && value.chars().count() >= secrets::MIN_ENV_SECRET_LEN {
+            self.add_secret(value);
         }
     }
 
@@ -279,37 +287,6 @@ impl Redactor {
             Value::Null | Value::Bool(_) => value.clone(),
         }
     }
-
-    /// [`Redactor::redact_json`] for an order-preserving recorded fact.
-    pub(crate) fn redact_fact(&self, fact: &super::fact::Fact) -> super::fact::Fact {
-        use super::fact::Fact;
-        let number = |key: Option<&str>, fact: &Fact| -> Option<Fact> {
-            let (u, f) = match fact {
-                Fact::UInt(u) => (Some(*u), Some(*u as f64)),
-                Fact::Int(i) => (u64::try_from(*i).ok(), Some(*i as f64)),
-                Fact::Float(f) => (None, Some(*f)),
-                _ => return None,
-            };
-            number_placeholder(key, u, f).map(|p| Fact::Str(p.into()))
-        };
-        match fact {
-            Fact::Str(s) => Fact::Str(self.redact(s)),
-            Fact::Seq(items) => Fact::Seq(items.iter().map(|f| self.redact_fact(f)).collect()),
-            Fact::Map(entries) => Fact::Map(
-                entries
-                    .iter()
-                    .map(|(k, v)| {
-                        let redacted = match key_placeholder(k) {
-                            Some(p) => Fact::Str(p.into()),
-                            None => number(Some(k), v).unwrap_or_else(|| self.redact_fact(v)),
-                        };
-                        (self.redact(k), redacted)
-                    })
-                    .collect(),
-            ),
-            other => number(None, other).unwrap_or_else(|| other.clone()),
-        }
-    }
 }
 
 impl LiteralPass {
@@ -397,7 +374,7 @@ fn bracketed(name: &str) -> String {
 }
 
 /// The placeholder replacing a JSON key's whole value, whatever its type.
-fn key_placeholder(key: &str) -> Option<&'static str> {
+pub(crate) fn key_placeholder(key: &str) -> Option<&'static str> {
     if key == "tokens" || key.ends_with("_tokens") || key.ends_with("Tokens") {
         Some("[tokens]")
     } else if key == "cost" {
@@ -408,7 +385,7 @@ fn key_placeholder(key: &str) -> Option<&'static str> {
 }
 
 /// The placeholder of a JSON number, by its key and its magnitude.
-fn number_placeholder(
+pub(crate) fn number_placeholder(
     key: Option<&str>,
     as_u64: Option<u64>,
     as_f64: Option<f64>,
