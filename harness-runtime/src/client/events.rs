@@ -8,8 +8,8 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::MessageError;
 use super::error::{ClientError, decode_value};
+use super::message_error::MessageError;
 use super::types::{
     MessageInfo, Part, PermissionRequest, QuestionRequest, SessionInfo, SessionStatus,
 };

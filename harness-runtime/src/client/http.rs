@@ -1,8 +1,8 @@
 //! The HTTP calls: one typed method per route the harness uses.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::Method;
@@ -10,29 +10,18 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::error::{ClientError, decode_str};
-use super::session::{Prompt, Session};
+use super::prompt::Prompt;
+use super::session_memory::SessionMemory;
 use super::stream::{EventStream, StreamOptions};
 use super::types::{
-    CreateSession, Health, MessageWithParts, PermissionReply, PermissionRequest, QuestionRequest,
-    SessionInfo, SessionStatus,
+    Health, MessageWithParts, PermissionReply, PermissionRequest, QuestionRequest, SessionInfo,
+    SessionStatus,
 };
 use crate::gates::{GatePoint, Gates};
 use crate::redact::Redactor;
 
 /// Default ceiling of one ordinary request (before scaling).
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// What the client remembers per session across calls (shared by clones).
-#[derive(Debug, Default)]
-struct Memory {
-    /// Sessions in which a prompt carried `format`: their message list answers 400.
-    structured: HashSet<String>,
-    /// Message ids collected by earlier turns: the baseline when the list is unavailable.
-    known_messages: HashMap<String, HashSet<String>>,
-    /// Sessions this client created and has sent nothing but `GET`s about since: they have no
-    /// messages, so a turn there needs no baseline request.
-    fresh: HashSet<String>,
-}
 
 /// A typed client of one OpenCode server. Cheap to clone; clones share their memory.
 #[derive(Clone)]
@@ -43,7 +32,7 @@ pub struct Client {
     pub(crate) redactor: Arc<Redactor>,
     gates: Option<Arc<Gates>>,
     request_timeout: Duration,
-    memory: Arc<Mutex<Memory>>,
+    pub(crate) memory: Arc<SessionMemory>,
 }
 
 impl std::fmt::Debug for Client {
@@ -131,9 +120,6 @@ impl Client {
         timeout: Duration,
     ) -> Result<(u16, String), ClientError> {
         let what = format!("{method} {path}");
-        if method != Method::GET {
-            self.touch(path);
-        }
         let mut rb = self.request(method, path, Some(timeout));
         if let Some(b) = body {
             rb = rb.json(b);
@@ -169,7 +155,7 @@ impl Client {
         }
     }
 
-    async fn call<T: DeserializeOwned>(
+    pub(super) async fn call<T: DeserializeOwned>(
         &self,
         method: Method,
         path: &str,
@@ -199,24 +185,6 @@ impl Client {
         self.call(Method::GET, "/global/health", None).await
     }
 
-    /// `POST /session`: creates a session (give it a title, see [`CreateSession`]).
-    pub async fn create_session(&self, request: &CreateSession) -> Result<Session, ClientError> {
-        let body = serde_json::to_value(request).expect("CreateSession serializes");
-        let info: SessionInfo = self.call(Method::POST, "/session", Some(&body)).await?;
-        self.memory
-            .lock()
-            .expect("client memory lock")
-            .fresh
-            .insert(info.id.clone());
-        Ok(Session::new(self.clone(), info))
-    }
-
-    /// A handle on an existing session (fetched, so an unknown id is a 404 error).
-    pub async fn session(&self, id: &str) -> Result<Session, ClientError> {
-        let info = self.get_session(id).await?;
-        Ok(Session::new(self.clone(), info))
-    }
-
     /// `GET /session/{id}`; passes the `BeforeGetSession` gate first.
     pub async fn get_session(&self, id: &str) -> Result<SessionInfo, ClientError> {
         self.gate(GatePoint::BeforeGetSession).await;
@@ -231,6 +199,7 @@ impl Client {
 
     /// `DELETE /session/{id}`.
     pub async fn delete_session(&self, id: &str) -> Result<bool, ClientError> {
+        self.memory.changed(id);
         self.call(Method::DELETE, &format!("/session/{id}"), None)
             .await
     }
@@ -242,7 +211,7 @@ impl Client {
         let unavailable = || ClientError::MessagesUnavailableAfterStructuredPrompt {
             session: self.redactor.redact(session_id),
         };
-        if self.structured_sent(session_id) {
+        if self.memory.structured_sent(session_id) {
             return Err(unavailable());
         }
         self.call(Method::GET, &format!("/session/{session_id}/message"), None)
@@ -253,7 +222,7 @@ impl Client {
     /// `PromptDelivered` after it returned.
     pub async fn prompt_async(&self, session_id: &str, prompt: &Prompt) -> Result<(), ClientError> {
         self.gate(GatePoint::BeforePrompt).await;
-        self.note_format(session_id, prompt);
+        self.memory.prompted(session_id, prompt.format.is_some());
         let path = format!("/session/{session_id}/prompt_async");
         let what = format!("POST {path}");
         let (status, text) = self
@@ -279,7 +248,7 @@ impl Client {
         prompt: &Prompt,
     ) -> Result<MessageWithParts, ClientError> {
         self.gate(GatePoint::BeforePrompt).await;
-        self.note_format(session_id, prompt);
+        self.memory.prompted(session_id, prompt.format.is_some());
         let path = format!("/session/{session_id}/message");
         let out = self
             .call_within(
@@ -296,6 +265,7 @@ impl Client {
     /// `POST /session/{id}/abort` (`true` also when idle). Passes `BeforeAbort` first.
     pub async fn abort(&self, session_id: &str) -> Result<bool, ClientError> {
         self.gate(GatePoint::BeforeAbort).await;
+        self.memory.changed(session_id);
         self.call(Method::POST, &format!("/session/{session_id}/abort"), None)
             .await
     }
@@ -320,6 +290,7 @@ impl Client {
         reply: PermissionReply,
         message: Option<&str>,
     ) -> Result<(), ClientError> {
+        self.memory.changed(session_id);
         let mut body = json!({"reply": reply.as_str()});
         if let Some(m) = message {
             body["message"] = json!(m);
@@ -421,49 +392,5 @@ impl Client {
         let mut stream = EventStream::from_bytes(bytes, options, self.redactor.clone());
         stream.expect_connected().await?;
         Ok(stream)
-    }
-
-    fn note_format(&self, session_id: &str, prompt: &Prompt) {
-        if prompt.format.is_some() {
-            let mut m = self.memory.lock().expect("client memory lock");
-            m.structured.insert(session_id.to_string());
-        }
-    }
-
-    pub(crate) fn structured_sent(&self, session_id: &str) -> bool {
-        let m = self.memory.lock().expect("client memory lock");
-        m.structured.contains(session_id)
-    }
-
-    pub(crate) fn remember_messages(&self, session_id: &str, ids: Vec<String>) {
-        let mut m = self.memory.lock().expect("client memory lock");
-        m.known_messages
-            .entry(session_id.to_string())
-            .or_default()
-            .extend(ids);
-    }
-
-    /// A request that may change the session in `path` (`/session/{id}/…`): it is not fresh.
-    fn touch(&self, path: &str) {
-        let Some(rest) = path.strip_prefix("/session/") else {
-            return;
-        };
-        let id = rest.split(['/', '?']).next().unwrap_or(rest);
-        let mut m = self.memory.lock().expect("client memory lock");
-        m.fresh.remove(id);
-    }
-
-    /// Whether this client created the session and has changed nothing in it since.
-    pub(crate) fn is_fresh(&self, session_id: &str) -> bool {
-        let m = self.memory.lock().expect("client memory lock");
-        m.fresh.contains(session_id)
-    }
-
-    pub(crate) fn known_messages(&self, session_id: &str) -> HashSet<String> {
-        let m = self.memory.lock().expect("client memory lock");
-        m.known_messages
-            .get(session_id)
-            .cloned()
-            .unwrap_or_default()
     }
 }

@@ -1,96 +1,33 @@
 //! A session handle and whole turns: subscribe, baseline, post, collect until idle.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use reqwest::Method;
 use tokio::time::Instant;
 
 use super::error::{ClientError, truncate};
 use super::http::Client;
 use super::policy::{Ask, AskAnswer, AskPolicy};
+use super::prompt::Prompt;
 use super::stream::EventStream;
 use super::turn::{Feed, Turn, TurnCollector};
-use super::types::{MessageWithParts, ModelRef, SessionInfo};
+use super::types::{CreateSession, MessageWithParts, SessionInfo};
 use crate::gates::GatePoint;
 
-/// Default turn ceiling (before scaling).
-pub const DEFAULT_TURN_CEILING: Duration = Duration::from_secs(120);
-
-/// A prompt and how its turn is run.
-#[derive(Clone, Debug, Default)]
-pub struct Prompt {
-    /// The user text.
-    pub text: String,
-    /// Output format, e.g. `{"type":"json_schema","schema":{…}}` (see [`Prompt::json_schema`]).
-    pub format: Option<Value>,
-    /// The agent (`build`, `plan`, …).
-    pub agent: Option<String>,
-    /// The model.
-    pub model: Option<ModelRef>,
-    /// Tools to enable (`true`) or disable (`false`) for this prompt.
-    pub tools: Option<BTreeMap<String, bool>>,
-    /// An extra system prompt.
-    pub system: Option<String>,
-    /// How asks raised during the turn are answered.
-    pub asks: AskPolicy,
-    /// The turn's ceiling (default 120 s, scaled).
-    pub ceiling: Option<Duration>,
-}
-
-impl Prompt {
-    /// A plain text prompt.
-    pub fn new(text: impl Into<String>) -> Self {
-        Self {
-            text: text.into(),
-            ..Self::default()
-        }
+/// Sessions are made through the client; their constructors live with the session type.
+impl Client {
+    /// `POST /session`: creates a session (give it a title, see [`CreateSession`]).
+    pub async fn create_session(&self, request: &CreateSession) -> Result<Session, ClientError> {
+        let body = serde_json::to_value(request).expect("CreateSession serializes");
+        let info: SessionInfo = self.call(Method::POST, "/session", Some(&body)).await?;
+        self.memory.created(&info.id);
+        Ok(Session::new(self.clone(), info))
     }
 
-    /// Asks for structured output matching the JSON schema `schema`.
-    pub fn json_schema(mut self, schema: Value) -> Self {
-        self.format = Some(json!({"type": "json_schema", "schema": schema}));
-        self
-    }
-
-    /// Sets the ask policy.
-    pub fn asks(mut self, asks: AskPolicy) -> Self {
-        self.asks = asks;
-        self
-    }
-
-    /// Sets the turn's ceiling, used as given (scale it with [`crate::scaled`] if it should
-    /// follow `LIVE_TIMEOUT_SCALE`).
-    pub fn with_ceiling(mut self, ceiling: Duration) -> Self {
-        self.ceiling = Some(ceiling);
-        self
-    }
-
-    /// The turn's ceiling: the one set, else 120 s scaled.
-    pub fn effective_ceiling(&self) -> Duration {
-        self.ceiling
-            .unwrap_or_else(|| crate::settings::scaled(DEFAULT_TURN_CEILING))
-    }
-
-    /// The request body.
-    pub(crate) fn body(&self) -> Value {
-        let mut body = json!({"parts": [{"type": "text", "text": self.text}]});
-        if let Some(f) = &self.format {
-            body["format"] = f.clone();
-        }
-        if let Some(a) = &self.agent {
-            body["agent"] = json!(a);
-        }
-        if let Some(m) = &self.model {
-            body["model"] = json!(m);
-        }
-        if let Some(t) = &self.tools {
-            body["tools"] = json!(t);
-        }
-        if let Some(s) = &self.system {
-            body["system"] = json!(s);
-        }
-        body
+    /// A handle on an existing session (fetched, so an unknown id is a 404 error).
+    pub async fn session(&self, id: &str) -> Result<Session, ClientError> {
+        let info = self.get_session(id).await?;
+        Ok(Session::new(self.clone(), info))
     }
 }
 
@@ -176,6 +113,7 @@ impl Session {
             .collect(&mut events, &mut collector, &prompt.asks, deadline, ceiling)
             .await;
         self.client
+            .memory
             .remember_messages(self.id(), collector.message_ids());
         result?;
         let mut turn = collector.finish();
@@ -187,10 +125,15 @@ impl Session {
     async fn baseline(&self) -> Result<Vec<String>, ClientError> {
         // A session this client created and has not changed since has no messages; asking
         // would cost the turn a request the server answers on the same thread as the post.
-        if self.client.is_fresh(self.id()) {
+        if self.client.memory.is_fresh(self.id()) {
             return Ok(Vec::new());
         }
-        let mut ids: Vec<String> = self.client.known_messages(self.id()).into_iter().collect();
+        let mut ids: Vec<String> = self
+            .client
+            .memory
+            .known_messages(self.id())
+            .into_iter()
+            .collect();
         match self.client.messages(self.id()).await {
             Ok(list) => ids.extend(list.into_iter().map(|m| m.info.id)),
             // The remembered ids are the baseline then.

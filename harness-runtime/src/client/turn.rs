@@ -17,9 +17,9 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::MessageError;
 use super::error::ClientError;
 use super::events::Event;
+use super::message_error::MessageError;
 use super::policy::{Ask, AskAnswer};
 use super::types::{MessageInfo, MessageWithParts, Part, SessionStatus, ToolStatus};
 use crate::redact::Redactor;
