@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use harness_runtime::model::{
-    Answer, Api, Matcher, ModelSlot, Reply, Rule, ScriptedModel, ToolCall,
+    Answer, Api, Matcher, ModelSlot, Reply, Rule, ScriptedModel, ScriptedToolCall,
 };
 use harness_runtime::redact::Redactor;
 use serde_json::{Value, json};
@@ -152,8 +152,8 @@ async fn streams_several_tool_calls_as_indexed_deltas_with_argument_fragments() 
     let bash = json!({"command": "echo hi > out.txt", "description": "write"});
     let read = json!({"filePath": "out.txt"});
     model.reply(Reply::tool_calls(vec![
-        ToolCall::new("bash", bash.clone()),
-        ToolCall::new("read", read.clone()),
+        ScriptedToolCall::new("bash", bash.clone()),
+        ScriptedToolCall::new("read", read.clone()),
     ]));
     let chunks = chunks(&sse_data(post(&chat_url(model), &opencode_requests()[0]).await).await);
     // Reassemble as the AI SDK does: by index, id and name on the first delta, args appended.

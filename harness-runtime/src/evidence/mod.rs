@@ -6,7 +6,9 @@ mod from_turn;
 mod recorder;
 mod snapshot;
 mod stored;
-mod turn;
+mod turn_summary;
 
 pub use recorder::{Evidence, counters};
-pub use turn::{EventTrace, InteractionSummary, MessageSummary, ToolCallSummary, TurnSummary};
+pub use turn_summary::{
+    EventTrace, InteractionSummary, MessageSummary, ToolCallSummary, TurnSummary,
+};

@@ -17,7 +17,7 @@ mod wiring;
 
 pub use error::ModelError;
 pub use recording::{Answer, Api, ModelRequest, ModelRequestSummary};
-pub use reply::{Reply, STRUCTURED_OUTPUT_TOOL, StallHandle, ToolCall, Usage};
+pub use reply::{Reply, STRUCTURED_OUTPUT_TOOL, ScriptedToolCall, StallHandle, Usage};
 pub use script::{Matcher, Rule};
 pub use scripted::ScriptedModel;
 pub use wiring::{MODEL_ID, ModelSlot, PROVIDER_ID};

@@ -4,7 +4,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::frames::Step;
-use super::reply::{Body, MidStreamEnd, Reply, ToolCall};
+use super::reply::{Body, MidStreamEnd, Reply, ScriptedToolCall};
 
 /// Ids and metadata shared by every chunk of one response.
 pub(crate) struct Meta<'a> {
@@ -47,7 +47,7 @@ fn usage(reply: &Reply) -> Value {
 
 /// Splits a tool call's JSON arguments into fragments, as real providers stream them, so the
 /// client has to accumulate them.
-fn argument_fragments(call: &ToolCall) -> Vec<String> {
+fn argument_fragments(call: &ScriptedToolCall) -> Vec<String> {
     let text = call.arguments.to_string();
     let pieces = if text.chars().count() >= 8 { 3 } else { 1 };
     super::reply::split_even(&text, pieces)
@@ -114,7 +114,7 @@ pub(crate) fn stream_steps(reply: &Reply, meta: &Meta<'_>, include_usage: bool) 
 
 /// The JSON of a non-streamed reply (`Answer` only; failures are handled by the server).
 pub(crate) fn completion(reply: &Reply, meta: &Meta<'_>) -> Value {
-    let (text, calls): (String, &[ToolCall]) = match &reply.body {
+    let (text, calls): (String, &[ScriptedToolCall]) = match &reply.body {
         Body::Answer { text, calls } => (text.clone(), calls),
         Body::MidStream { text, .. } => (text.clone(), &[]),
         _ => (String::new(), &[]),

@@ -13,14 +13,14 @@ pub const STRUCTURED_OUTPUT_TOOL: &str = "StructuredOutput";
 
 /// One function call in a reply.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ToolCall {
+pub struct ScriptedToolCall {
     /// The tool's name as offered, e.g. `bash`.
     pub name: String,
     /// The arguments object, sent as JSON text in fragments.
     pub arguments: Value,
 }
 
-impl ToolCall {
+impl ScriptedToolCall {
     /// A call of `name` with `arguments` (usually a JSON object).
     pub fn new(name: impl Into<String>, arguments: Value) -> Self {
         Self {
@@ -61,7 +61,10 @@ pub(crate) enum MidStreamEnd {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Body {
     /// Text (possibly empty) and tool calls; `finish_reason` follows from the calls.
-    Answer { text: String, calls: Vec<ToolCall> },
+    Answer {
+        text: String,
+        calls: Vec<ScriptedToolCall>,
+    },
     /// A non-2xx answer with this JSON body, and a `retry-after-ms` header when set.
     HttpError {
         status: u16,
@@ -113,11 +116,11 @@ impl Reply {
 
     /// One call of tool `name` with `arguments` (`finish_reason: "tool_calls"`).
     pub fn tool_call(name: impl Into<String>, arguments: Value) -> Self {
-        Self::tool_calls(vec![ToolCall::new(name, arguments)])
+        Self::tool_calls(vec![ScriptedToolCall::new(name, arguments)])
     }
 
     /// Several tool calls in one response, in this order.
-    pub fn tool_calls(calls: Vec<ToolCall>) -> Self {
+    pub fn tool_calls(calls: Vec<ScriptedToolCall>) -> Self {
         Self::of(Body::Answer {
             text: String::new(),
             calls,
