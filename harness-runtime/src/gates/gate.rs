@@ -1,11 +1,14 @@
 //! A gate: an operation enters it, announces that, and waits for the scenario to release it.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use super::registry::PassCounts;
 use super::{GateError, GatePoint, Signal};
+
+/// How many times each point was passed, by [`GatePoint::index`]: kept by the registry, read by
+/// the gates it armed to know which pass is theirs.
+pub(crate) type PassCounts = [AtomicU64; GatePoint::ALL.len()];
 
 /// A pause point for one operation: the operation calls [`enter`](Gate::enter), which publishes
 /// "entered" and waits; the scenario waits until entered, does what must happen meanwhile, and

@@ -1,13 +1,11 @@
 //! The scenario's gates: arming at named points, pass-through, release, counters.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::counters::CounterTable;
+use super::gate::PassCounts;
 use super::{Counter, Counters, Gate, GateError, GatePoint};
-
-/// How many times each point was passed, by [`GatePoint::index`].
-pub(crate) type PassCounts = [AtomicU64; GatePoint::ALL.len()];
 
 /// The scenario's gates and operation counters. Shared (`Arc`) by the client and provisioning,
 /// reached from a scenario with `live.gates()`.
