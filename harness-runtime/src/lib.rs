@@ -17,6 +17,7 @@ mod live;
 pub mod model;
 pub mod opencode;
 pub mod process;
+mod progress;
 pub mod redact;
 mod requirements;
 pub mod runner;

@@ -118,7 +118,7 @@ impl Live {
     /// Prints a progress line on stderr (redacted): libtest-mimic prints a result only at the end,
     /// so long scenarios say what they are doing and waiting for.
     pub fn progress(&self, message: impl AsRef<str>) {
-        crate::runner::progress(&self.info.name, &self.redactor.redact(message.as_ref()));
+        crate::progress::progress(&self.info.name, &self.redactor.redact(message.as_ref()));
     }
 
     /// Ends the scenario: reports unanswered model requests, stops every agent it started, and

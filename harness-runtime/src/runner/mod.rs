@@ -3,11 +3,9 @@
 mod entry;
 mod order;
 mod panic;
-mod progress;
 mod registry;
 mod roles;
 mod trial;
 mod warm;
 
 pub use entry::run;
-pub(crate) use progress::progress;

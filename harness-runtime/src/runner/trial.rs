@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
 use super::panic::{self as panics, RedactorCell};
-use super::progress::{progress, seconds};
 use crate::live::ScenarioInfo;
+use crate::progress::{progress, seconds};
 use crate::{Live, Scenario, requirements, settings};
 
 /// The scenario ceiling when the attribute gives none ("clearly stuck", before scaling).
