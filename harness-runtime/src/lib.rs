@@ -9,6 +9,8 @@
 //! platforms it supports (Linux, macOS, Windows); process ownership (process groups, the reaper)
 //! is implemented for Unix, and the no-orphan guarantee under SIGKILL is Linux-only.
 
+#![warn(missing_docs)]
+
 pub mod client;
 pub mod evidence;
 pub mod fixture;
