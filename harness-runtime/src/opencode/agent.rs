@@ -13,7 +13,7 @@ use super::logs::{self, ServerLog};
 use super::port;
 use super::ready::{self, NotReady};
 use super::root::AgentRoot;
-use super::shared::Lease;
+use super::shared_pool::Lease;
 use crate::gates::{Counter, GatePoint, Gates};
 use crate::process::{self, OwnedChild};
 use crate::redact::Redactor;

@@ -2,7 +2,7 @@
 
 use super::agent::Launch;
 use super::root::AgentRoot;
-use super::{Agent, AgentOptions, ProvisionError, config, discover, shared, sharing};
+use super::{Agent, AgentOptions, ProvisionError, config, discover, share_policy, shared_pool};
 use crate::Isolation;
 use crate::scenario::AgentKind;
 
@@ -45,8 +45,8 @@ impl crate::Live {
             self.redactor.add_env(name, value);
         }
 
-        let share = sharing::level(&self.info.options) == Isolation::Shared
-            && match sharing::check(&self.info.options, &options, self.agents.len()) {
+        let share = share_policy::level(&self.info.options) == Isolation::Shared
+            && match share_policy::check(&self.info.options, &options, self.agents.len()) {
                 Ok(()) => true,
                 Err(reason) => {
                     self.progress(format!("a server of its own: {reason}"));
@@ -99,7 +99,7 @@ impl crate::Live {
         let leased = async {
             std::fs::write(root.root.join("opencode.json"), config.to_string())
                 .map_err(|e| ProvisionError::io("write the scenario's project config", e))?;
-            shared::lease(program).await
+            shared_pool::lease(program).await
         }
         .await;
         let lease = match leased {
