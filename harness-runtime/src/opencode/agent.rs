@@ -131,10 +131,6 @@ impl Agent {
         gates: Arc<Gates>,
         lease: Option<Lease>,
     ) -> Self {
-        let http = reqwest::Client::builder()
-            .no_proxy() // loopback only: a proxy from the environment must not see it
-            .build()
-            .expect("a reqwest client without TLS always builds");
         Agent {
             inner: Arc::new(Inner {
                 index,
@@ -150,7 +146,7 @@ impl Agent {
                 running: Mutex::default(),
                 retain: AtomicBool::new(false),
                 op: tokio::sync::Mutex::new(()),
-                http,
+                http: crate::client::loopback_http_client(),
                 lease,
             }),
         }
