@@ -11,6 +11,7 @@ mod port;
 mod provision;
 mod ready;
 mod root;
+mod server_process;
 mod share_policy;
 mod shared_pool;
 mod slot;
@@ -19,7 +20,6 @@ pub mod testing;
 
 pub use agent::Agent;
 pub use agent_client::DEFAULT_SESSION_TITLE;
-#[allow(unused_imports)] // the runner and client use these once wired
 pub(crate) use discover::find_opencode;
 pub use error::{OPENCODE_NOT_FOUND, ProvisionError};
 pub use options::AgentOptions;

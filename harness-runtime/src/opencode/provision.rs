@@ -1,7 +1,7 @@
 //! `live.opencode()`: choose the backend and config, create the root, spawn, wait until ready.
 
-use super::agent::Launch;
 use super::root::AgentRoot;
+use super::server_process::{Launch, ServerProcess};
 use super::{Agent, AgentOptions, ProvisionError, config, discover, share_policy, shared_pool};
 use crate::Isolation;
 use crate::scenario::AgentKind;
@@ -70,14 +70,14 @@ impl crate::Live {
         env.extend(root.hermetic_env(&config.to_string()));
         env.extend(options.env);
 
-        let agent = Agent::new(
-            index,
+        let process = ServerProcess::new(
             root,
             Launch { program, env },
             options.ready_timeout,
             self.redactor.clone(),
             self.gates.clone(),
         );
+        let agent = Agent::own(index, process);
         // Tracked before the start: a failed start keeps its root and logs for the diagnosis.
         self.agents.push(agent.clone());
         agent.start().await?;
@@ -111,10 +111,11 @@ impl crate::Live {
             }
         };
         let server = lease.server();
-        self.redactor.add_port(server.agent().port());
+        self.redactor.add_port(server.process().port());
         // What the server reports about itself reads as a server of the scenario's own would.
-        self.redactor.add_path(&server.home(), "[home]");
-        self.redactor.add_path(server.agent().root(), "[root]");
+        self.redactor.add_path(server.home(), "[home]");
+        self.redactor
+            .add_path(&server.process().root().root, "[root]");
         self.progress("on a shared server");
         let agent = Agent::leased(
             index,
