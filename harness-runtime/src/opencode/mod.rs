@@ -23,6 +23,7 @@ pub use agent_client::DEFAULT_SESSION_TITLE;
 pub(crate) use discover::find_opencode;
 pub use error::{OPENCODE_NOT_FOUND, ProvisionError};
 pub use options::AgentOptions;
+pub(crate) use provision::{ProvisionContext, provision};
 pub(crate) use share_policy::likely as likely_shared;
 pub(crate) use shared_pool::{prewarm as prewarm_shared, shutdown as shutdown_shared};
 pub use slot::AgentSlot;
