@@ -1,9 +1,16 @@
 //! The per-scenario context handed to every `#[live_agent_test]` function.
+//!
+//! Every method a scenario calls is declared here; the work is done by the subsystems
+//! (`opencode`, `model`, `gates`, `fixture`, `evidence`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::evidence::Evidence;
+use crate::fixture::FixtureControl;
+use crate::gates::Gates;
+use crate::model::ScriptedModel;
+use crate::opencode::{Agent, AgentOptions, ProvisionContext, ProvisionError};
 use crate::redact::Redactor;
 use crate::scenario::ScenarioOptions;
 
@@ -118,7 +125,60 @@ impl Live {
     /// Prints a progress line on stderr (redacted): libtest-mimic prints a result only at the end,
     /// so long scenarios say what they are doing and waiting for.
     pub fn progress(&self, message: impl AsRef<str>) {
-        crate::progress::progress(&self.info.name, &self.redactor.redact(message.as_ref()));
+        progress(&self.info.name, &self.redactor, message.as_ref());
+    }
+
+    /// Provisions an agent with the default [`AgentOptions`]: a real `opencode serve` (or the
+    /// fixture agent, per the scenario's `agent` option) in its own isolated root, pointed at the
+    /// scripted model (or at `OPENCODE_CONFIG_CONTENT` when the scenario requires it), and
+    /// waits until it answers.
+    pub async fn opencode(&mut self) -> Result<Agent, ProvisionError> {
+        self.opencode_with(AgentOptions::default()).await
+    }
+
+    /// [`opencode`](Self::opencode) with explicit options.
+    pub async fn opencode_with(&mut self, options: AgentOptions) -> Result<Agent, ProvisionError> {
+        let (name, redactor) = (&self.info.name, &self.redactor);
+        let scenario = ProvisionContext {
+            name,
+            options: &self.info.options,
+            manifest_dir: &self.info.manifest_dir,
+            model: &mut self.model,
+            redactor,
+            gates: &self.gates,
+            fixture: &self.fixture,
+            agents: &mut self.agents,
+            progress: &|message| progress(name, redactor, message),
+        };
+        let provisioned = crate::opencode::provision(scenario, options).await;
+        // Nothing installed is not this scenario's fault: report it skipped (failed under
+        // LIVE_STRICT). A wrong LIVE_OPENCODE_BIN is a mistake: it fails.
+        if let Err(e @ ProvisionError::OpenCodeNotFound) = &provisioned {
+            self.skip_for_requirement(e.to_string());
+        }
+        provisioned
+    }
+
+    /// The scenario's scripted model (started on first use, on the scenario's runtime):
+    /// queue replies, add rules, read the requests it received.
+    ///
+    /// Panics outside the scenario's runtime or when loopback cannot be bound.
+    pub fn model(&self) -> &ScriptedModel {
+        match self.model.model() {
+            Ok(model) => model,
+            Err(error) => panic!("{error}"),
+        }
+    }
+
+    /// The scenario's gates and counters: arm a point, wait until an operation entered it,
+    /// release it; read how many prompts, replies, aborts and process exits happened.
+    pub fn gates(&self) -> &Gates {
+        &self.gates
+    }
+
+    /// The fixture agent's fault controls (meaningful for `agent = fixture` scenarios).
+    pub fn fixture(&self) -> &FixtureControl {
+        &self.fixture
     }
 
     /// Ends the scenario: reports unanswered model requests, stops every agent it started, and
@@ -140,5 +200,76 @@ impl Live {
     /// The ordered recorder of this scenario's evidence.
     pub fn evidence(&self) -> &Evidence {
         &self.evidence
+    }
+
+    /// Asserts the recorded evidence against `snapshots/<topic>__<fn>.snap` of the test crate.
+    ///
+    /// A mismatch prints insta's diff and panics (the runner reports the panic as the failure).
+    /// What happens to the new value follows insta: `INSTA_UPDATE=new` (the default outside CI)
+    /// writes `.snap.new` for `cargo insta review`, `always` overwrites, `no` (the default when
+    /// `CI` is set) writes nothing. `LIVE_SNAPSHOT_DIR` moves the snapshot folder elsewhere.
+    pub fn assert_evidence(&self) {
+        crate::evidence::assert_evidence(&self.info, &self.redactor, &self.evidence, None);
+    }
+
+    /// Like [`assert_evidence`](Self::assert_evidence), against
+    /// `snapshots/<topic>__<fn>@<name>.snap`: for a scenario that checks evidence more than once.
+    /// Characters other than ASCII letters, digits, `-`, `_` and `.` in `name` become `_`.
+    pub fn assert_evidence_named(&self, name: &str) {
+        assert!(
+            !name.trim().is_empty(),
+            "assert_evidence_named needs a non-empty name"
+        );
+        crate::evidence::assert_evidence(&self.info, &self.redactor, &self.evidence, Some(name));
+    }
+}
+
+/// A progress line of the scenario `name` on stderr, redacted.
+fn progress(name: &str, redactor: &Redactor, message: &str) {
+    crate::progress::progress(name, &redactor.redact(message));
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// Lines of Rust under `dir` that open an inherent `impl` block of `Live`, as `file: line`.
+    fn live_impl_blocks(dir: &Path, found: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                live_impl_blocks(&path, found);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            for line in std::fs::read_to_string(&path).unwrap().lines() {
+                let line = line.trim();
+                let opens = line.strip_prefix("impl ").and_then(|l| l.strip_suffix('{'));
+                let inherent = opens.is_some_and(|l| {
+                    let target = l.trim().rsplit("::").next().unwrap_or_default();
+                    target == "Live" && !l.contains(" for ")
+                });
+                if inherent {
+                    found.push(format!("{}: {line}", path.display()));
+                }
+            }
+        }
+    }
+
+    /// A scenario author reads `Live`'s whole API in this one file: no subsystem adds methods
+    /// to it in a block of its own.
+    #[test]
+    fn every_method_of_live_is_declared_in_this_file() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut found = Vec::new();
+        live_impl_blocks(&src, &mut found);
+        let here = src.join("live.rs").display().to_string();
+        found.retain(|block| !block.starts_with(&format!("{here}:")));
+        assert!(
+            found.is_empty(),
+            "impl blocks of Live elsewhere: {found:#?}"
+        );
     }
 }

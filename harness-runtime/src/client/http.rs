@@ -43,15 +43,20 @@ impl std::fmt::Debug for Client {
     }
 }
 
+/// The HTTP client of every call to an agent (API requests, readiness polls): loopback only, so
+/// a proxy from the environment must never see agent traffic.
+pub(crate) fn loopback_http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("a reqwest client without TLS always builds")
+}
+
 impl Client {
     /// A client of the server at `base_url` (e.g. `http://127.0.0.1:4096`).
     pub fn new(base_url: impl Into<String>, redactor: Arc<Redactor>) -> Self {
         Self {
-            // Loopback only: a proxy from the environment must never see agent traffic.
-            http: reqwest::Client::builder()
-                .no_proxy()
-                .build()
-                .expect("a reqwest client without TLS always builds"),
+            http: loopback_http_client(),
             base: base_url.into().trim_end_matches('/').to_string(),
             directory: None,
             redactor,

@@ -23,6 +23,7 @@ mod types;
 
 pub use error::ClientError;
 pub use events::Event;
+pub(crate) use http::loopback_http_client;
 pub use http::{Client, DEFAULT_REQUEST_TIMEOUT};
 pub use message_error::MessageError;
 pub use policy::{Ask, AskAnswer, AskCallback, AskPolicy, PermissionPolicy, QuestionPolicy};

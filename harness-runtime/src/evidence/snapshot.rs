@@ -14,29 +14,6 @@ use crate::live::ScenarioInfo;
 use super::Evidence;
 use crate::redact::Redactor;
 
-impl crate::Live {
-    /// Asserts the recorded evidence against `snapshots/<topic>__<fn>.snap` of the test crate.
-    ///
-    /// A mismatch prints insta's diff and panics (the runner reports the panic as the failure).
-    /// What happens to the new value follows insta: `INSTA_UPDATE=new` (the default outside CI)
-    /// writes `.snap.new` for `cargo insta review`, `always` overwrites, `no` (the default when
-    /// `CI` is set) writes nothing. `LIVE_SNAPSHOT_DIR` moves the snapshot folder elsewhere.
-    pub fn assert_evidence(&self) {
-        assert_evidence(&self.info, &self.redactor, &self.evidence, None);
-    }
-
-    /// Like [`assert_evidence`](Self::assert_evidence), against
-    /// `snapshots/<topic>__<fn>@<name>.snap`: for a scenario that checks evidence more than once.
-    /// Characters other than ASCII letters, digits, `-`, `_` and `.` in `name` become `_`.
-    pub fn assert_evidence_named(&self, name: &str) {
-        assert!(
-            !name.trim().is_empty(),
-            "assert_evidence_named needs a non-empty name"
-        );
-        assert_evidence(&self.info, &self.redactor, &self.evidence, Some(name));
-    }
-}
-
 /// `LIVE_SNAPSHOT_DIR`: where snapshots are read and written instead of `<test crate>/snapshots`.
 /// The harness's self-tests use it to write throwaway snapshots into a temp dir; a relative
 /// path is taken from the test crate's root.
@@ -76,7 +53,7 @@ fn sanitize(name: &str) -> String {
         .collect()
 }
 
-fn assert_evidence(
+pub(crate) fn assert_evidence(
     info: &ScenarioInfo,
     redactor: &Redactor,
     evidence: &Evidence,

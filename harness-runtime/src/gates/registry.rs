@@ -192,11 +192,3 @@ impl Gates {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
-
-impl crate::Live {
-    /// The scenario's gates and counters: arm a point, wait until an operation entered it,
-    /// release it; read how many prompts, replies, aborts and process exits happened.
-    pub fn gates(&self) -> &Gates {
-        &self.gates
-    }
-}

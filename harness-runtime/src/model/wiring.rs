@@ -105,16 +105,3 @@ fn config(base_url: &str, permission: Value) -> Value {
         "permission": permission,
     })
 }
-
-impl crate::Live {
-    /// The scenario's scripted model (started on first use, on the scenario's runtime):
-    /// queue replies, add rules, read the requests it received.
-    ///
-    /// Panics outside the scenario's runtime or when loopback cannot be bound.
-    pub fn model(&self) -> &ScriptedModel {
-        match self.model.model() {
-            Ok(model) => model,
-            Err(error) => panic!("{error}"),
-        }
-    }
-}

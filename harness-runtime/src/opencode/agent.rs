@@ -1,50 +1,16 @@
-//! The agent handle and its lifecycle: start, readiness, stop, restart, retain.
+//! The scenario's agent: its root, and how it holds the server it runs on — a server process of
+//! its own, or a lease on a shared one (`LIVE_ISOLATION=shared`).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
-use tokio::sync::watch;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::ProvisionError;
-use super::logs::{self, ServerLog};
-use super::port;
-use super::ready::{self, NotReady};
 use super::root::AgentRoot;
-use super::shared::Lease;
-use crate::gates::{Counter, GatePoint, Gates};
-use crate::process::{self, OwnedChild};
+use super::server_process::ServerProcess;
+use super::shared_pool::Lease;
+use crate::gates::{GatePoint, Gates};
 use crate::redact::Redactor;
-
-/// How long a server gets between SIGTERM and SIGKILL (OpenCode exits in ~0.1 s).
-const STOP_GRACE: Duration = Duration::from_secs(5);
-/// How long the reap may take after SIGKILL.
-const STOP_CEILING: Duration = Duration::from_secs(10);
-/// How long diagnostics wait for the output pipes to drain after an exit.
-const DRAIN_CEILING: Duration = Duration::from_secs(2);
-/// Log lines a failure message carries.
-const FAILURE_TAIL: usize = 40;
-
-/// The program and environment of an agent; the same spawn path serves OpenCode and the fixture.
-#[derive(Debug, Clone)]
-pub(crate) struct Launch {
-    pub(crate) program: PathBuf,
-    /// Set after the inherited environment was cleaned, in order (later entries win).
-    pub(crate) env: Vec<(String, String)>,
-}
-
-/// Inherited variables that would break isolation: the user's own OpenCode settings, and roles
-/// or owner marks of this harness (the fixture's launch spec sets its role again explicitly).
-fn inherited_to_remove() -> Vec<String> {
-    std::env::vars_os()
-        .filter_map(|(k, _)| k.into_string().ok())
-        .filter(|k| {
-            k.starts_with("OPENCODE_") || k == "HARNESS_RUNTIME_ROLE" || k == process::OWNER_ENV
-        })
-        .collect()
-}
 
 /// A provisioned agent server. Cheap to clone: every clone is the same server.
 ///
@@ -57,23 +23,24 @@ pub struct Agent {
 
 struct Inner {
     index: usize,
+    /// The scenario's root: its workspace, and (on a server of its own) the server's files.
     root: AgentRoot,
-    launch: Launch,
-    token: String,
-    ready_timeout: Duration,
     redactor: Arc<Redactor>,
     gates: Arc<Gates>,
-    log: Arc<ServerLog>,
-    port: AtomicU16,
-    ports_registered: Mutex<Vec<u16>>,
-    running: Mutex<Option<OwnedChild>>,
-    retain: AtomicBool,
-    /// Serializes start/stop/restart of this agent.
-    op: tokio::sync::Mutex<()>,
-    http: reqwest::Client,
-    /// Under shared isolation: the leased server this agent is a directory of. The agent then
-    /// has no process of its own; `root` holds its workspace and project config.
-    lease: Option<Lease>,
+    server: HeldServer,
+}
+
+/// How the scenario holds the server its agent runs on.
+enum HeldServer {
+    /// A server of its own, on the agent's root: started, stopped and restarted at will.
+    Own {
+        process: Box<ServerProcess>,
+        /// [`Agent::stop_and_retain`] asked to keep the root after the scenario.
+        retain: AtomicBool,
+    },
+    /// The agent is a directory on a shared server: the pool owns the process, and its lease
+    /// ends with the scenario.
+    Leased(Lease),
 }
 
 impl std::fmt::Debug for Agent {
@@ -86,18 +53,20 @@ impl std::fmt::Debug for Agent {
 }
 
 impl Agent {
-    pub(crate) fn new(
-        index: usize,
-        root: AgentRoot,
-        launch: Launch,
-        ready_timeout: Duration,
-        redactor: Arc<Redactor>,
-        gates: Arc<Gates>,
-    ) -> Self {
-        Self::build(index, root, launch, ready_timeout, redactor, gates, None)
+    /// An agent with a server of its own: `process`, made with the scenario's redactor and
+    /// gates on the agent's root.
+    pub(crate) fn own(index: usize, process: ServerProcess) -> Self {
+        let root = process.root().clone();
+        let redactor = process.redactor().clone();
+        let gates = process.gates().clone();
+        let server = HeldServer::Own {
+            process: Box::new(process),
+            retain: AtomicBool::new(false),
+        };
+        Self::holding(index, root, server, redactor, gates)
     }
 
-    /// An agent that is the scenario's directory on a leased shared server.
+    /// An agent that is the scenario's directory `root` on a leased shared server.
     pub(crate) fn leased(
         index: usize,
         root: AgentRoot,
@@ -105,83 +74,54 @@ impl Agent {
         redactor: Arc<Redactor>,
         gates: Arc<Gates>,
     ) -> Self {
-        let server = lease.server().agent();
-        let launch = Launch {
-            program: server.launch_program().to_path_buf(),
-            env: Vec::new(),
-        };
-        let ready_timeout = server.inner.ready_timeout;
-        Self::build(
-            index,
-            root,
-            launch,
-            ready_timeout,
-            redactor,
-            gates,
-            Some(lease),
-        )
+        Self::holding(index, root, HeldServer::Leased(lease), redactor, gates)
     }
 
-    fn build(
+    fn holding(
         index: usize,
         root: AgentRoot,
-        launch: Launch,
-        ready_timeout: Duration,
+        server: HeldServer,
         redactor: Arc<Redactor>,
         gates: Arc<Gates>,
-        lease: Option<Lease>,
     ) -> Self {
-        let http = reqwest::Client::builder()
-            .no_proxy() // loopback only: a proxy from the environment must not see it
-            .build()
-            .expect("a reqwest client without TLS always builds");
         Agent {
             inner: Arc::new(Inner {
                 index,
                 root,
-                launch,
-                token: process::new_token(),
-                ready_timeout,
                 redactor,
                 gates,
-                log: Arc::default(),
-                port: AtomicU16::new(0),
-                ports_registered: Mutex::default(),
-                running: Mutex::default(),
-                retain: AtomicBool::new(false),
-                op: tokio::sync::Mutex::new(()),
-                http,
-                lease,
+                server,
             }),
+        }
+    }
+
+    /// The process the agent runs on: its own, or the leased shared one.
+    fn process(&self) -> &ServerProcess {
+        match &self.inner.server {
+            HeldServer::Own { process, .. } => process,
+            HeldServer::Leased(lease) => lease.server().process(),
         }
     }
 
     /// The base URL, e.g. `http://127.0.0.1:41234` (the last one, while stopped).
     pub fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port())
+        self.process().endpoint()
     }
 
     /// The loopback port the server listens on (0 before the first start).
     pub fn port(&self) -> u16 {
-        match &self.inner.lease {
-            Some(lease) => lease.server().agent().port(),
-            None => self.inner.port.load(Ordering::SeqCst),
-        }
+        self.process().port()
     }
 
     /// Whether this agent is a directory on a shared server (`LIVE_ISOLATION=shared`) rather
     /// than a server of its own. Its client then sends `?directory=<workspace>`.
     pub fn is_shared(&self) -> bool {
-        self.inner.lease.is_some()
+        matches!(self.inner.server, HeldServer::Leased(_))
     }
 
     /// The workspace a shared agent's client names in `?directory=`.
     pub(crate) fn shared_directory(&self) -> Option<&Path> {
-        self.inner.lease.as_ref().map(|_| self.workspace())
-    }
-
-    pub(crate) fn launch_program(&self) -> &Path {
-        &self.inner.launch.program
+        self.is_shared().then(|| self.workspace())
     }
 
     /// The agent's working directory: tools read and write here.
@@ -197,63 +137,43 @@ impl Agent {
     /// The last `n` lines of the server's stdout and stderr, redacted. A shared server's log
     /// holds every scenario's lines that used it.
     pub fn log_tail(&self, n: usize) -> String {
-        let log = match &self.inner.lease {
-            Some(lease) => lease.server().agent().inner.log.tail(n),
-            None => self.inner.log.tail(n),
-        };
-        self.inner.redactor.redact(&log)
+        self.inner
+            .redactor
+            .redact(&self.process().unredacted_log_tail(n))
     }
 
     /// The server's pid while it runs (a shared server's: other scenarios use it too).
     pub fn pid(&self) -> Option<u32> {
-        if let Some(lease) = &self.inner.lease {
-            return lease.server().agent().pid();
-        }
-        let running = self.inner.running.lock().expect("agent lock");
-        running
-            .as_ref()
-            .filter(|c| c.exit_status().is_none())
-            .map(OwnedChild::pid)
+        self.process().pid()
     }
 
     /// Whether the server process is running.
     pub fn is_running(&self) -> bool {
-        self.pid().is_some()
+        self.process().is_running()
     }
 
     /// Starts the server (again) on the same root: sessions persist, since the database lives
     /// in the root. Keeps the previous port when it is still free. Does nothing if running.
     pub async fn start(&self) -> Result<(), ProvisionError> {
-        if self.inner.lease.is_some() {
+        match &self.inner.server {
+            HeldServer::Own { process, .. } => process.start().await,
             // Starting a running server is a no-op; a shared one that died cannot be restarted
             // by one of its scenarios.
-            if self.is_running() {
-                return Ok(());
-            }
-            return self.refuse_on_shared("start");
+            HeldServer::Leased(_) if self.is_running() => Ok(()),
+            HeldServer::Leased(_) => Err(refused_on_shared("start")),
         }
-        let _op = self.inner.op.lock().await;
-        self.start_locked().await
-    }
-
-    /// Stopping, restarting or retaining a shared server would hit every scenario on it.
-    fn refuse_on_shared(&self, operation: &'static str) -> Result<(), ProvisionError> {
-        if self.inner.lease.is_some() {
-            return Err(ProvisionError::SharedServer { operation });
-        }
-        Ok(())
     }
 
     /// Stops the server: passes the `BeforeStop` gate, then SIGTERM → bounded wait → SIGKILL →
     /// reap → kills every process that still carries the agent's owner mark (detached tool
     /// commands). Does nothing if it is not running.
     pub async fn stop(&self) -> Result<(), ProvisionError> {
-        self.refuse_on_shared("stop")?;
-        if self.inner.running.lock().expect("agent lock").is_none() {
+        let process = self.own_process("stop")?;
+        if !process.holds_process() {
             return Ok(());
         }
         self.inner.gates.pass(GatePoint::BeforeStop).await;
-        self.stop_ungated().await
+        process.stop().await
     }
 
     /// [`stop`](Self::stop), then [`start`](Self::start) on the same root.
@@ -265,337 +185,160 @@ impl Agent {
     /// Stops the server and keeps its root after the scenario, even after a pass (its path is
     /// printed): for evidence a later look needs.
     pub async fn stop_and_retain(&self) -> Result<(), ProvisionError> {
-        self.refuse_on_shared("stop_and_retain")?;
-        self.inner.retain.store(true, Ordering::SeqCst);
+        match &self.inner.server {
+            HeldServer::Own { retain, .. } => retain.store(true, Ordering::SeqCst),
+            HeldServer::Leased(_) => return Err(refused_on_shared("stop_and_retain")),
+        }
         self.stop().await
     }
 
+    /// The server process of the agent's own; on a shared server, `operation` is refused.
+    fn own_process(&self, operation: &'static str) -> Result<&ServerProcess, ProvisionError> {
+        match &self.inner.server {
+            HeldServer::Own { process, .. } => Ok(process),
+            HeldServer::Leased(_) => Err(refused_on_shared(operation)),
+        }
+    }
+
     /// The scenario's redactor (for the client and diagnostics).
-    #[allow(dead_code)] // used by the client once wired
     pub(crate) fn redactor(&self) -> &Arc<Redactor> {
         &self.inner.redactor
     }
 
     /// The scenario's gates (for the client).
-    #[allow(dead_code)] // used by the client once wired
     pub(crate) fn gates(&self) -> &Arc<Gates> {
         &self.inner.gates
     }
 
     /// The owner mark every process of this agent carries.
     pub(crate) fn owner_token(&self) -> &str {
-        match &self.inner.lease {
-            Some(lease) => lease.server().agent().owner_token(),
-            None => &self.inner.token,
-        }
+        self.process().owner_token()
     }
 
     /// Ends a shared agent's lease (see [`Lease::release`]); nothing for an agent of its own.
     pub(crate) async fn release_lease(&self, passed: bool) {
-        if let Some(lease) = &self.inner.lease {
+        if let HeldServer::Leased(lease) = &self.inner.server {
             lease.release(passed, self.workspace()).await;
         }
     }
 
     /// Whether [`stop_and_retain`](Self::stop_and_retain) asked to keep the root.
     pub(crate) fn retained(&self) -> bool {
-        self.inner.retain.load(Ordering::SeqCst)
+        match &self.inner.server {
+            HeldServer::Own { retain, .. } => retain.load(Ordering::SeqCst),
+            HeldServer::Leased(_) => false,
+        }
     }
 
-    /// Teardown's stop: no gate (an armed, never released gate must not hang teardown).
+    /// Teardown's stop: no gate (an armed, never released gate must not hang teardown). A
+    /// shared server is the pool's to stop.
     pub(crate) async fn stop_ungated(&self) -> Result<(), ProvisionError> {
-        let _op = self.inner.op.lock().await;
-        let child = self.inner.running.lock().expect("agent lock").take();
-        let Some(mut child) = child else {
-            return Ok(());
-        };
-        let grace = crate::settings::scaled(STOP_GRACE);
-        let ceiling = crate::settings::scaled(STOP_CEILING);
-        match child.stop(grace, ceiling).await {
-            Ok(report) => {
-                self.inner.gates.count(Counter::ProcessExit);
-                self.inner.log.mark(&format!(
-                    "stopped: {}{}, {} stray process(es) killed",
-                    report.status,
-                    if report.escalated {
-                        " after SIGKILL"
-                    } else {
-                        ""
-                    },
-                    report.swept
-                ));
-                Ok(())
-            }
-            Err(e) => Err(ProvisionError::Stop {
-                message: self.inner.redactor.redact(&e.to_string()),
-                log_tail: self.log_tail(FAILURE_TAIL),
-            }),
+        match &self.inner.server {
+            HeldServer::Own { process, .. } => process.stop().await,
+            HeldServer::Leased(_) => Ok(()),
         }
     }
 
     /// The synchronous fallback: SIGKILL, reap, sweep, without any runtime. A shared agent's
     /// server is not its own to kill: its lease is abandoned (the server retired) instead.
     pub(crate) fn kill_blocking(&self) {
-        if let Some(lease) = &self.inner.lease {
-            lease.abandon();
-            return;
-        }
-        let child = self
-            .inner
-            .running
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
-        drop(child); // OwnedChild's Drop kills the group, reaps and sweeps
-    }
-
-    /// The command line for diagnostics: env values of secrets and the config hidden, paths
-    /// redacted.
-    fn command_line(&self, port: u16) -> String {
-        let mut parts = Vec::new();
-        for (name, value) in &self.inner.launch.env {
-            let shown = if name == super::config::CONFIG_ENV {
-                format!("<{} bytes of JSON>", value.len())
-            } else if crate::redact::is_secret_name(name) {
-                "[secret]".to_string()
-            } else {
-                value.clone()
-            };
-            parts.push(format!("{name}={shown}"));
-        }
-        parts.push(format!("{}=<owner mark>", process::OWNER_ENV));
-        parts.push(self.inner.launch.program.display().to_string());
-        parts.push(format!("serve --hostname 127.0.0.1 --port {port}"));
-        self.inner.redactor.redact(&parts.join(" "))
-    }
-
-    fn register_port(&self, port: u16) {
-        let mut known = self.inner.ports_registered.lock().expect("agent lock");
-        if known.contains(&port) {
-            return;
-        }
-        known.push(port);
-        // `add_path` brackets its placeholder (`[127.0.0.1:[port-opencode]]`): ports have their
-        // own API, which keeps `127.0.0.1:[port]` readable.
-        self.inner.redactor.add_port(port);
-    }
-
-    fn open_log(&self, path: &Path) -> Result<std::fs::File, ProvisionError> {
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| ProvisionError::io("open the agent's log file", e))
-    }
-
-    async fn start_locked(&self) -> Result<(), ProvisionError> {
-        let inner = &self.inner;
-        {
-            let mut running = inner.running.lock().expect("agent lock");
-            if running.as_ref().is_some_and(|c| c.exit_status().is_none()) {
-                return Ok(());
-            }
-            // An exited server: settle it (reaped already; its group and mark are swept). Its
-            // exit was not seen by a stop, so it is counted here.
-            if running.take().is_some() {
-                inner.gates.count(Counter::ProcessExit);
-            }
-        }
-        let mut previous = self.port();
-        let mut attempt = 1;
-        loop {
-            let port = port::pick(previous).map_err(|e| ProvisionError::io("reserve a port", e))?;
-            match self.start_on(port).await {
-                Err(e) if attempt < port::ATTEMPTS && port_lost(&e, port) => {
-                    inner.log.mark(&format!(
-                        "127.0.0.1:{port} was taken before the server bound it: new port"
-                    ));
-                    previous = 0;
-                    attempt += 1;
-                }
-                result => return result,
-            }
-        }
-    }
-
-    /// One start on `port`: spawn, then wait until ready.
-    async fn start_on(&self, port: u16) -> Result<(), ProvisionError> {
-        let inner = &self.inner;
-        self.register_port(port);
-        let command_line = self.command_line(port);
-
-        let mut command = Command::new(&inner.launch.program);
-        command
-            .args([
-                "serve",
-                "--hostname",
-                "127.0.0.1",
-                "--port",
-                &port.to_string(),
-            ])
-            .current_dir(&inner.root.workspace);
-        for name in inherited_to_remove() {
-            command.env_remove(name);
-        }
-        command.envs(inner.launch.env.iter().map(|(k, v)| (k, v)));
-
-        let stdout_log = self.open_log(&inner.root.stdout_log())?;
-        let stderr_log = self.open_log(&inner.root.stderr_log())?;
-        // Before the spawn: if the runner dies right after it, the reaper already knows the mark.
-        process::register_token(&inner.token)
-            .map_err(|e| ProvisionError::Reaper(inner.redactor.redact(&e.to_string())))?;
-        inner.log.mark(&format!("start on 127.0.0.1:{port}"));
-        let spawned =
-            OwnedChild::spawn(command, &inner.token).map_err(|e| ProvisionError::Spawn {
-                command: command_line.clone(),
-                message: inner.redactor.redact(&e.to_string()),
-            })?;
-        let mut child = spawned.child;
-        let (port_tx, port_rx) = watch::channel(None);
-        let (out_done, mut out_drained) = watch::channel(false);
-        let (err_done, mut err_drained) = watch::channel(false);
-        logs::pump(
-            spawned.stdout,
-            stdout_log,
-            inner.log.clone(),
-            Some(port_tx),
-            out_done,
-        )
-        .and_then(|()| {
-            logs::pump(
-                spawned.stderr,
-                stderr_log,
-                inner.log.clone(),
-                None,
-                err_done,
-            )
-        })
-        .map_err(|e| ProvisionError::io("start the agent's log threads", e))?;
-
-        let ceiling = crate::settings::scaled(inner.ready_timeout);
-        match ready::wait_ready(&child, port_rx, &inner.http, ceiling).await {
-            Ok(actual) => {
-                self.register_port(actual);
-                inner.port.store(actual, Ordering::SeqCst);
-                *inner.running.lock().expect("agent lock") = Some(child);
-                Ok(())
-            }
-            Err(not_ready) => {
-                let _ = child
-                    .stop(Duration::ZERO, crate::settings::scaled(STOP_CEILING))
-                    .await;
-                // The whole output, not what happened to be read when the exit was seen.
-                let drained = async {
-                    let _ = out_drained.wait_for(|d| *d).await;
-                    let _ = err_drained.wait_for(|d| *d).await;
-                };
-                let _ = tokio::time::timeout(DRAIN_CEILING, drained).await;
-                let log_tail = self.log_tail(FAILURE_TAIL);
-                Err(match not_ready {
-                    NotReady::Exited(status) => ProvisionError::ExitedBeforeReady {
-                        status: status.to_string(),
-                        command: command_line,
-                        log_tail,
-                    },
-                    NotReady::Timeout(pending) => ProvisionError::NotReady {
-                        pending: pending.to_string(),
-                        waited: ceiling,
-                        command: command_line,
-                        log_tail,
-                    },
-                })
-            }
+        match &self.inner.server {
+            HeldServer::Own { process, .. } => process.kill_blocking(),
+            HeldServer::Leased(lease) => lease.abandon(),
         }
     }
 }
 
-/// Whether a failed start lost its port to another process (and so deserves a new port).
-fn port_lost(error: &ProvisionError, port: u16) -> bool {
-    matches!(error, ProvisionError::ExitedBeforeReady { .. }) && port::taken(port)
+/// Stopping, restarting or retaining a shared server would hit every scenario on it.
+fn refused_on_shared(operation: &'static str) -> ProvisionError {
+    ProvisionError::SharedServer { operation }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::opencode::server_process::Launch;
+    use std::path::PathBuf;
+    use std::time::Duration;
 
-    /// An agent whose "server" is `sh serve`, i.e. `script` written to `workspace/serve`.
-    fn sh_agent(script: &str, ready_timeout: Duration) -> Agent {
+    fn scenario_root(redactor: &Redactor) -> AgentRoot {
         let root = AgentRoot::create("unit::agent").unwrap();
-        let redactor = Arc::new(Redactor::for_scenario());
-        root.register(&redactor, 1);
-        let launch = Launch {
-            program: PathBuf::from("sh"),
-            env: vec![
-                ("SCRIPT".into(), script.into()),
-                ("API_KEY".into(), "hunter2-secret".into()),
-            ],
-        };
-        redactor.add_secret("hunter2-secret");
-        std::fs::write(root.workspace.join("serve"), script).unwrap();
-        Agent::new(1, root, launch, ready_timeout, redactor, Arc::default())
+        root.register(redactor, 1);
+        root
     }
 
+    /// A leased agent over a server that is not running: every lifecycle operation is refused
+    /// with the way out, and what it reports about the server is the server's.
     #[tokio::test]
-    async fn exit_before_ready_carries_status_and_redacted_log() {
-        let agent = sh_agent("echo \"boom in $PWD\" >&2; exit 3", Duration::from_secs(30));
-        let err = agent.start().await.unwrap_err();
-        let text = err.to_string();
-        assert!(
-            matches!(err, ProvisionError::ExitedBeforeReady { .. }),
-            "{text}"
-        );
-        assert!(text.contains("exit status: 3"), "{text}");
-        assert!(text.contains("boom in [workspace]"), "{text}");
-        assert!(text.contains("API_KEY=[secret]"), "{text}");
-        assert!(!text.contains("hunter2"), "{text}");
-        assert!(
-            !text.contains(&agent.root().display().to_string()),
-            "{text}"
-        );
-        assert!(!agent.is_running());
-        std::fs::remove_dir_all(agent.root()).unwrap();
-    }
-
-    /// `AgentOptions::env` goes through the same rule as the process environment: a variable
-    /// named like a credential is hidden in the command line and its value redacted in the log.
-    #[tokio::test]
-    async fn a_credential_passed_as_agent_env_never_shows() {
-        let canary = "canary-credential-7f3a";
-        let script = "echo \"using $X_CREDENTIAL\" >&2; exit 3";
-        let root = AgentRoot::create("unit::agent").unwrap();
+    async fn a_leased_agent_refuses_the_servers_lifecycle() {
         let redactor = Arc::new(Redactor::for_scenario());
-        root.register(&redactor, 1);
-        redactor.add_env("X_CREDENTIAL", canary);
-        let launch = Launch {
-            program: PathBuf::from("sh"),
-            env: vec![("X_CREDENTIAL".into(), canary.into())],
-        };
-        std::fs::write(root.workspace.join("serve"), script).unwrap();
-        let agent = Agent::new(
+        let server_root = AgentRoot::create("unit::shared-server").unwrap();
+        let server = ServerProcess::new(
+            server_root.clone(),
+            Launch {
+                program: PathBuf::from("sh"),
+                env: Vec::new(),
+            },
+            Duration::from_secs(1),
+            Arc::new(Redactor::for_scenario()),
+            Arc::default(),
+        );
+        let server_token = server.owner_token().to_string();
+        let root = scenario_root(&redactor);
+        let agent = Agent::leased(
             1,
-            root,
-            launch,
-            Duration::from_secs(30),
+            root.clone(),
+            Lease::unpooled(server),
             redactor,
             Arc::default(),
         );
-        let text = agent.start().await.unwrap_err().to_string();
-        assert!(text.contains("X_CREDENTIAL=[secret]"), "{text}");
-        assert!(text.contains("using [secret]"), "{text}");
-        assert!(!text.contains(canary), "{text}");
-        std::fs::remove_dir_all(agent.root()).unwrap();
+        assert!(agent.is_shared());
+        assert_eq!(agent.shared_directory(), Some(root.workspace.as_path()));
+        assert_eq!(agent.owner_token(), server_token);
+        assert_eq!(agent.root(), root.root);
+        for (operation, result) in [
+            ("stop", agent.stop().await),
+            // A restart is refused at its stop.
+            ("stop", agent.restart().await),
+            ("stop_and_retain", agent.stop_and_retain().await),
+            ("start", agent.start().await),
+        ] {
+            let refused = result.unwrap_err();
+            assert!(
+                matches!(refused, ProvisionError::SharedServer { operation: o } if o == operation),
+                "{operation}: {refused}"
+            );
+            assert!(refused.to_string().contains("isolation = \"server\""));
+        }
+        assert!(!agent.retained());
+        agent.stop_ungated().await.unwrap();
+        std::fs::remove_dir_all(&root.root).unwrap();
+        std::fs::remove_dir_all(&server_root.root).unwrap();
     }
 
+    /// An agent of its own stops what it started and keeps its root when asked to.
     #[tokio::test]
-    async fn ceiling_names_the_pending_step_and_kills_the_process() {
-        let agent = sh_agent("echo starting; exec sleep 600", Duration::from_millis(500));
-        let err = agent.start().await.unwrap_err();
-        let text = err.to_string();
-        assert!(matches!(err, ProvisionError::NotReady { .. }), "{text}");
-        assert!(text.contains("listening on"), "{text}");
-        assert!(text.contains("starting"), "{text}");
-        let token = vec![agent.owner_token().to_string()];
-        assert!(process::carriers(&token).is_empty());
-        std::fs::remove_dir_all(agent.root()).unwrap();
+    async fn an_own_agent_is_not_shared_and_retains_on_request() {
+        let redactor = Arc::new(Redactor::for_scenario());
+        let root = scenario_root(&redactor);
+        let launch = Launch {
+            program: PathBuf::from("sh"),
+            env: Vec::new(),
+        };
+        let process = ServerProcess::new(
+            root.clone(),
+            launch,
+            Duration::from_secs(1),
+            redactor,
+            Arc::default(),
+        );
+        let agent = Agent::own(1, process);
+        assert!(!agent.is_shared());
+        assert_eq!(agent.shared_directory(), None);
+        assert!(!agent.retained());
+        // Never started: nothing to stop, but the wish to keep the root holds.
+        agent.stop_and_retain().await.unwrap();
+        assert!(agent.retained());
+        std::fs::remove_dir_all(&root.root).unwrap();
     }
 }

@@ -11,18 +11,19 @@ mod port;
 mod provision;
 mod ready;
 mod root;
-mod shared;
-mod sharing;
+mod server_process;
+mod share_policy;
+mod shared_pool;
 mod slot;
 #[doc(hidden)]
 pub mod testing;
 
 pub use agent::Agent;
 pub use agent_client::DEFAULT_SESSION_TITLE;
-#[allow(unused_imports)] // the runner and client use these once wired
 pub(crate) use discover::find_opencode;
 pub use error::{OPENCODE_NOT_FOUND, ProvisionError};
 pub use options::AgentOptions;
-pub(crate) use shared::{prewarm as prewarm_shared, shutdown as shutdown_shared};
-pub(crate) use sharing::likely as likely_shared;
+pub(crate) use provision::{ProvisionContext, provision};
+pub(crate) use share_policy::likely as likely_shared;
+pub(crate) use shared_pool::{prewarm as prewarm_shared, shutdown as shutdown_shared};
 pub use slot::AgentSlot;

@@ -1,129 +1,150 @@
 //! `live.opencode()`: choose the backend and config, create the root, spawn, wait until ready.
 
-use super::agent::Launch;
+use std::path::Path;
+use std::sync::Arc;
+
 use super::root::AgentRoot;
-use super::{Agent, AgentOptions, ProvisionError, config, discover, shared, sharing};
+use super::server_process::{Launch, ServerProcess};
+use super::share_policy;
+use super::shared_pool;
+use super::{Agent, AgentOptions, AgentSlot, ProvisionError, config, discover};
 use crate::Isolation;
-use crate::scenario::AgentKind;
+use crate::fixture::FixtureControl;
+use crate::gates::Gates;
+use crate::model::ModelSlot;
+use crate::redact::Redactor;
+use crate::scenario::{AgentKind, ScenarioOptions};
 
-impl crate::Live {
-    /// Provisions an agent with the default [`AgentOptions`]: a real `opencode serve` (or the
-    /// fixture agent, per the scenario's `agent` option) in its own isolated root, pointed at the
-    /// scripted model (or at `OPENCODE_CONFIG_CONTENT` when the scenario requires it), and
-    /// waits until it answers.
-    pub async fn opencode(&mut self) -> Result<Agent, ProvisionError> {
-        self.opencode_with(AgentOptions::default()).await
-    }
-
-    /// [`opencode`](Self::opencode) with explicit options.
-    pub async fn opencode_with(&mut self, options: AgentOptions) -> Result<Agent, ProvisionError> {
-        let kind = self.info.options.agent;
-        let (program, mut env) = match kind {
-            AgentKind::OpenCode => match discover::find_opencode(&self.info.manifest_dir) {
-                Ok(program) => (program, Vec::new()),
-                Err(e) => {
-                    // Nothing installed is not this scenario's fault: report it skipped (failed
-                    // under LIVE_STRICT). A wrong LIVE_OPENCODE_BIN is a mistake: it fails.
-                    if matches!(e, ProvisionError::OpenCodeNotFound) {
-                        self.skip_for_requirement(e.to_string());
-                    }
-                    return Err(e);
-                }
-            },
-            AgentKind::Fixture => {
-                let spec = crate::fixture::launch_spec()
-                    .map_err(|e| ProvisionError::io("locate the fixture agent", e))?;
-                (spec.program, spec.env)
-            }
-        };
-        let model = &mut self.model;
-        let config = config::choose(&options, self.info.options.requires, |permission| {
-            model.opencode_config(permission)
-        })?;
-        config::register_secrets(&config, &self.redactor);
-        for (name, value) in &options.env {
-            self.redactor.add_env(name, value);
-        }
-
-        let share = sharing::level(&self.info.options) == Isolation::Shared
-            && match sharing::check(&self.info.options, &options, self.agents.len()) {
-                Ok(()) => true,
-                Err(reason) => {
-                    self.progress(format!("a server of its own: {reason}"));
-                    false
-                }
-            };
-
-        let root = AgentRoot::create(&self.info.name)
-            .map_err(|e| ProvisionError::io("create the scenario root", e))?;
-        let index = self.agents.len() + 1;
-        root.register(&self.redactor, index);
-        if share {
-            return self.lease_shared(root, index, &program, &config).await;
-        }
-        if kind == AgentKind::Fixture {
-            if let Err(e) = self.fixture.attach_home(&root.home) {
-                let _ = std::fs::remove_dir_all(&root.root);
-                return Err(ProvisionError::io("prepare the fixture agent's home", e));
-            }
-        }
-        env.extend(root.hermetic_env(&config.to_string()));
-        env.extend(options.env);
-
-        let agent = Agent::new(
-            index,
-            root,
-            Launch { program, env },
-            options.ready_timeout,
-            self.redactor.clone(),
-            self.gates.clone(),
-        );
-        // Tracked before the start: a failed start keeps its root and logs for the diagnosis.
-        self.agents.push(agent.clone());
-        agent.start().await?;
-        Ok(agent)
-    }
+/// What provisioning uses of the scenario it provisions for.
+pub(crate) struct ProvisionContext<'a> {
+    /// `<topic>::<fn>`: the root is named after it.
+    pub(crate) name: &'a str,
+    pub(crate) options: &'a ScenarioOptions,
+    /// The test crate's manifest dir, where `node_modules/.bin/opencode` is looked for.
+    pub(crate) manifest_dir: &'a Path,
+    /// The scripted model the default config points at.
+    pub(crate) model: &'a mut ModelSlot,
+    pub(crate) redactor: &'a Arc<Redactor>,
+    pub(crate) gates: &'a Arc<Gates>,
+    /// The fixture agent's faults, written into its home before it starts.
+    pub(crate) fixture: &'a FixtureControl,
+    /// The scenario's agents so far: the new one is tracked here before it starts.
+    pub(crate) agents: &'a mut AgentSlot,
+    /// Prints a progress line of the scenario.
+    pub(crate) progress: &'a (dyn Fn(&str) + Sync),
 }
 
-impl crate::Live {
-    /// The agent as a directory on a shared server: the scenario's provider and permission go
-    /// into `opencode.json` at its root, which OpenCode finds walking up from the workspace
-    /// (the shared server's own config carries neither, so the project config decides).
-    async fn lease_shared(
-        &mut self,
-        root: AgentRoot,
-        index: usize,
-        program: &std::path::Path,
-        config: &serde_json::Value,
-    ) -> Result<Agent, ProvisionError> {
-        let leased = async {
-            std::fs::write(root.root.join("opencode.json"), config.to_string())
-                .map_err(|e| ProvisionError::io("write the scenario's project config", e))?;
-            shared::lease(program).await
+/// Provisions an agent for the scenario: a real `opencode serve` (or the fixture agent, per the
+/// scenario's `agent` option) in its own isolated root, or a directory on a shared server when
+/// the scenario may share, pointed at the scripted model (or at `OPENCODE_CONFIG_CONTENT` when
+/// the scenario requires it); returns once it answers.
+pub(crate) async fn provision(
+    scenario: ProvisionContext<'_>,
+    options: AgentOptions,
+) -> Result<Agent, ProvisionError> {
+    let kind = scenario.options.agent;
+    let (program, mut env) = match kind {
+        AgentKind::OpenCode => (discover::find_opencode(scenario.manifest_dir)?, Vec::new()),
+        AgentKind::Fixture => {
+            let spec = crate::fixture::launch_spec()
+                .map_err(|e| ProvisionError::io("locate the fixture agent", e))?;
+            (spec.program, spec.env)
         }
-        .await;
-        let lease = match leased {
-            Ok(lease) => lease,
-            Err(e) => {
-                // Nothing ran in it: the shared server's root keeps the evidence of a failed start.
-                let _ = std::fs::remove_dir_all(&root.root);
-                return Err(e);
+    };
+    let model = scenario.model;
+    let config = config::choose(&options, scenario.options.requires, |permission| {
+        model.opencode_config(permission)
+    })?;
+    config::register_secrets(&config, scenario.redactor);
+    for (name, value) in &options.env {
+        scenario.redactor.add_env(name, value);
+    }
+
+    let share = share_policy::level(scenario.options) == Isolation::Shared
+        && match share_policy::check(scenario.options, &options, scenario.agents.len()) {
+            Ok(()) => true,
+            Err(reason) => {
+                (scenario.progress)(&format!("a server of its own: {reason}"));
+                false
             }
         };
-        let server = lease.server();
-        self.redactor.add_port(server.agent().port());
-        // What the server reports about itself reads as a server of the scenario's own would.
-        self.redactor.add_path(&server.home(), "[home]");
-        self.redactor.add_path(server.agent().root(), "[root]");
-        self.progress("on a shared server");
-        let agent = Agent::leased(
-            index,
+
+    let root = AgentRoot::create(scenario.name)
+        .map_err(|e| ProvisionError::io("create the scenario root", e))?;
+    let index = scenario.agents.len() + 1;
+    root.register(scenario.redactor, index);
+    if share {
+        let agent = lease_shared(
             root,
-            lease,
-            self.redactor.clone(),
-            self.gates.clone(),
-        );
-        self.agents.push(agent.clone());
-        Ok(agent)
+            index,
+            &program,
+            &config,
+            scenario.redactor,
+            scenario.gates,
+        )
+        .await?;
+        (scenario.progress)("on a shared server");
+        scenario.agents.push(agent.clone());
+        return Ok(agent);
     }
+    if kind == AgentKind::Fixture {
+        if let Err(e) = scenario.fixture.attach_home(&root.home) {
+            let _ = std::fs::remove_dir_all(&root.root);
+            return Err(ProvisionError::io("prepare the fixture agent's home", e));
+        }
+    }
+    env.extend(root.hermetic_env(&config.to_string()));
+    env.extend(options.env);
+
+    let process = ServerProcess::new(
+        root,
+        Launch { program, env },
+        options.ready_timeout,
+        scenario.redactor.clone(),
+        scenario.gates.clone(),
+    );
+    let agent = Agent::own(index, process);
+    // Tracked before the start: a failed start keeps its root and logs for the diagnosis.
+    scenario.agents.push(agent.clone());
+    agent.start().await?;
+    Ok(agent)
+}
+
+/// The agent as a directory on a shared server: the scenario's provider and permission go
+/// into `opencode.json` at its root, which OpenCode finds walking up from the workspace
+/// (the shared server's own config carries neither, so the project config decides).
+async fn lease_shared(
+    root: AgentRoot,
+    index: usize,
+    program: &Path,
+    config: &serde_json::Value,
+    redactor: &Arc<Redactor>,
+    gates: &Arc<Gates>,
+) -> Result<Agent, ProvisionError> {
+    let leased = async {
+        std::fs::write(root.root.join("opencode.json"), config.to_string())
+            .map_err(|e| ProvisionError::io("write the scenario's project config", e))?;
+        shared_pool::lease(program).await
+    }
+    .await;
+    let lease = match leased {
+        Ok(lease) => lease,
+        Err(e) => {
+            // Nothing ran in it: the shared server's root keeps the evidence of a failed start.
+            let _ = std::fs::remove_dir_all(&root.root);
+            return Err(e);
+        }
+    };
+    let server = lease.server();
+    redactor.add_port(server.process().port());
+    // What the server reports about itself reads as a server of the scenario's own would.
+    redactor.add_path(server.home(), "[home]");
+    redactor.add_path(&server.process().root().root, "[root]");
+    Ok(Agent::leased(
+        index,
+        root,
+        lease,
+        redactor.clone(),
+        gates.clone(),
+    ))
 }

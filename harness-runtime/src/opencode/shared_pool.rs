@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use super::agent::{Agent, Launch};
 use super::root::AgentRoot;
+use super::server_process::{Launch, ServerProcess};
 use super::{AgentOptions, ProvisionError};
 use crate::redact::Redactor;
 
@@ -38,7 +38,7 @@ enum Start {
 
 /// One server of the pool.
 pub(crate) struct SharedServer {
-    agent: Agent,
+    process: ServerProcess,
     /// Leased by a scenario right now (or claimed while it still starts).
     busy: AtomicBool,
     /// A scenario failed on it: never leased again, its root (logs, database) kept at exit.
@@ -55,17 +55,17 @@ fn pool() -> std::sync::MutexGuard<'static, Vec<Arc<SharedServer>>> {
 }
 
 impl SharedServer {
-    pub(crate) fn agent(&self) -> &Agent {
-        &self.agent
+    pub(crate) fn process(&self) -> &ServerProcess {
+        &self.process
     }
 
     fn root(&self) -> &Path {
-        self.agent.root()
+        &self.process.root().root
     }
 
     /// The server's home directory (its `HOME`), for the scenario's redactor.
-    pub(crate) fn home(&self) -> PathBuf {
-        self.root().join("home")
+    pub(crate) fn home(&self) -> &Path {
+        &self.process.root().home
     }
 }
 
@@ -78,7 +78,7 @@ pub(crate) struct Lease {
 impl std::fmt::Debug for Lease {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Lease")
-            .field("port", &self.server.agent.port())
+            .field("port", &self.server.process.port())
             .finish_non_exhaustive()
     }
 }
@@ -96,20 +96,20 @@ impl Lease {
             return;
         }
         let disposed = passed && self.dispose(workspace).await;
-        if disposed && self.server.agent.is_running() {
+        if disposed && self.server.process.is_running() {
             self.server.busy.store(false, Ordering::SeqCst);
         } else {
             self.server.retired.store(true, Ordering::SeqCst);
             // Stopped now rather than at exit: nothing it still runs outlives the scenario
             // by long. A failed stop leaves it to the runner's shutdown.
-            let _ = self.server.agent.stop_ungated().await;
+            let _ = self.server.process.stop().await;
         }
     }
 
     async fn dispose(&self, workspace: &Path) -> bool {
         let client = crate::client::Client::new(
-            self.server.agent.endpoint(),
-            self.server.agent.redactor().clone(),
+            self.server.process.endpoint(),
+            self.server.process.redactor().clone(),
         )
         .with_directory(workspace)
         .with_request_timeout(crate::settings::scaled(DISPOSE_CEILING));
@@ -124,6 +124,22 @@ impl Lease {
     }
 }
 
+#[cfg(test)]
+impl Lease {
+    /// A lease of `process` outside the pool, for tests of the lease's holder.
+    pub(crate) fn unpooled(process: ServerProcess) -> Self {
+        Lease {
+            server: Arc::new(SharedServer {
+                process,
+                busy: AtomicBool::new(true),
+                retired: AtomicBool::new(false),
+                start: watch::Sender::new(Start::Ready),
+            }),
+            released: AtomicBool::new(false),
+        }
+    }
+}
+
 /// Leases an idle shared server of `program`: a ready one, else one still warming up (waiting
 /// for its start), else a new one started for this scenario.
 pub(crate) async fn lease(program: &Path) -> Result<Lease, ProvisionError> {
@@ -131,8 +147,8 @@ pub(crate) async fn lease(program: &Path) -> Result<Lease, ProvisionError> {
         pool().iter().find_map(|server| {
             let usable = !server.retired.load(Ordering::SeqCst)
                 && *server.start.borrow() == wanted
-                && server.agent.launch_program() == program
-                && (wanted == Start::Starting || server.agent.is_running());
+                && server.process.program() == program
+                && (wanted == Start::Starting || server.process.is_running());
             (usable
                 && server
                     .busy
@@ -168,8 +184,7 @@ async fn start(program: &Path, leased: bool) -> Result<Arc<SharedServer>, Provis
     let redactor = Arc::new(Redactor::for_scenario());
     root.register(&redactor, 1);
     let env = root.hermetic_env(SERVER_CONFIG);
-    let agent = Agent::new(
-        1,
+    let process = ServerProcess::new(
         root,
         Launch {
             program: program.to_path_buf(),
@@ -180,14 +195,14 @@ async fn start(program: &Path, leased: bool) -> Result<Arc<SharedServer>, Provis
         Arc::default(),
     );
     let server = Arc::new(SharedServer {
-        agent,
+        process,
         busy: AtomicBool::new(leased),
         retired: AtomicBool::new(false),
         start: watch::Sender::new(Start::Starting),
     });
     // In the pool before the start: the runner's shutdown covers a start it interrupted.
     pool().push(server.clone());
-    match server.agent.start().await {
+    match server.process.start().await {
         Ok(()) => {
             server.start.send_replace(Start::Ready);
             Ok(server)
@@ -252,7 +267,7 @@ pub(crate) fn shutdown() {
             let ceiling = crate::settings::scaled(SHUTDOWN_CEILING);
             let mut stopped = Vec::new();
             for server in &servers {
-                let stop = tokio::time::timeout(ceiling, server.agent.stop_ungated()).await;
+                let stop = tokio::time::timeout(ceiling, server.process.stop()).await;
                 stopped.push(matches!(stop, Ok(Ok(()))));
             }
             stopped
@@ -261,7 +276,7 @@ pub(crate) fn shutdown() {
     };
     for (server, stopped) in servers.iter().zip(stopped) {
         if !stopped {
-            server.agent.kill_blocking();
+            server.process.kill_blocking();
         }
         let keep =
             !stopped || server.retired.load(Ordering::SeqCst) || crate::settings::keep_roots();

@@ -1,0 +1,449 @@
+//! One agent server process (`opencode serve`, or the fixture agent): spawn, readiness, stop,
+//! port, log and owner mark. Whose it is (a scenario's own, or the pool's shared one) is decided
+//! by the holder: [`Agent`](super::Agent) or the [shared pool](super::shared_pool).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use super::ProvisionError;
+use super::logs::{self, ServerLog};
+use super::port;
+use super::ready::{self, NotReady};
+use super::root::AgentRoot;
+use crate::gates::{Counter, Gates};
+use crate::process::{self, OwnedChild};
+use crate::redact::Redactor;
+
+/// How long a server gets between SIGTERM and SIGKILL (OpenCode exits in ~0.1 s).
+const STOP_GRACE: Duration = Duration::from_secs(5);
+/// How long the reap may take after SIGKILL.
+const STOP_CEILING: Duration = Duration::from_secs(10);
+/// How long diagnostics wait for the output pipes to drain after an exit.
+const DRAIN_CEILING: Duration = Duration::from_secs(2);
+/// Log lines a failure message carries.
+const FAILURE_TAIL: usize = 40;
+
+/// The program and environment of an agent; the same spawn path serves OpenCode and the fixture.
+#[derive(Debug, Clone)]
+pub(crate) struct Launch {
+    pub(crate) program: PathBuf,
+    /// Set after the inherited environment was cleaned, in order (later entries win).
+    pub(crate) env: Vec<(String, String)>,
+}
+
+/// Inherited variables that would break isolation: the user's own OpenCode settings, and roles
+/// or owner marks of this harness (the fixture's launch spec sets its role again explicitly).
+fn inherited_to_remove() -> Vec<String> {
+    std::env::vars_os()
+        .filter_map(|(k, _)| k.into_string().ok())
+        .filter(|k| {
+            k.starts_with("OPENCODE_") || k == "HARNESS_RUNTIME_ROLE" || k == process::OWNER_ENV
+        })
+        .collect()
+}
+
+/// A server process on one root, started and stopped any number of times. Dropping it kills a
+/// running process synchronously ([`OwnedChild`]'s `Drop`).
+pub(crate) struct ServerProcess {
+    root: AgentRoot,
+    launch: Launch,
+    token: String,
+    ready_timeout: Duration,
+    redactor: Arc<Redactor>,
+    /// Where process exits are counted.
+    gates: Arc<Gates>,
+    log: Arc<ServerLog>,
+    port: AtomicU16,
+    ports_registered: Mutex<Vec<u16>>,
+    running: Mutex<Option<OwnedChild>>,
+    /// Serializes start and stop.
+    op: tokio::sync::Mutex<()>,
+    http: reqwest::Client,
+}
+
+impl ServerProcess {
+    /// A server of `launch` in `root`, not started yet. Its diagnostics pass through
+    /// `redactor`; its exits are counted on `gates`.
+    pub(crate) fn new(
+        root: AgentRoot,
+        launch: Launch,
+        ready_timeout: Duration,
+        redactor: Arc<Redactor>,
+        gates: Arc<Gates>,
+    ) -> Self {
+        Self {
+            root,
+            launch,
+            token: process::new_token(),
+            ready_timeout,
+            redactor,
+            gates,
+            log: Arc::default(),
+            port: AtomicU16::new(0),
+            ports_registered: Mutex::default(),
+            running: Mutex::default(),
+            op: tokio::sync::Mutex::new(()),
+            http: crate::client::loopback_http_client(),
+        }
+    }
+
+    /// The root the server runs in (its workspace is the working directory, its logs are here).
+    pub(crate) fn root(&self) -> &AgentRoot {
+        &self.root
+    }
+
+    pub(crate) fn program(&self) -> &Path {
+        &self.launch.program
+    }
+
+    /// The redactor of its diagnostics.
+    pub(crate) fn redactor(&self) -> &Arc<Redactor> {
+        &self.redactor
+    }
+
+    /// Where its exits are counted.
+    pub(crate) fn gates(&self) -> &Arc<Gates> {
+        &self.gates
+    }
+
+    /// The loopback port the server listens on (0 before the first start).
+    pub(crate) fn port(&self) -> u16 {
+        self.port.load(Ordering::SeqCst)
+    }
+
+    /// The base URL, e.g. `http://127.0.0.1:41234` (the last one, while stopped).
+    pub(crate) fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port())
+    }
+
+    /// The owner mark every process of this server carries.
+    pub(crate) fn owner_token(&self) -> &str {
+        &self.token
+    }
+
+    /// The pid while the process runs.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        let running = self.running.lock().expect("server lock");
+        running
+            .as_ref()
+            .filter(|c| c.exit_status().is_none())
+            .map(OwnedChild::pid)
+    }
+
+    pub(crate) fn is_running(&self) -> bool {
+        self.pid().is_some()
+    }
+
+    /// Whether a started process was not stopped yet (it may have exited on its own).
+    pub(crate) fn holds_process(&self) -> bool {
+        self.running.lock().expect("server lock").is_some()
+    }
+
+    /// The last `n` lines of stdout and stderr as written: the caller redacts them with the
+    /// redactor of whoever reads them (a shared server's scenarios each have their own).
+    pub(crate) fn unredacted_log_tail(&self, n: usize) -> String {
+        self.log.tail(n)
+    }
+
+    fn log_tail(&self, n: usize) -> String {
+        self.redactor.redact(&self.log.tail(n))
+    }
+
+    /// Starts the server (again) on the same root. Keeps the previous port when it is still
+    /// free. Does nothing if running.
+    pub(crate) async fn start(&self) -> Result<(), ProvisionError> {
+        let _op = self.op.lock().await;
+        {
+            let mut running = self.running.lock().expect("server lock");
+            if running.as_ref().is_some_and(|c| c.exit_status().is_none()) {
+                return Ok(());
+            }
+            // An exited server: settle it (reaped already; its group and mark are swept). Its
+            // exit was not seen by a stop, so it is counted here.
+            if running.take().is_some() {
+                self.gates.count(Counter::ProcessExit);
+            }
+        }
+        let mut previous = self.port();
+        let mut attempt = 1;
+        loop {
+            let port = port::pick(previous).map_err(|e| ProvisionError::io("reserve a port", e))?;
+            match self.start_on(port).await {
+                Err(e) if attempt < port::ATTEMPTS && port_lost(&e, port) => {
+                    self.log.mark(&format!(
+                        "127.0.0.1:{port} was taken before the server bound it: new port"
+                    ));
+                    previous = 0;
+                    attempt += 1;
+                }
+                result => return result,
+            }
+        }
+    }
+
+    /// SIGTERM → bounded wait → SIGKILL → reap → kills every process that still carries the
+    /// owner mark (detached tool commands). Does nothing if it is not running. No gate: the
+    /// holder decides whether a stop is gated.
+    pub(crate) async fn stop(&self) -> Result<(), ProvisionError> {
+        let _op = self.op.lock().await;
+        let child = self.running.lock().expect("server lock").take();
+        let Some(mut child) = child else {
+            return Ok(());
+        };
+        let grace = crate::settings::scaled(STOP_GRACE);
+        let ceiling = crate::settings::scaled(STOP_CEILING);
+        match child.stop(grace, ceiling).await {
+            Ok(report) => {
+                self.gates.count(Counter::ProcessExit);
+                self.log.mark(&format!(
+                    "stopped: {}{}, {} stray process(es) killed",
+                    report.status,
+                    if report.escalated {
+                        " after SIGKILL"
+                    } else {
+                        ""
+                    },
+                    report.swept
+                ));
+                Ok(())
+            }
+            Err(e) => Err(ProvisionError::Stop {
+                message: self.redactor.redact(&e.to_string()),
+                log_tail: self.log_tail(FAILURE_TAIL),
+            }),
+        }
+    }
+
+    /// The synchronous fallback: SIGKILL, reap, sweep, without any runtime.
+    pub(crate) fn kill_blocking(&self) {
+        let child = self
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        drop(child); // OwnedChild's Drop kills the group, reaps and sweeps
+    }
+
+    /// The command line for diagnostics: env values of secrets and the config hidden, paths
+    /// redacted.
+    fn command_line(&self, port: u16) -> String {
+        let mut parts = Vec::new();
+        for (name, value) in &self.launch.env {
+            let shown = if name == super::config::CONFIG_ENV {
+                format!("<{} bytes of JSON>", value.len())
+            } else if crate::redact::is_secret_name(name) {
+                "[secret]".to_string()
+            } else {
+                value.clone()
+            };
+            parts.push(format!("{name}={shown}"));
+        }
+        parts.push(format!("{}=<owner mark>", process::OWNER_ENV));
+        parts.push(self.launch.program.display().to_string());
+        parts.push(format!("serve --hostname 127.0.0.1 --port {port}"));
+        self.redactor.redact(&parts.join(" "))
+    }
+
+    fn register_port(&self, port: u16) {
+        let mut known = self.ports_registered.lock().expect("server lock");
+        if known.contains(&port) {
+            return;
+        }
+        known.push(port);
+        // `add_path` brackets its placeholder (`[127.0.0.1:[port-opencode]]`): ports have their
+        // own API, which keeps `127.0.0.1:[port]` readable.
+        self.redactor.add_port(port);
+    }
+
+    fn open_log(&self, path: &Path) -> Result<std::fs::File, ProvisionError> {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| ProvisionError::io("open the agent's log file", e))
+    }
+
+    /// One start on `port`: spawn, then wait until ready.
+    async fn start_on(&self, port: u16) -> Result<(), ProvisionError> {
+        self.register_port(port);
+        let command_line = self.command_line(port);
+
+        let mut command = Command::new(&self.launch.program);
+        command
+            .args([
+                "serve",
+                "--hostname",
+                "127.0.0.1",
+                "--port",
+                &port.to_string(),
+            ])
+            .current_dir(&self.root.workspace);
+        for name in inherited_to_remove() {
+            command.env_remove(name);
+        }
+        command.envs(self.launch.env.iter().map(|(k, v)| (k, v)));
+
+        let stdout_log = self.open_log(&self.root.stdout_log())?;
+        let stderr_log = self.open_log(&self.root.stderr_log())?;
+        // Before the spawn: if the runner dies right after it, the reaper already knows the mark.
+        process::register_token(&self.token)
+            .map_err(|e| ProvisionError::Reaper(self.redactor.redact(&e.to_string())))?;
+        self.log.mark(&format!("start on 127.0.0.1:{port}"));
+        let spawned =
+            OwnedChild::spawn(command, &self.token).map_err(|e| ProvisionError::Spawn {
+                command: command_line.clone(),
+                message: self.redactor.redact(&e.to_string()),
+            })?;
+        let mut child = spawned.child;
+        let (port_tx, port_rx) = watch::channel(None);
+        let (out_done, mut out_drained) = watch::channel(false);
+        let (err_done, mut err_drained) = watch::channel(false);
+        logs::pump(
+            spawned.stdout,
+            stdout_log,
+            self.log.clone(),
+            Some(port_tx),
+            out_done,
+        )
+        .and_then(|()| logs::pump(spawned.stderr, stderr_log, self.log.clone(), None, err_done))
+        .map_err(|e| ProvisionError::io("start the agent's log threads", e))?;
+
+        let ceiling = crate::settings::scaled(self.ready_timeout);
+        match ready::wait_ready(&child, port_rx, &self.http, ceiling).await {
+            Ok(actual) => {
+                self.register_port(actual);
+                self.port.store(actual, Ordering::SeqCst);
+                *self.running.lock().expect("server lock") = Some(child);
+                Ok(())
+            }
+            Err(not_ready) => {
+                let _ = child
+                    .stop(Duration::ZERO, crate::settings::scaled(STOP_CEILING))
+                    .await;
+                // The whole output, not what happened to be read when the exit was seen.
+                let drained = async {
+                    let _ = out_drained.wait_for(|d| *d).await;
+                    let _ = err_drained.wait_for(|d| *d).await;
+                };
+                let _ = tokio::time::timeout(DRAIN_CEILING, drained).await;
+                let log_tail = self.log_tail(FAILURE_TAIL);
+                Err(match not_ready {
+                    NotReady::Exited(status) => ProvisionError::ExitedBeforeReady {
+                        status: status.to_string(),
+                        command: command_line,
+                        log_tail,
+                    },
+                    NotReady::Timeout(pending) => ProvisionError::NotReady {
+                        pending: pending.to_string(),
+                        waited: ceiling,
+                        command: command_line,
+                        log_tail,
+                    },
+                })
+            }
+        }
+    }
+}
+
+/// Whether a failed start lost its port to another process (and so deserves a new port).
+fn port_lost(error: &ProvisionError, port: u16) -> bool {
+    matches!(error, ProvisionError::ExitedBeforeReady { .. }) && port::taken(port)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server that is `sh serve`, i.e. `script` written to `workspace/serve`, with `env`.
+    fn sh_server(
+        script: &str,
+        env: Vec<(String, String)>,
+        redactor: Arc<Redactor>,
+    ) -> ServerProcess {
+        sh_server_within(script, env, redactor, Duration::from_secs(30))
+    }
+
+    fn sh_server_within(
+        script: &str,
+        env: Vec<(String, String)>,
+        redactor: Arc<Redactor>,
+        ready_timeout: Duration,
+    ) -> ServerProcess {
+        let root = AgentRoot::create("unit::server").unwrap();
+        root.register(&redactor, 1);
+        std::fs::write(root.workspace.join("serve"), script).unwrap();
+        let launch = Launch {
+            program: PathBuf::from("sh"),
+            env,
+        };
+        ServerProcess::new(root, launch, ready_timeout, redactor, Arc::default())
+    }
+
+    #[tokio::test]
+    async fn exit_before_ready_carries_status_and_redacted_log() {
+        let redactor = Arc::new(Redactor::for_scenario());
+        redactor.add_secret("hunter2-secret");
+        let script = "echo \"boom in $PWD\" >&2; exit 3";
+        let env = vec![
+            ("SCRIPT".into(), script.into()),
+            ("API_KEY".into(), "hunter2-secret".into()),
+        ];
+        let server = sh_server(script, env, redactor);
+        let err = server.start().await.unwrap_err();
+        let text = err.to_string();
+        assert!(
+            matches!(err, ProvisionError::ExitedBeforeReady { .. }),
+            "{text}"
+        );
+        assert!(text.contains("exit status: 3"), "{text}");
+        assert!(text.contains("boom in [workspace]"), "{text}");
+        assert!(text.contains("API_KEY=[secret]"), "{text}");
+        assert!(!text.contains("hunter2"), "{text}");
+        assert!(
+            !text.contains(&server.root().root.display().to_string()),
+            "{text}"
+        );
+        assert!(!server.is_running());
+        std::fs::remove_dir_all(&server.root().root).unwrap();
+    }
+
+    /// `AgentOptions::env` goes through the same rule as the process environment: a variable
+    /// named like a credential is hidden in the command line and its value redacted in the log.
+    #[tokio::test]
+    async fn a_credential_passed_as_agent_env_never_shows() {
+        let canary = "canary-credential-7f3a";
+        let redactor = Arc::new(Redactor::for_scenario());
+        redactor.add_env("X_CREDENTIAL", canary);
+        let env = vec![("X_CREDENTIAL".into(), canary.into())];
+        let server = sh_server("echo \"using $X_CREDENTIAL\" >&2; exit 3", env, redactor);
+        let text = server.start().await.unwrap_err().to_string();
+        assert!(text.contains("X_CREDENTIAL=[secret]"), "{text}");
+        assert!(text.contains("using [secret]"), "{text}");
+        assert!(!text.contains(canary), "{text}");
+        std::fs::remove_dir_all(&server.root().root).unwrap();
+    }
+
+    #[tokio::test]
+    async fn ceiling_names_the_pending_step_and_kills_the_process() {
+        let server = sh_server_within(
+            "echo starting; exec sleep 600",
+            Vec::new(),
+            Arc::new(Redactor::for_scenario()),
+            Duration::from_millis(500),
+        );
+        let err = server.start().await.unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, ProvisionError::NotReady { .. }), "{text}");
+        assert!(text.contains("listening on"), "{text}");
+        assert!(text.contains("starting"), "{text}");
+        let token = vec![server.owner_token().to_string()];
+        assert!(process::carriers(&token).is_empty());
+        std::fs::remove_dir_all(&server.root().root).unwrap();
+    }
+}
