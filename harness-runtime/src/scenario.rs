@@ -84,6 +84,9 @@ pub struct Scenario {
     pub line: u32,
     /// `env!("CARGO_MANIFEST_DIR")` of the test crate: where `snapshots/` lives.
     pub manifest_dir: &'static str,
+    /// `snapshot_assertion!()` at the definition: snapshots name this file and this crate's
+    /// workspace, as insta's own macros written here would.
+    pub snapshot_assertion: crate::evidence::SnapshotAssertion,
     /// The attribute's options.
     pub options: ScenarioOptions,
     /// Calls the user's function and turns its return value into an [`Outcome`].

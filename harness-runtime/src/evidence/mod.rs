@@ -9,4 +9,5 @@ mod stored;
 mod turn;
 
 pub use recorder::{Evidence, counters};
+pub use snapshot::SnapshotAssertion;
 pub use turn::{EventTrace, InteractionSummary, MessageSummary, ToolCallSummary, TurnSummary};
