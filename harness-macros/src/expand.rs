@@ -84,7 +84,7 @@ fn render(func: &ItemFn, options: &Options) -> TokenStream {
             .push(quote! { isolation: ::core::option::Option::Some(#krate::Isolation::#variant), });
     }
 
-    // insta's `line!()` inside is the invocation's: spanned at the name, it is the line `line` is.
+    // Spanned at the function's name, so insta's `line!()` inside reports the line `line` holds.
     let snapshot_assertion = respan(quote!(#krate::snapshot_assertion!()), ident.span());
 
     // The conversion carries the return type's span, so `R: IntoOutcome` errors point at it.
