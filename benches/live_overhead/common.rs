@@ -85,6 +85,7 @@ impl Bench {
             name: name.to_string(),
             options,
             manifest_dir: self.manifest_dir.clone(),
+            snapshot_assertion: harness_runtime::snapshot_assertion!(),
         })
     }
 }

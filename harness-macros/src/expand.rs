@@ -84,6 +84,9 @@ fn render(func: &ItemFn, options: &Options) -> TokenStream {
             .push(quote! { isolation: ::core::option::Option::Some(#krate::Isolation::#variant), });
     }
 
+    // Spanned at the function's name, so insta's `line!()` inside reports the line `line` holds.
+    let snapshot_assertion = respan(quote!(#krate::snapshot_assertion!()), ident.span());
+
     // The conversion carries the return type's span, so `R: IntoOutcome` errors point at it.
     let output_span = match &func.sig.output {
         ReturnType::Default => ident.span(),
@@ -113,6 +116,7 @@ fn render(func: &ItemFn, options: &Options) -> TokenStream {
                     file: ::core::file!(),
                     line: #line,
                     manifest_dir: ::core::env!("CARGO_MANIFEST_DIR"),
+                    snapshot_assertion: #snapshot_assertion,
                     options: #krate::ScenarioOptions {
                         #(#fields)*
                         ..#krate::ScenarioOptions::DEFAULT
@@ -122,6 +126,17 @@ fn render(func: &ItemFn, options: &Options) -> TokenStream {
             }
         };
     }
+}
+
+/// `tokens` with every span set to `span` (a path and a macro call's empty parentheses).
+fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            token.set_span(span);
+            token
+        })
+        .collect()
 }
 
 /// The line of the function's name; `line!()` (the attribute's line) where spans carry no lines.
@@ -158,6 +173,11 @@ mod tests {
         assert!(out.contains("requires : & [\"A\"]"), "{out}");
         assert!(out.contains("gates : & [\"abort\"]"), "{out}");
         assert!(out.contains("function : \"smoke\""), "{out}");
+        // insta's assertion is expanded here, in the test crate, not inside the runtime.
+        assert!(
+            out.contains("snapshot_assertion : :: harness_runtime :: snapshot_assertion ! ()"),
+            "{out}"
+        );
         assert!(!out.contains("compile_error"), "{out}");
     }
 

@@ -61,5 +61,6 @@ macro_rules! main {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::scenario::{IntoOutcome, Outcome, ScenarioFuture};
+    pub use insta;
     pub use inventory;
 }

@@ -23,6 +23,9 @@ pub struct ScenarioInfo {
     pub options: ScenarioOptions,
     /// The test crate's manifest dir: `snapshots/` lives below it.
     pub manifest_dir: PathBuf,
+    /// Asserts the evidence snapshot from the scenario's own file and crate:
+    /// `harness_runtime::snapshot_assertion!()` where a context is made by hand.
+    pub snapshot_assertion: crate::evidence::SnapshotAssertion,
 }
 
 /// The context of one scenario: provisions agents, scripts the model, gates operations and

@@ -82,8 +82,12 @@ pub struct Scenario {
     pub file: &'static str,
     /// `line!()` of the function.
     pub line: u32,
-    /// `env!("CARGO_MANIFEST_DIR")` of the test crate: where `snapshots/` lives.
+    /// `env!("CARGO_MANIFEST_DIR")` of the test crate: where `snapshots/` lives. Compiled in, so a
+    /// test binary run on another machine needs `LIVE_SNAPSHOT_DIR` (see the README).
     pub manifest_dir: &'static str,
+    /// `snapshot_assertion!()` at the definition: snapshots name this file and this crate's
+    /// workspace, as insta's own macros written here would.
+    pub snapshot_assertion: crate::evidence::SnapshotAssertion,
     /// The attribute's options.
     pub options: ScenarioOptions,
     /// Calls the user's function and turns its return value into an [`Outcome`].

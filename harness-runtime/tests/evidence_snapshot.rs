@@ -40,6 +40,7 @@ fn child_asserts_evidence() {
                 name: "topic::records".into(),
                 options: ScenarioOptions::DEFAULT,
                 manifest_dir: PathBuf::from(&dir),
+                snapshot_assertion: harness_runtime::snapshot_assertion!(),
             });
             record(&live, &dir, &marker);
             match named {
@@ -196,9 +197,10 @@ fn snapshot_written_matched_mismatched_and_pending() {
     assert!(!written.contains(SECRET));
     assert!(!written.contains(&dir.display().to_string()));
     assert!(!written.contains("expression:"), "{written}");
-    // insta's workspace root is this repo's workspace (the test crate's): `source` is relative.
+    // `source` is the file the context was made in (by `snapshot_assertion!()`), not the
+    // runtime's, relative to the workspace.
     assert!(
-        written.contains("source: harness-runtime/src/evidence/snapshot.rs"),
+        written.contains("\nsource: harness-runtime/tests/evidence_snapshot.rs\n"),
         "{written}"
     );
     // Recording order is kept: the marker comes first, the counters last.

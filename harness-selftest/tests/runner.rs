@@ -30,10 +30,11 @@ const ALL: &[&str] = &[
     "shared::own",
     "shared::second",
     "skips::ignored_with_reason",
+    "snapshot::names_its_own_file",
 ];
 
-/// The scenarios flagged ignored at list time without any variable set: the hygiene scenarios
-/// and the shared ones (they require `SELFTEST_SCRATCH`), `needs_token` and the `ignore`d one.
+/// The scenarios flagged ignored at list time without any variable set: the hygiene, shared and
+/// snapshot ones (they require `SELFTEST_SCRATCH`), `needs_token` and the `ignore`d one.
 const SKIPPED_WHEN_LISTED: &[&str] = &[
     "canary::secrets_never_leak",
     "hygiene::fixture_panics",
@@ -49,6 +50,7 @@ const SKIPPED_WHEN_LISTED: &[&str] = &[
     "shared::own",
     "shared::second",
     "skips::ignored_with_reason",
+    "snapshot::names_its_own_file",
 ];
 
 struct Run {
@@ -452,9 +454,9 @@ fn quiet_and_nocapture_are_accepted() {
 fn a_whole_run_reports_every_failure_and_fails() {
     let run = run(&["--test-threads", "2"], &[]);
     run.assert_code(101)
-        // Ignored: the two of `skips`/`requirements`, the twelve that require `SELFTEST_SCRATCH`
+        // Ignored: the two of `skips`/`requirements`, the thirteen that require `SELFTEST_SCRATCH`
         // or a canary, and `run_skips::skips_with_reason` (skipped at run time).
-        .assert_stdout("1 passed; 5 failed; 15 ignored")
+        .assert_stdout("1 passed; 5 failed; 16 ignored")
         .assert_result("outcomes::passes", "ok")
         .assert_result("outcomes::times_out", "FAILED")
         .assert_result("skips::ignored_with_reason", "ignored")

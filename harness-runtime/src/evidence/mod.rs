@@ -9,6 +9,7 @@ mod stored;
 mod turn_summary;
 
 pub use recorder::{Evidence, counters};
+pub use snapshot::SnapshotAssertion;
 pub(crate) use snapshot::assert_evidence;
 pub use turn_summary::{
     EventTrace, InteractionSummary, MessageSummary, ToolCallSummary, TurnSummary,

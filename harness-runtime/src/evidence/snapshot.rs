@@ -1,11 +1,18 @@
 //! `live.assert_evidence()`: the recorded evidence as an insta snapshot of the test crate.
 //!
-//! insta names a snapshot after the function and module that expand its macro, which here is
-//! this file, not the scenario. So the name is explicit (`<topic>__<fn>`), the snapshot path
-//! is absolute (`<test crate>/snapshots`), and the module prefix is off. `cargo insta test`,
-//! `review` and `accept` find the `.snap.new` files there, because the test crate's root is a
-//! package root they walk. insta's settings are thread-local; the assertion is synchronous, so
-//! binding them around it is correct on any runtime flavour.
+//! insta's macros take the place they are expanded in: `file!()` becomes the snapshot's
+//! `source:`, and `CARGO_MANIFEST_DIR` the folder where insta runs `cargo metadata` for the
+//! workspace (which `source:` is relative to, and where its `insta.yaml` is). Expanded here, they
+//! would name this file and this crate's folder: in an adopter's build, the dependency's folder in
+//! the cargo registry. So the assertion is expanded in the test crate ([`snapshot_assertion!`],
+//! written by `#[live_agent_test]`) and this file does the rest around it: the name
+//! (`<topic>__<fn>`), the absolute snapshot path (`<test crate>/snapshots`), the settings, the
+//! check for a corrupt file and the failure message. `cargo insta test`, `review` and `accept`
+//! find the `.snap.new` files there, because the test crate's root is a package root they walk.
+//! insta's settings are thread-local; the assertion is synchronous, so binding them around it is
+//! correct on any runtime flavour.
+//!
+//! [`snapshot_assertion!`]: crate::snapshot_assertion
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
@@ -14,9 +21,31 @@ use crate::live::ScenarioInfo;
 use super::Evidence;
 use crate::redact::Redactor;
 
+/// Asserts `evidence` as the insta snapshot `name`, under the insta settings bound around the call.
+///
+/// Made by [`snapshot_assertion!`](crate::snapshot_assertion) in the crate and file the scenario
+/// is declared in, which insta then takes for the snapshot's workspace and `source:`.
+pub type SnapshotAssertion = fn(name: &str, evidence: &Evidence);
+
+/// A [`SnapshotAssertion`] expanded where it is written: the snapshots it asserts name this file
+/// in `source:` (and this line in insta's review), and insta takes this crate's workspace.
+///
+/// `#[live_agent_test]` writes it for every scenario; a [`ScenarioInfo`](crate::ScenarioInfo)
+/// made by hand sets `snapshot_assertion: harness_runtime::snapshot_assertion!()`.
+#[macro_export]
+macro_rules! snapshot_assertion {
+    () => {{
+        fn assert_evidence_snapshot(name: &str, evidence: &$crate::evidence::Evidence) {
+            $crate::__private::insta::assert_yaml_snapshot!(name, evidence);
+        }
+        assert_evidence_snapshot as $crate::evidence::SnapshotAssertion
+    }};
+}
+
 /// `LIVE_SNAPSHOT_DIR`: where snapshots are read and written instead of `<test crate>/snapshots`.
 /// The harness's self-tests use it to write throwaway snapshots into a temp dir; a relative
-/// path is taken from the test crate's root.
+/// path is taken from the test crate's root. That root is compiled in (`Scenario::manifest_dir`),
+/// so a test binary run on another machine needs an absolute path here (see the README).
 pub(crate) const SNAPSHOT_DIR_ENV: &str = "LIVE_SNAPSHOT_DIR";
 
 /// The snapshot directory of the test crate at `manifest_dir`.
@@ -93,11 +122,11 @@ pub(crate) fn assert_evidence(
     }
     settings.set_description(format!("evidence of the live scenario `{}`", info.name));
     settings.set_info(&serde_json::json!({ "scenario": info.name }));
-    // The expression would be this file's variable name: noise in every snapshot.
+    // The expression would be the assertion's variable name: noise in every snapshot.
     settings.set_omit_expression(true);
 
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        settings.bind(|| insta::assert_yaml_snapshot!(stem.clone(), evidence));
+        settings.bind(|| (info.snapshot_assertion)(&stem, evidence));
     }));
     let Err(payload) = outcome else { return };
 

@@ -64,6 +64,7 @@ mod tests {
             file: "order.rs",
             line: 1,
             manifest_dir: "/m",
+            snapshot_assertion: crate::snapshot_assertion!(),
             options,
             body,
         }))

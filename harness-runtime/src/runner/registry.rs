@@ -48,6 +48,7 @@ mod tests {
             file,
             line,
             manifest_dir: "/m",
+            snapshot_assertion: crate::snapshot_assertion!(),
             options: ScenarioOptions::DEFAULT,
             body,
         }

@@ -91,6 +91,7 @@ fn execute(scenario: &'static Scenario, name: String, mode: Mode) -> Result<Comp
             name: name.clone(),
             options: scenario.options,
             manifest_dir: PathBuf::from(scenario.manifest_dir),
+            snapshot_assertion: scenario.snapshot_assertion,
         })
     };
     let redactor = Arc::clone(live.redactor());

@@ -31,6 +31,7 @@ pub fn live(name: &str) -> Live {
         name: name.to_string(),
         options: ScenarioOptions::DEFAULT,
         manifest_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+        snapshot_assertion: harness_runtime::snapshot_assertion!(),
     })
 }
 

@@ -24,6 +24,7 @@ harness_runtime::__private::inventory::submit! {
         file: file!(),
         line: line!(),
         manifest_dir: env!("CARGO_MANIFEST_DIR"),
+        snapshot_assertion: harness_runtime::snapshot_assertion!(),
         options: harness_runtime::ScenarioOptions::DEFAULT,
         body: same_again,
     }

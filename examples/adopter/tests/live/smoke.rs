@@ -13,6 +13,15 @@ async fn knows_its_name(live: &mut Live) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Evidence needs no agent: what a scenario records is checked against
+/// `snapshots/smoke__records_evidence.snap`, whose `source:` names this file.
+#[live_agent_test(timeout = "30s")]
+async fn records_evidence(live: &mut Live) -> anyhow::Result<()> {
+    live.evidence().record("scenario", live.name());
+    live.assert_evidence();
+    Ok(())
+}
+
 /// Skipped (with the reason) until `ADOPTER_API_KEY` is set; fails instead under `LIVE_STRICT=1`.
 #[live_agent_test(requires = ["ADOPTER_API_KEY"])]
 async fn uses_a_key(live: &mut Live) -> anyhow::Result<()> {

@@ -3,7 +3,8 @@
 //!
 //! The hygiene modules (`hygiene`, `hygiene_probe`, `killed`, `canary`, `run_skips`, `shared`) start
 //! agents and are driven by `tests/hygiene.rs`; those that start agents require
-//! `SELFTEST_SCRATCH`, so a plain run reports them skipped.
+//! `SELFTEST_SCRATCH`, so a plain run reports them skipped. `snapshot` writes a snapshot for
+//! `tests/snapshots.rs` and requires `SELFTEST_SCRATCH` too.
 
 harness_runtime::main!();
 
@@ -17,3 +18,4 @@ mod run_skips;
 mod scratch;
 mod shared;
 mod skips;
+mod snapshot;

@@ -36,6 +36,7 @@ harness_runtime::__private::inventory::submit! {
         file: file!(),
         line: line!(),
         manifest_dir: "/",
+        snapshot_assertion: harness_runtime::snapshot_assertion!(),
         options: ScenarioOptions {
             timeout: Some(std::time::Duration::from_secs(30)),
             requires: &["SELFTEST_SCRATCH"],
