@@ -28,7 +28,8 @@ mod settings;
 
 pub use harness_macros::live_agent_test;
 pub use live::{Live, ScenarioInfo, Skipped};
-pub use scenario::{AgentKind, Isolation, Scenario, ScenarioOptions};
+pub use runner::descriptor::Scenario;
+pub use scenario::{AgentKind, Isolation, ScenarioOptions};
 /// Scales a scenario's own ceilings by `LIVE_TIMEOUT_SCALE`, as the framework scales its own.
 pub use settings::scaled;
 
@@ -60,7 +61,7 @@ macro_rules! main {
 /// What the expansion of `#[live_agent_test]` refers to. Not a stable API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::scenario::{IntoOutcome, Outcome, ScenarioFuture};
+    pub use crate::runner::descriptor::{IntoOutcome, Outcome, ScenarioFuture};
     pub use insta;
     pub use inventory;
 }

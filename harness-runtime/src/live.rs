@@ -212,7 +212,12 @@ impl Live {
     /// writes `.snap.new` for `cargo insta review`, `always` overwrites, `no` (the default when
     /// `CI` is set) writes nothing. `LIVE_SNAPSHOT_DIR` moves the snapshot folder elsewhere.
     pub fn assert_evidence(&self) {
-        crate::evidence::assert_evidence(&self.info, &self.redactor, &self.evidence, None);
+        crate::evidence::assert_evidence(
+            self.snapshot_target(),
+            &self.redactor,
+            &self.evidence,
+            None,
+        );
     }
 
     /// Like [`assert_evidence`](Self::assert_evidence), against
@@ -223,7 +228,20 @@ impl Live {
             !name.trim().is_empty(),
             "assert_evidence_named needs a non-empty name"
         );
-        crate::evidence::assert_evidence(&self.info, &self.redactor, &self.evidence, Some(name));
+        crate::evidence::assert_evidence(
+            self.snapshot_target(),
+            &self.redactor,
+            &self.evidence,
+            Some(name),
+        );
+    }
+
+    fn snapshot_target(&self) -> crate::evidence::SnapshotTarget<'_> {
+        crate::evidence::SnapshotTarget {
+            name: &self.info.name,
+            manifest_dir: &self.info.manifest_dir,
+            assertion: self.info.snapshot_assertion,
+        }
     }
 }
 

@@ -10,7 +10,7 @@ mod turn_summary;
 
 pub use recorder::{Evidence, counters};
 pub use snapshot::SnapshotAssertion;
-pub(crate) use snapshot::assert_evidence;
+pub(crate) use snapshot::{SnapshotTarget, assert_evidence};
 pub use turn_summary::{
     EventTrace, InteractionSummary, MessageSummary, ToolCallSummary, TurnSummary,
 };

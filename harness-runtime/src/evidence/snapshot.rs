@@ -16,8 +16,6 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
-use crate::live::ScenarioInfo;
-
 use super::Evidence;
 use crate::redact::Redactor;
 
@@ -82,13 +80,24 @@ fn sanitize(name: &str) -> String {
         .collect()
 }
 
+/// Which scenario's snapshot is asserted, and where: what the evidence needs of the scenario.
+#[derive(Clone, Copy)]
+pub(crate) struct SnapshotTarget<'a> {
+    /// `<topic>::<fn>`.
+    pub(crate) name: &'a str,
+    /// The test crate's manifest dir: `snapshots/` lives below it.
+    pub(crate) manifest_dir: &'a std::path::Path,
+    /// The assertion expanded in the scenario's crate.
+    pub(crate) assertion: SnapshotAssertion,
+}
+
 pub(crate) fn assert_evidence(
-    info: &ScenarioInfo,
+    info: SnapshotTarget<'_>,
     redactor: &Redactor,
     evidence: &Evidence,
     variant: Option<&str>,
 ) {
-    let stem = snapshot_stem(&info.name);
+    let stem = snapshot_stem(info.name);
     let variant = variant.map(sanitize);
     let name = match &variant {
         Some(v) => format!("{stem}@{v}.snap"),
@@ -99,7 +108,7 @@ pub(crate) fn assert_evidence(
         Some(_) => format!("${SNAPSHOT_DIR_ENV}/{name}"),
         None => format!("snapshots/{name}"),
     };
-    let dir = snapshot_dir(&info.manifest_dir);
+    let dir = snapshot_dir(info.manifest_dir);
     // `INSTA_UPDATE=always` is how a corrupt snapshot is re-recorded: let insta overwrite it.
     let overwrite = std::env::var("INSTA_UPDATE").is_ok_and(|v| v == "always");
     if let Some(problem) = super::stored::corruption(&dir.join(&name)).filter(|_| !overwrite) {
@@ -126,7 +135,7 @@ pub(crate) fn assert_evidence(
     settings.set_omit_expression(true);
 
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        settings.bind(|| (info.snapshot_assertion)(&stem, evidence));
+        settings.bind(|| (info.assertion)(&stem, evidence));
     }));
     let Err(payload) = outcome else { return };
 
