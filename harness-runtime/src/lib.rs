@@ -25,7 +25,8 @@ mod settings;
 
 pub use harness_macros::live_agent_test;
 pub use live::{Live, ScenarioInfo, Skipped};
-pub use scenario::{AgentKind, Isolation, Scenario, ScenarioOptions};
+pub use scenario::{AgentKind, Scenario, ScenarioOptions};
+pub use settings::Isolation;
 /// Scales a scenario's own ceilings by `LIVE_TIMEOUT_SCALE`, as the framework scales its own.
 pub use settings::scaled;
 

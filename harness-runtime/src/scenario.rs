@@ -6,6 +6,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use crate::Live;
+use crate::settings::Isolation;
 
 /// The boxed future of a scenario body, borrowing its [`Live`] context.
 ///
@@ -23,17 +24,6 @@ pub enum AgentKind {
     OpenCode,
     /// The fixture agent: a fake OpenCode with fault injection.
     Fixture,
-}
-
-/// How much a scenario's agent is isolated from other scenarios' (`isolation = "…"`, or
-/// `LIVE_ISOLATION` for scenarios that do not say).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Isolation {
-    /// One `opencode serve` of its own per agent (the default): nothing is shared.
-    Server,
-    /// A server shared with other scenarios, each in its own directory with its own sessions,
-    /// files and config. Faster; gives up what one process shares (see the README).
-    Shared,
 }
 
 /// The options of `#[live_agent_test(...)]`. Every option is optional; the macro fills defaults.

@@ -11,3 +11,4 @@ mod warm;
 
 pub use entry::run;
 pub(crate) use progress::progress;
+pub use roles::{ROLE_ENV, run_role};
