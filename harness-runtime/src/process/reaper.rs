@@ -19,19 +19,7 @@ use crate::settings::{self, Role};
 /// The reaper's `main`, reached through `HARNESS_RUNTIME_ROLE=reaper`: reads tokens from stdin
 /// until EOF, then sweeps them all.
 pub fn run_reaper() -> ExitCode {
-    // Its own group already keeps terminal signals away; a hang-up of the session must not stop
-    // it before the sweep either.
-    // SAFETY: installing SIG_IGN has no handler code to be unsafe in.
-    unsafe {
-        let _ = nix::sys::signal::signal(
-            nix::sys::signal::Signal::SIGHUP,
-            nix::sys::signal::SigHandler::SigIgn,
-        );
-        let _ = nix::sys::signal::signal(
-            nix::sys::signal::Signal::SIGINT,
-            nix::sys::signal::SigHandler::SigIgn,
-        );
-    }
+    ignore_terminal_signals();
     let mut tokens = Vec::new();
     for line in std::io::stdin().lock().lines() {
         match line {
@@ -42,6 +30,18 @@ pub fn run_reaper() -> ExitCode {
     }
     super::sweep(&tokens);
     ExitCode::SUCCESS
+}
+
+/// Its own group already keeps terminal signals away; a hang-up of the session must not stop it
+/// before the sweep either.
+// nix offers no safe way to set a disposition; SIG_IGN runs no handler code.
+#[allow(unsafe_code)]
+fn ignore_terminal_signals() {
+    use nix::sys::signal::{SigHandler, Signal, signal};
+    for terminal in [Signal::SIGHUP, Signal::SIGINT] {
+        // SAFETY: installing SIG_IGN has no handler code to be unsafe in.
+        let _ = unsafe { signal(terminal, SigHandler::SigIgn) };
+    }
 }
 
 /// A running reaper: the child and the write end of its stdin.
