@@ -128,21 +128,16 @@ impl FixtureAgentEnv {
 
 #[cfg(test)]
 mod tests {
-    use std::ffi::OsStr;
-
     use super::*;
-
-    fn read<T>(setting: &Setting<T>, value: &str) -> Result<Option<T>, String> {
-        setting
-            .parse_raw(Some(OsStr::new(value)))
-            .map_err(|e| e.to_string())
-    }
 
     #[test]
     fn roles_are_the_two_helpers() {
-        assert_eq!(read(&ROLE, "reaper"), Ok(Some(Role::Reaper)));
-        assert_eq!(read(&ROLE, "fixture-agent"), Ok(Some(Role::FixtureAgent)));
-        let unknown = read(&ROLE, "wizard").unwrap_err();
+        assert_eq!(ROLE.test_read("reaper"), Ok(Some(Role::Reaper)));
+        assert_eq!(
+            ROLE.test_read("fixture-agent"),
+            Ok(Some(Role::FixtureAgent))
+        );
+        let unknown = ROLE.test_read("wizard").unwrap_err();
         assert!(
             unknown.starts_with("HARNESS_RUNTIME_ROLE must be `fixture-agent` or `reaper`"),
             "{unknown}"
@@ -157,18 +152,19 @@ mod tests {
     #[test]
     fn a_bad_heartbeat_is_an_error_not_the_default() {
         assert_eq!(
-            read(&HEARTBEAT_MS, "200"),
+            HEARTBEAT_MS.test_read("200"),
             Ok(Some(Duration::from_millis(200)))
         );
         for bad in ["0", "fast", "-5", "1.5"] {
             assert_eq!(
-                read(&HEARTBEAT_MS, bad).unwrap_err(),
+                HEARTBEAT_MS.test_read(bad).unwrap_err(),
                 "LIVE_FIXTURE_HEARTBEAT_MS must be a positive number of milliseconds such as 200",
                 "{bad}"
             );
         }
         assert!(
-            read(&HEARTBEAT_MS, "200 ")
+            HEARTBEAT_MS
+                .test_read("200 ")
                 .unwrap_err()
                 .contains("has leading or trailing whitespace")
         );
@@ -176,25 +172,27 @@ mod tests {
 
     #[test]
     fn the_fixture_launch_variables_follow_the_rule() {
-        assert_eq!(read(&RUN_ID, "run42"), Ok(Some("run42".to_string())));
-        assert_eq!(read(&DECLARED_AS, "planner"), Ok(Some("planner".into())));
-        assert_eq!(read(&WAIT_STDIN, "1"), Ok(Some(true)));
+        assert_eq!(RUN_ID.test_read("run42"), Ok(Some("run42".to_string())));
+        assert_eq!(DECLARED_AS.test_read("planner"), Ok(Some("planner".into())));
+        assert_eq!(WAIT_STDIN.test_read("1"), Ok(Some(true)));
         assert!(
-            read(&WAIT_STDIN, "sure")
+            WAIT_STDIN
+                .test_read("sure")
                 .unwrap_err()
                 .starts_with("LF_WAIT_STDIN must be")
         );
         for setting in [&RUN_ID, &DECLARED_AS] {
-            assert!(read(setting, "").unwrap_err().contains("is empty"));
-            assert!(read(setting, "x\n").unwrap_err().contains("whitespace"));
+            assert!(setting.test_read("").unwrap_err().contains("is empty"));
+            assert!(setting.test_read("x\n").unwrap_err().contains("whitespace"));
         }
         assert!(
-            read(&REPLAY_EVIDENCE, "")
+            REPLAY_EVIDENCE
+                .test_read("")
                 .unwrap_err()
                 .starts_with("LF_TEST_REPLAY_EVIDENCE is empty")
         );
         assert!(
-            read(&HOME, " /home/a")
+            HOME.test_read(" /home/a")
                 .unwrap_err()
                 .starts_with("HOME has leading")
         );

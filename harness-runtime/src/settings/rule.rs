@@ -113,6 +113,15 @@ impl<T> Setting<T> {
     }
 }
 
+#[cfg(test)]
+impl<T> Setting<T> {
+    /// The meaning of `value`, or the message an invalid one gets.
+    pub(crate) fn test_read(&self, value: &str) -> Result<Option<T>, String> {
+        self.parse_raw(Some(OsStr::new(value)))
+            .map_err(|e| e.to_string())
+    }
+}
+
 /// The values a flag takes, as messages suggest them.
 pub(crate) const FLAG_VALUES: &str = "1, true or yes (on), or 0, false or no (off)";
 
@@ -145,11 +154,8 @@ mod tests {
         parse: |text| text.parse().ok(),
     };
 
-    fn message(setting: &Setting<impl std::fmt::Debug>, value: &str) -> String {
-        setting
-            .parse_raw(Some(OsStr::new(value)))
-            .unwrap_err()
-            .to_string()
+    fn message(setting: &Setting<u32>, value: &str) -> String {
+        setting.test_read(value).unwrap_err()
     }
 
     #[test]

@@ -134,26 +134,18 @@ pub(crate) fn snapshot_dir() -> Result<Option<PathBuf>, InvalidSetting> {
 
 #[cfg(test)]
 mod tests {
-    use std::ffi::OsStr;
-
     use super::*;
-
-    fn read<T>(setting: &Setting<T>, value: &str) -> Result<Option<T>, String> {
-        setting
-            .parse_raw(Some(OsStr::new(value)))
-            .map_err(|e| e.to_string())
-    }
 
     #[test]
     fn valid_scales_parse_and_unset_is_none() {
         assert_eq!(TIMEOUT_SCALE.parse_raw(None), Ok(None));
-        assert_eq!(read(&TIMEOUT_SCALE, "2"), Ok(Some(2.0)));
-        assert_eq!(read(&TIMEOUT_SCALE, "1.5"), Ok(Some(1.5)));
+        assert_eq!(TIMEOUT_SCALE.test_read("2"), Ok(Some(2.0)));
+        assert_eq!(TIMEOUT_SCALE.test_read("1.5"), Ok(Some(1.5)));
     }
 
     #[test]
     fn each_bad_scale_says_what_is_wrong() {
-        let message = |value: &str| read(&TIMEOUT_SCALE, value).unwrap_err();
+        let message = |value: &str| TIMEOUT_SCALE.test_read(value).unwrap_err();
         assert!(message("").contains("LIVE_TIMEOUT_SCALE is empty"));
         assert!(message("  ").contains("LIVE_TIMEOUT_SCALE holds only whitespace"));
         assert!(message(" 2 ").contains("leading or trailing whitespace"));
@@ -169,19 +161,21 @@ mod tests {
     /// `isolation()` used to trim, and took an empty value for `server`: one rule for all now.
     #[test]
     fn isolation_is_server_or_shared_unpadded() {
-        assert_eq!(read(&ISOLATION, "server"), Ok(Some(Isolation::Server)));
-        assert_eq!(read(&ISOLATION, "shared"), Ok(Some(Isolation::Shared)));
+        assert_eq!(ISOLATION.test_read("server"), Ok(Some(Isolation::Server)));
+        assert_eq!(ISOLATION.test_read("shared"), Ok(Some(Isolation::Shared)));
         assert_eq!(
-            read(&ISOLATION, "process").unwrap_err(),
+            ISOLATION.test_read("process").unwrap_err(),
             "LIVE_ISOLATION must be `server` (the default) or `shared`"
         );
         assert!(
-            read(&ISOLATION, "shared\n")
+            ISOLATION
+                .test_read("shared\n")
                 .unwrap_err()
                 .contains("LIVE_ISOLATION has leading or trailing whitespace")
         );
         assert!(
-            read(&ISOLATION, "")
+            ISOLATION
+                .test_read("")
                 .unwrap_err()
                 .contains("LIVE_ISOLATION is empty")
         );
@@ -191,15 +185,16 @@ mod tests {
     #[test]
     fn flags_refuse_padding_and_unknown_words() {
         for setting in [&STRICT, &KEEP] {
-            assert_eq!(read(setting, "yes"), Ok(Some(true)));
-            assert_eq!(read(setting, "0"), Ok(Some(false)));
+            assert_eq!(setting.test_read("yes"), Ok(Some(true)));
+            assert_eq!(setting.test_read("0"), Ok(Some(false)));
             let name = setting.name;
             assert_eq!(
-                read(setting, "on").unwrap_err(),
+                setting.test_read("on").unwrap_err(),
                 format!("{name} must be 1, true or yes (on), or 0, false or no (off)")
             );
             assert!(
-                read(setting, " 1")
+                setting
+                    .test_read(" 1")
                     .unwrap_err()
                     .contains("has leading or trailing whitespace")
             );
@@ -211,17 +206,19 @@ mod tests {
     fn paths_refuse_empty_and_padded_values() {
         for setting in [&OPENCODE_BIN, &FIXTURE_BIN, &SNAPSHOT_DIR] {
             assert_eq!(
-                read(setting, "some/where"),
+                setting.test_read("some/where"),
                 Ok(Some(PathBuf::from("some/where")))
             );
             let name = setting.name;
             assert!(
-                read(setting, "")
+                setting
+                    .test_read("")
                     .unwrap_err()
                     .starts_with(&format!("{name} is empty: unset it, or set it to "))
             );
             assert!(
-                read(setting, "/bin/x\n")
+                setting
+                    .test_read("/bin/x\n")
                     .unwrap_err()
                     .starts_with(&format!("{name} has leading or trailing whitespace"))
             );
