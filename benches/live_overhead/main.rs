@@ -27,9 +27,6 @@ use common::{Bench, BenchError, progress};
 use report::{Figure, Target};
 use settings::Settings;
 
-/// The role variable: the harness re-executes this binary as its reaper and as the fixture agent.
-const ROLE_ENV: &str = "HARNESS_RUNTIME_ROLE";
-
 const TARGETS: [(&str, Target); 3] = [
     ("provisioning", Target::AtMost(1.05)),
     ("turn", Target::AtMost(1.05)),
@@ -37,10 +34,9 @@ const TARGETS: [(&str, Target); 3] = [
 ];
 
 fn main() -> ExitCode {
-    match std::env::var(ROLE_ENV).as_deref() {
-        Ok("reaper") => return harness_runtime::process::run_reaper(),
-        Ok("fixture-agent") => return harness_runtime::fixture::run_agent(),
-        _ => {}
+    // The harness re-executes this binary as its reaper and as the fixture agent.
+    if let Some(code) = harness_runtime::runner::run_role() {
+        return code;
     }
     let settings = match Settings::from_env() {
         Ok(settings) => settings,

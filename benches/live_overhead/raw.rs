@@ -69,7 +69,9 @@ impl RawServer {
         // The same inherited variables are left out as provisioning leaves out.
         for (name, _) in std::env::vars_os() {
             if name.to_str().is_some_and(|n| {
-                n.starts_with("OPENCODE_") || n == "HARNESS_RUNTIME_ROLE" || n == testing::OWNER_ENV
+                n.starts_with("OPENCODE_")
+                    || n == harness_runtime::runner::ROLE_ENV
+                    || n == testing::OWNER_ENV
             }) {
                 command.env_remove(name);
             }

@@ -2,6 +2,8 @@
 //! `harness_runtime`. All behaviour lives in the runtime crate; this crate only checks the
 //! attribute's input and renders a `Scenario` descriptor next to the untouched function.
 
+#![forbid(unsafe_code)]
+
 mod duration;
 mod expand;
 mod options;

@@ -20,7 +20,9 @@ const NAMES: &[&str] = &[
     "crate",
 ];
 
-/// Gate point names, as the runtime's `ScenarioOptions::gates` spells them.
+/// Gate point names, as the runtime's `GatePoint::name` spells them, in its order. A copy, because
+/// a proc-macro crate cannot depend on the runtime (the runtime depends on it); the test below
+/// holds the copy to `GatePoint::ALL`, so an unknown name stays a compile error on its own span.
 pub(crate) const GATE_POINTS: &[&str] = &[
     "before_prompt",
     "prompt_delivered",
@@ -268,4 +270,17 @@ fn check_var_name(var: &LitStr) -> syn::Result<()> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use harness_runtime::gates::GatePoint;
+
+    /// Both ways and in order: a point added to the runtime is accepted by the attribute, a name
+    /// the attribute accepts is a point, and the error lists them as the runtime does.
+    #[test]
+    fn gate_points_are_the_runtimes() {
+        let runtime: Vec<&str> = GatePoint::ALL.map(GatePoint::name).to_vec();
+        assert_eq!(super::GATE_POINTS, runtime);
+    }
 }

@@ -5,11 +5,28 @@
 //! [`Live`] context provisions agents (real `opencode serve` or the fixture agent), scripts the
 //! embedded model, gates operations, and records redacted evidence for insta snapshots.
 //!
-//! Limitations, stated plainly: scenarios are registered through `inventory`, which works on the
-//! platforms it supports (Linux, macOS, Windows); process ownership (process groups, the reaper)
-//! is implemented for Unix, and the no-orphan guarantee under SIGKILL is Linux-only.
+//! Platforms, stated plainly: Unix only, because process ownership rests on process groups and
+//! signals. Linux has every guarantee; macOS builds and runs without the sweep of detached
+//! descendants and the reaper's cleanup after the runner is SIGKILLed (both read `/proc`), so
+//! there only an agent's process group is killed. Other targets fail to compile, saying so.
 
+// Three narrow, commented exceptions: signal dispositions (nix has no safe API for them) and one
+// `pre_exec(setsid)` for a fault of the fixture agent.
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
+
+#[cfg(windows)]
+compile_error!(
+    "harness-runtime does not support Windows: it owns its processes through Unix process groups \
+     and signals. Supported: Linux (every guarantee) and macOS (without the /proc-based cleanup \
+     of detached processes)"
+);
+#[cfg(not(any(unix, windows)))]
+compile_error!(
+    "harness-runtime does not support this target, which is not Unix: it owns its processes \
+     through Unix process groups and signals. Supported: Linux (every guarantee) and macOS \
+     (without the /proc-based cleanup of detached processes)"
+);
 
 pub mod client;
 pub mod evidence;
@@ -29,7 +46,8 @@ mod settings;
 pub use harness_macros::live_agent_test;
 pub use live::{Live, ScenarioInfo, Skipped};
 pub use runner::descriptor::Scenario;
-pub use scenario::{AgentKind, Isolation, ScenarioOptions};
+pub use scenario::{AgentKind, ScenarioOptions};
+pub use settings::Isolation;
 /// Scales a scenario's own ceilings by `LIVE_TIMEOUT_SCALE`, as the framework scales its own.
 pub use settings::scaled;
 

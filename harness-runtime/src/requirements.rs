@@ -1,26 +1,23 @@
-//! Environment requirements of a scenario: present, UTF-8, non-empty, unpadded, JSON where due.
+//! Environment requirements of a scenario: present, then the settings' one rule (UTF-8,
+//! non-empty, unpadded), and a JSON object where due.
 //!
 //! Messages name the variable and the problem, never the value: values are usually secrets.
 
 use std::ffi::OsString;
 use std::fmt;
 
+use crate::settings::{self, Flaw};
+
 /// The variable whose value must also be a JSON object (OpenCode reads it as its config).
-const JSON_OBJECT_VARS: &[&str] = &["OPENCODE_CONFIG_CONTENT"];
+const JSON_OBJECT_VARS: &[&str] = &[settings::CONFIG_CONTENT];
 
 /// What is wrong with one required variable.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Problem {
     /// Not set at all.
     Missing,
-    /// Set, but not valid UTF-8.
-    NotUnicode,
-    /// Set to the empty string.
-    Empty,
-    /// Set to whitespace only (a padded empty value).
-    Blank,
-    /// Leading or trailing whitespace (a copy-paste accident, usually a newline).
-    Padded,
+    /// Set, but breaking the rule every variable follows.
+    Text(Flaw),
     /// Not a JSON object; the detail never quotes the value.
     NotJsonObject(String),
 }
@@ -37,10 +34,7 @@ impl fmt::Display for Unmet {
         let var = self.var;
         match &self.problem {
             Problem::Missing => write!(f, "{var} is not set"),
-            Problem::NotUnicode => write!(f, "{var} is not valid UTF-8"),
-            Problem::Empty => write!(f, "{var} is empty"),
-            Problem::Blank => write!(f, "{var} holds only whitespace"),
-            Problem::Padded => write!(f, "{var} has leading or trailing whitespace"),
+            Problem::Text(flaw) => write!(f, "{var} {flaw}"),
             Problem::NotJsonObject(detail) => write!(f, "{var} is not a JSON object ({detail})"),
         }
     }
@@ -59,7 +53,12 @@ pub(crate) fn describe(unmet: &[Unmet]) -> String {
 
 /// Checks `requires` against the process environment.
 pub(crate) fn check(requires: &[&'static str]) -> Result<(), Vec<Unmet>> {
-    check_with(requires, |var| std::env::var_os(var))
+    check_with(requires, settings::raw)
+}
+
+/// The value of the required variable `var`, if it meets the requirement.
+pub(crate) fn value(var: &'static str) -> Result<String, Unmet> {
+    checked(var, settings::raw(var)).map_err(|problem| Unmet { var, problem })
 }
 
 /// Checks `requires` against `lookup` (the environment, or a table in tests).
@@ -69,38 +68,29 @@ pub(crate) fn check_with(
 ) -> Result<(), Vec<Unmet>> {
     let unmet: Vec<Unmet> = requires
         .iter()
-        .filter_map(|&var| problem(var, lookup(var)).map(|problem| Unmet { var, problem }))
+        .filter_map(|&var| {
+            let problem = checked(var, lookup(var)).err()?;
+            Some(Unmet { var, problem })
+        })
         .collect();
     if unmet.is_empty() { Ok(()) } else { Err(unmet) }
 }
 
-fn problem(var: &str, value: Option<OsString>) -> Option<Problem> {
-    let Some(value) = value else {
-        return Some(Problem::Missing);
-    };
-    let Some(text) = value.to_str() else {
-        return Some(Problem::NotUnicode);
-    };
-    if text.is_empty() {
-        return Some(Problem::Empty);
-    }
-    if text.trim().is_empty() {
-        return Some(Problem::Blank);
-    }
-    if text.trim() != text {
-        return Some(Problem::Padded);
-    }
+/// The value of `var` if it meets the requirement, else what is wrong with it.
+fn checked(var: &str, value: Option<OsString>) -> Result<String, Problem> {
+    let value = value.ok_or(Problem::Missing)?;
+    let text = settings::text(&value).map_err(Problem::Text)?;
     if JSON_OBJECT_VARS.contains(&var) {
         match serde_json::from_str::<serde_json::Value>(text) {
             Ok(serde_json::Value::Object(_)) => {}
             Ok(_) => {
-                return Some(Problem::NotJsonObject(
+                return Err(Problem::NotJsonObject(
                     "valid JSON, but not an object".into(),
                 ));
             }
             // Only the position: serde_json's messages may quote parts of the input.
             Err(e) => {
-                return Some(Problem::NotJsonObject(format!(
+                return Err(Problem::NotJsonObject(format!(
                     "syntax error at line {}, column {}",
                     e.line(),
                     e.column()
@@ -108,7 +98,7 @@ fn problem(var: &str, value: Option<OsString>) -> Option<Problem> {
             }
         }
     }
-    None
+    Ok(text.to_string())
 }
 
 #[cfg(test)]
@@ -145,10 +135,11 @@ mod tests {
     #[test]
     fn each_problem_is_reported() {
         assert_eq!(problems(&["A"], &[]), vec![Problem::Missing]);
-        assert_eq!(problems(&["A"], &[("A", "")]), vec![Problem::Empty]);
-        assert_eq!(problems(&["A"], &[("A", "key\n")]), vec![Problem::Padded]);
-        assert_eq!(problems(&["A"], &[("A", " key")]), vec![Problem::Padded]);
-        assert_eq!(problems(&["A"], &[("A", "  \n")]), vec![Problem::Blank]);
+        let text = |flaw| vec![Problem::Text(flaw)];
+        assert_eq!(problems(&["A"], &[("A", "")]), text(Flaw::Empty));
+        assert_eq!(problems(&["A"], &[("A", "key\n")]), text(Flaw::Padded));
+        assert_eq!(problems(&["A"], &[("A", " key")]), text(Flaw::Padded));
+        assert_eq!(problems(&["A"], &[("A", "  \n")]), text(Flaw::Blank));
         assert!(matches!(
             problems(
                 &["OPENCODE_CONFIG_CONTENT"],
@@ -165,7 +156,7 @@ mod tests {
         use std::os::unix::ffi::OsStringExt;
         let lookup = |_: &str| Some(OsString::from_vec(vec![0xff, 0xfe]));
         let unmet = check_with(&["A"], lookup).unwrap_err();
-        assert_eq!(unmet[0].problem, Problem::NotUnicode);
+        assert_eq!(unmet[0].problem, Problem::Text(Flaw::NotUnicode));
     }
 
     #[test]

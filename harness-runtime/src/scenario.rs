@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use crate::settings::Isolation;
+
 /// Which agent `live.opencode()` provisions for the scenario.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AgentKind {
@@ -11,17 +13,6 @@ pub enum AgentKind {
     OpenCode,
     /// The fixture agent: a fake OpenCode with fault injection.
     Fixture,
-}
-
-/// How much a scenario's agent is isolated from other scenarios' (`isolation = "…"`, or
-/// `LIVE_ISOLATION` for scenarios that do not say).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Isolation {
-    /// One `opencode serve` of its own per agent (the default): nothing is shared.
-    Server,
-    /// A server shared with other scenarios, each in its own directory with its own sessions,
-    /// files and config. Faster; gives up what one process shares (see the README).
-    Shared,
 }
 
 /// The options of `#[live_agent_test(...)]`. Every option is optional; the macro fills defaults.

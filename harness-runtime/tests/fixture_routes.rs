@@ -63,6 +63,43 @@ fn fixture_version_prints_a_version_line() {
     assert_eq!(String::from_utf8(out.stdout).unwrap(), "1.18.33-fixture\n");
 }
 
+/// A bad value of one of the agent's variables stops it at start, naming the variable: the
+/// heartbeat used to fall back to 10 s in silence (and `0` panicked the first stream).
+#[test]
+fn fixture_refuses_an_invalid_variable_at_start() {
+    let home = tempfile::tempdir().unwrap();
+    for (name, value, message) in [
+        (
+            "LIVE_FIXTURE_HEARTBEAT_MS",
+            "0",
+            "LIVE_FIXTURE_HEARTBEAT_MS must be a positive number of milliseconds such as 200",
+        ),
+        (
+            "LIVE_FIXTURE_HEARTBEAT_MS",
+            " 200",
+            "LIVE_FIXTURE_HEARTBEAT_MS has leading or trailing whitespace",
+        ),
+        ("LF_RUN_ID", "", "LF_RUN_ID is empty"),
+        (
+            "LF_WAIT_STDIN",
+            "sure",
+            "LF_WAIT_STDIN must be 1, true or yes",
+        ),
+    ] {
+        let out = std::process::Command::new(BIN)
+            .args(["serve", "--hostname", "127.0.0.1", "--port", "0"])
+            .env("HOME", home.path())
+            .env(name, value)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{name}={value:?}: {stderr}");
+        assert!(stderr.contains(message), "{name}={value:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "it never listened");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fixture_routes_answer_with_real_shapes() {
     let home = tempfile::tempdir().unwrap();

@@ -123,6 +123,7 @@ fn run(args: &[&str], env: &[(&str, &str)]) -> Run {
     command.args(args);
     for var in [
         "LIVE_STRICT",
+        "LIVE_KEEP",
         "LIVE_TIMEOUT_SCALE",
         "LIVE_ISOLATION",
         "HARNESS_SELFTEST_TOKEN",
@@ -211,6 +212,27 @@ fn an_invalid_timeout_scale_is_an_error_before_any_trial() {
     run.assert_code(2)
         .assert_stderr("LIVE_TIMEOUT_SCALE must be a positive number");
     assert!(!run.stdout.contains("running"), "trials ran\n{run}");
+}
+
+/// A flag is on, off, or an error: `LIVE_STRICT=on` used to count as off and run lax. Every
+/// invalid setting is named, not just the first.
+#[test]
+fn invalid_flags_are_errors_before_any_trial() {
+    let invalid = run(
+        &["--exact", "outcomes::passes"],
+        &[("LIVE_STRICT", "on"), ("LIVE_KEEP", "1 ")],
+    );
+    invalid
+        .assert_code(2)
+        .assert_stderr("LIVE_STRICT must be 1, true or yes (on), or 0, false or no (off)")
+        .assert_stderr("LIVE_KEEP has leading or trailing whitespace");
+    assert!(!invalid.stdout.contains("running"), "trials ran\n{invalid}");
+    run(
+        &["--exact", "outcomes::passes"],
+        &[("LIVE_STRICT", "no"), ("LIVE_KEEP", "false")],
+    )
+    .assert_code(0)
+    .assert_result("outcomes::passes", "ok");
 }
 
 #[test]
@@ -470,5 +492,6 @@ fn a_whole_run_reports_every_failure_and_fails() {
 fn an_unknown_role_is_a_clear_error() {
     run(&[], &[("HARNESS_RUNTIME_ROLE", "wizard")])
         .assert_code(2)
-        .assert_stderr("unknown HARNESS_RUNTIME_ROLE=\"wizard\"");
+        .assert_stderr("HARNESS_RUNTIME_ROLE must be `fixture-agent` or `reaper`")
+        .assert_stderr("unset it to run the scenarios");
 }

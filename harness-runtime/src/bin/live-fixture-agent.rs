@@ -1,5 +1,7 @@
 //! The fixture agent as a standalone executable (a fake `opencode` with fault injection).
 
+#![forbid(unsafe_code)]
+
 fn main() -> std::process::ExitCode {
     harness_runtime::fixture::run_agent()
 }

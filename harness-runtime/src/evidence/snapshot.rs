@@ -44,19 +44,14 @@ macro_rules! snapshot_assertion {
 /// The harness's self-tests use it to write throwaway snapshots into a temp dir; a relative
 /// path is taken from the test crate's root. That root is compiled in (`Scenario::manifest_dir`),
 /// so a test binary run on another machine needs an absolute path here (see the README).
-pub(crate) const SNAPSHOT_DIR_ENV: &str = "LIVE_SNAPSHOT_DIR";
+pub(crate) use crate::settings::SNAPSHOT_DIR as SNAPSHOT_DIR_ENV;
 
-/// The snapshot directory of the test crate at `manifest_dir`.
-fn snapshot_dir(manifest_dir: &std::path::Path) -> std::path::PathBuf {
-    snapshot_dir_with(manifest_dir, std::env::var_os(SNAPSHOT_DIR_ENV))
-}
-
-/// [`snapshot_dir`] with the override made explicit.
+/// The snapshot directory of the test crate at `manifest_dir`, given the override `dir`.
 fn snapshot_dir_with(
     manifest_dir: &std::path::Path,
-    dir: Option<std::ffi::OsString>,
+    dir: Option<std::path::PathBuf>,
 ) -> std::path::PathBuf {
-    match dir.filter(|v| !v.is_empty()) {
+    match dir {
         Some(dir) => manifest_dir.join(dir),
         None => manifest_dir.join("snapshots"),
     }
@@ -104,13 +99,15 @@ pub(crate) fn assert_evidence(
         None => format!("{stem}.snap"),
     };
     // Shown relative to where the reader configured it: no temp or home paths in messages.
-    let file = match std::env::var_os(SNAPSHOT_DIR_ENV).filter(|v| !v.is_empty()) {
+    // The runner reports an invalid LIVE_SNAPSHOT_DIR before any trial; elsewhere, here.
+    let configured = crate::settings::snapshot_dir().unwrap_or_else(|invalid| panic!("{invalid}"));
+    let file = match &configured {
         Some(_) => format!("${SNAPSHOT_DIR_ENV}/{name}"),
         None => format!("snapshots/{name}"),
     };
-    let dir = snapshot_dir(info.manifest_dir);
+    let dir = snapshot_dir_with(info.manifest_dir, configured);
     // `INSTA_UPDATE=always` is how a corrupt snapshot is re-recorded: let insta overwrite it.
-    let overwrite = std::env::var("INSTA_UPDATE").is_ok_and(|v| v == "always");
+    let overwrite = crate::settings::insta_overwrites();
     if let Some(problem) = super::stored::corruption(&dir.join(&name)).filter(|_| !overwrite) {
         panic!(
             "{}",
@@ -173,7 +170,6 @@ mod tests {
         let crate_dir = std::path::Path::new("/crate");
         let dir = |v: Option<&str>| snapshot_dir_with(crate_dir, v.map(Into::into));
         assert_eq!(dir(None), crate_dir.join("snapshots"));
-        assert_eq!(dir(Some("")), crate_dir.join("snapshots"));
         assert_eq!(dir(Some("other")), crate_dir.join("other"));
         assert_eq!(
             dir(Some("/elsewhere/snaps")),

@@ -206,7 +206,9 @@ impl GatePoint {
         GatePoint::BeforeStop,
     ];
 
-    /// The attribute name of this point (`gate = "<name>"`).
+    /// The attribute name of this point (`gate = "<name>"`). `#[live_agent_test]` checks names
+    /// at compile time against its own copy of this list, which a test of `harness-macros`
+    /// holds equal to [`GatePoint::ALL`]'s names.
     pub const fn name(self) -> &'static str {
         match self {
             GatePoint::BeforePrompt => "before_prompt",

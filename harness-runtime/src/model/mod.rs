@@ -10,14 +10,14 @@ mod ollama;
 mod openai;
 mod recording;
 mod reply;
-mod script;
-mod scripted;
+mod rules;
+mod scripted_model;
 mod server;
 mod wiring;
 
 pub use error::ModelError;
 pub use recording::{Answer, Api, ModelRequest, ModelRequestSummary};
 pub use reply::{Reply, STRUCTURED_OUTPUT_TOOL, ScriptedToolCall, StallHandle, Usage};
-pub use script::{Matcher, Rule};
-pub use scripted::ScriptedModel;
+pub use rules::{Matcher, Rule};
+pub use scripted_model::ScriptedModel;
 pub use wiring::{MODEL_ID, ModelSlot, PROVIDER_ID};

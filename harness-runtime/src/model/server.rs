@@ -24,7 +24,7 @@ use super::error::ModelError;
 use super::frames;
 use super::recording::{Api, ModelRequest};
 use super::reply::{Body, MidStreamEnd, Reply};
-use super::scripted::{ScriptedModel, Shared};
+use super::scripted_model::{ScriptedModel, Shared};
 use super::{ollama, openai};
 
 /// The body of the answer to a request nothing in the script answers.

@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 use serde_json::{Value, json};
 
 use super::error::ModelError;
-use super::scripted::ScriptedModel;
+use super::scripted_model::ScriptedModel;
 use super::server::{self, ServerGuard};
 
 /// The provider id OpenCode's config uses for the scripted model.

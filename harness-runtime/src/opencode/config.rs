@@ -6,7 +6,7 @@ use super::{AgentOptions, ProvisionError};
 use crate::redact::Redactor;
 
 /// The variable a real-model scenario supplies (and declares in `requires`).
-pub(crate) const CONFIG_ENV: &str = "OPENCODE_CONFIG_CONTENT";
+pub(crate) use crate::settings::CONFIG_CONTENT as CONFIG_ENV;
 
 /// Where the config comes from, in priority order: the options' explicit `config`; the
 /// environment, when the scenario `requires` it; the scripted model (`model_config`).
@@ -19,15 +19,13 @@ pub(crate) fn choose(
         return Ok(config.clone());
     }
     if requires.contains(&CONFIG_ENV) {
-        let raw = std::env::var(CONFIG_ENV).map_err(|_| {
-            ProvisionError::Config(format!(
-                "{CONFIG_ENV} is required by the scenario but not set (or not UTF-8)"
-            ))
+        let raw = crate::requirements::value(CONFIG_ENV).map_err(|unmet| {
+            ProvisionError::Config(format!("{unmet} (required by the scenario)"))
         })?;
         // serde_json's message names a line and column, never the content.
         let mut config: Value = serde_json::from_str(&raw)
             .map_err(|e| ProvisionError::Config(format!("{CONFIG_ENV} is not valid JSON: {e}")))?;
-        let model = match std::env::var(MODEL_ENV) {
+        let model = match crate::requirements::value(MODEL_ENV) {
             Ok(model) if requires.contains(&MODEL_ENV) => Some(model),
             _ => None,
         };
@@ -38,7 +36,7 @@ pub(crate) fn choose(
 }
 
 /// The variable naming the real model among the config's providers.
-pub(crate) const MODEL_ENV: &str = "TEST_OLLAMA_MODEL";
+pub(crate) use crate::settings::MODEL as MODEL_ENV;
 
 /// Makes the user's config serve a scenario: the scenario's permission policy, the harness's
 /// hermetic switches, and `model` pointing at `TEST_OLLAMA_MODEL`, which must be one of the

@@ -5,27 +5,25 @@ use std::path::{Path, PathBuf};
 
 use super::ProvisionError;
 
-/// The variable that names the executable explicitly.
-pub(crate) const BIN_ENV: &str = "LIVE_OPENCODE_BIN";
-
 /// The `opencode` to run: `LIVE_OPENCODE_BIN` if set, else the nearest
 /// `node_modules/.bin/opencode` walking up from `manifest_dir` and then from the current
-/// directory, else `opencode` on `PATH`.
+/// directory, else `opencode` on `PATH`. An invalid `LIVE_OPENCODE_BIN` is the error.
 pub(crate) fn find_opencode(manifest_dir: &Path) -> Result<PathBuf, ProvisionError> {
+    let explicit = crate::settings::opencode_bin()
+        .map_err(|invalid| ProvisionError::Config(invalid.to_string()))?;
     let cwd = std::env::current_dir().ok();
     let mut starts = vec![manifest_dir];
     starts.extend(cwd.as_deref());
-    locate(std::env::var_os(BIN_ENV), &starts, std::env::var_os("PATH"))
+    locate(explicit, &starts, crate::settings::path_var())
 }
 
 /// [`find_opencode`] with its inputs made explicit.
 pub(crate) fn locate(
-    explicit: Option<OsString>,
+    explicit: Option<PathBuf>,
     starts: &[&Path],
     path: Option<OsString>,
 ) -> Result<PathBuf, ProvisionError> {
-    if let Some(explicit) = explicit.filter(|v| !v.is_empty()) {
-        let explicit = PathBuf::from(explicit);
+    if let Some(explicit) = explicit {
         return if is_executable(&explicit) {
             Ok(explicit)
         } else {
@@ -98,23 +96,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let bin = dir.path().join("my-opencode");
         executable(&bin);
-        assert_eq!(locate(Some(bin.clone().into()), &[], None).unwrap(), bin);
+        assert_eq!(locate(Some(bin.clone()), &[], None).unwrap(), bin);
         let missing = dir.path().join("missing");
         assert!(matches!(
-            locate(Some(missing.into()), &[], None),
+            locate(Some(missing), &[], None),
             Err(ProvisionError::BadBinaryOverride)
-        ));
-        // An empty override counts as unset.
-        assert!(matches!(
-            locate(Some(OsString::new()), &[dir.path()], None),
-            Err(ProvisionError::OpenCodeNotFound)
         ));
     }
 
     #[test]
     fn finds_the_pinned_opencode_from_this_crate_once_installed() {
         let installed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../node_modules/.bin/opencode");
-        if std::env::var_os(BIN_ENV).is_none() && installed.is_file() {
+        if crate::settings::raw(crate::settings::OPENCODE_BIN).is_none() && installed.is_file() {
             let found = find_opencode(Path::new(env!("CARGO_MANIFEST_DIR")))
                 .expect("the walk up from this crate reaches the repo root's node_modules");
             assert!(found.ends_with("node_modules/.bin/opencode"));

@@ -129,7 +129,10 @@ impl AgentRoot {
             ("XDG_STATE_HOME".into(), path(&self.xdg_state)),
             ("TMPDIR".into(), path(&self.tmp)),
             ("OPENCODE_DB".into(), path(&self.db_file())),
-            ("OPENCODE_CONFIG_CONTENT".into(), config_content.to_string()),
+            (
+                crate::settings::CONFIG_CONTENT.into(),
+                config_content.to_string(),
+            ),
         ];
         for (name, value) in [
             ("OPENCODE_DISABLE_MODELS_FETCH", "1"),

@@ -43,7 +43,7 @@ fn inherited_to_remove() -> Vec<String> {
     std::env::vars_os()
         .filter_map(|(k, _)| k.into_string().ok())
         .filter(|k| {
-            k.starts_with("OPENCODE_") || k == "HARNESS_RUNTIME_ROLE" || k == process::OWNER_ENV
+            k.starts_with("OPENCODE_") || k == crate::settings::ROLE || k == crate::settings::OWNER
         })
         .collect()
 }

@@ -244,7 +244,7 @@ mod tests {
         assert!(!report.escalated);
         assert_eq!(
             std::os::unix::process::ExitStatusExt::signal(&report.status),
-            Some(libc::SIGTERM)
+            Some(Signal::SIGTERM as i32)
         );
     }
 

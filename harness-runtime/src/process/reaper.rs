@@ -14,27 +14,12 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use super::token::OWNER_ENV;
-
-/// The role variable the runner dispatches on.
-const ROLE_ENV: &str = "HARNESS_RUNTIME_ROLE";
-const ROLE: &str = "reaper";
+use crate::settings::{self, Role};
 
 /// The reaper's `main`, reached through `HARNESS_RUNTIME_ROLE=reaper`: reads tokens from stdin
 /// until EOF, then sweeps them all.
 pub fn run_reaper() -> ExitCode {
-    // Its own group already keeps terminal signals away; a hang-up of the session must not stop
-    // it before the sweep either.
-    // SAFETY: installing SIG_IGN has no handler code to be unsafe in.
-    unsafe {
-        let _ = nix::sys::signal::signal(
-            nix::sys::signal::Signal::SIGHUP,
-            nix::sys::signal::SigHandler::SigIgn,
-        );
-        let _ = nix::sys::signal::signal(
-            nix::sys::signal::Signal::SIGINT,
-            nix::sys::signal::SigHandler::SigIgn,
-        );
-    }
+    ignore_terminal_signals();
     let mut tokens = Vec::new();
     for line in std::io::stdin().lock().lines() {
         match line {
@@ -45,6 +30,18 @@ pub fn run_reaper() -> ExitCode {
     }
     super::sweep(&tokens);
     ExitCode::SUCCESS
+}
+
+/// Its own group already keeps terminal signals away; a hang-up of the session must not stop it
+/// before the sweep either.
+// nix offers no safe way to set a disposition; SIG_IGN runs no handler code.
+#[allow(unsafe_code)]
+fn ignore_terminal_signals() {
+    use nix::sys::signal::{SigHandler, Signal, signal};
+    for terminal in [Signal::SIGHUP, Signal::SIGINT] {
+        // SAFETY: installing SIG_IGN has no handler code to be unsafe in.
+        let _ = unsafe { signal(terminal, SigHandler::SigIgn) };
+    }
 }
 
 /// A running reaper: the child and the write end of its stdin.
@@ -59,7 +56,7 @@ impl ReaperHandle {
     pub(crate) fn spawn(program: &std::path::Path, args: &[String]) -> std::io::Result<Self> {
         let mut child = Command::new(program)
             .args(args)
-            .env(ROLE_ENV, ROLE)
+            .env(settings::ROLE, Role::Reaper.value())
             .env_remove(OWNER_ENV)
             .process_group(0)
             .stdin(Stdio::piped())
@@ -144,12 +141,13 @@ fn command() -> std::io::Result<(PathBuf, Vec<String>)> {
 /// Registers `token` with this runner's reaper, starting the reaper on first use (or again, if it
 /// died). Call it before spawning the process that carries the token.
 pub(crate) fn register(token: &str) -> std::io::Result<()> {
-    if std::env::var_os(ROLE_ENV).is_some() {
+    if settings::in_helper_role() {
         // We are a helper role ourselves: re-executing would recurse instead of reaping.
-        return Err(std::io::Error::other(
-            "this process runs in a helper role (HARNESS_RUNTIME_ROLE is set): the runner's main \
-             must dispatch roles through harness_runtime::runner::run()",
-        ));
+        return Err(std::io::Error::other(format!(
+            "this process runs in a helper role ({} is set): its main must dispatch roles \
+             through harness_runtime::runner::run() or run_role()",
+            settings::ROLE
+        )));
     }
     let mut guard = REAPER.lock().unwrap_or_else(|p| p.into_inner());
     if let Some((handle, tokens)) = guard.as_mut() {
@@ -178,7 +176,7 @@ mod tests {
     #[test]
     #[ignore = "entry point of the reaper role, run by the reaper tests"]
     fn reaper_role() {
-        if std::env::var(ROLE_ENV).as_deref() == Ok(ROLE) {
+        if settings::role() == Ok(Some(Role::Reaper)) {
             let _ = run_reaper();
         }
     }

@@ -61,8 +61,11 @@ const QUIET_PAUSE: Duration = Duration::from_millis(20);
 #[cfg(target_os = "linux")]
 mod imp {
     use std::collections::HashSet;
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::fd::OwnedFd;
     use std::time::Instant;
+
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    use rustix::process::{self, Pid, PidfdFlags, Signal};
 
     /// Every numeric entry of `/proc` except this process.
     pub(super) fn pids() -> Vec<u32> {
@@ -88,37 +91,23 @@ mod imp {
     }
 
     /// A pidfd pins the process identity, so a recycled pid is never signalled by mistake.
-    fn pidfd_open(pid: u32) -> Option<OwnedFd> {
-        // SAFETY: plain syscall with integer arguments; a non-negative result is a new fd we own.
-        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
-        (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as i32) })
+    pub(super) fn pidfd_open(pid: u32) -> Option<OwnedFd> {
+        let pid = Pid::from_raw(i32::try_from(pid).ok()?)?;
+        process::pidfd_open(pid, PidfdFlags::empty()).ok()
     }
 
-    fn pidfd_kill(fd: &OwnedFd) -> bool {
-        // SAFETY: valid pidfd, null siginfo, no flags.
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_pidfd_send_signal,
-                fd.as_raw_fd(),
-                libc::SIGKILL,
-                std::ptr::null::<libc::siginfo_t>(),
-                0,
-            )
-        };
-        rc == 0
+    pub(super) fn pidfd_kill(fd: &OwnedFd) -> bool {
+        process::pidfd_send_signal(fd, Signal::KILL).is_ok()
     }
 
     /// A pidfd turns readable when its process has exited: wait for that, up to `deadline`.
-    fn wait_exit(fd: &OwnedFd, deadline: Instant) {
+    pub(super) fn wait_exit(fd: &OwnedFd, deadline: Instant) {
         let left = deadline.saturating_duration_since(Instant::now());
-        let mut poll = libc::pollfd {
-            fd: fd.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
+        let Ok(timeout) = Timespec::try_from(left) else {
+            return;
         };
-        let millis = left.as_millis().min(i32::MAX as u128) as i32;
-        // SAFETY: one valid pollfd.
-        unsafe { libc::poll(&mut poll, 1, millis) };
+        // An interrupted or failed poll only ends the wait early; the next round re-checks.
+        let _ = poll(&mut [PollFd::new(fd, PollFlags::IN)], Some(&timeout));
     }
 
     /// One pass over `/proc`: kill every carrier, then wait for each to exit.
@@ -206,6 +195,29 @@ mod tests {
         assert_eq!(carriers(std::slice::from_ref(&bystander)).len(), 1);
         assert_eq!(sweep(std::slice::from_ref(&bystander)), 1);
         assert!(carriers(&[bystander]).is_empty());
+    }
+
+    /// The pidfd path itself (the sweep falls back to `kill` without it): open, SIGKILL, and a
+    /// wait that ends with the exit, not at the deadline.
+    #[test]
+    fn a_pidfd_kills_and_sees_the_exit() {
+        use std::os::unix::process::ExitStatusExt;
+        let mut child = std::process::Command::new("sleep")
+            .arg("600")
+            .spawn()
+            .expect("sleep runs");
+        let fd = imp::pidfd_open(child.id()).expect("pidfds are available on this kernel");
+        assert!(imp::pidfd_kill(&fd));
+        let started = Instant::now();
+        imp::wait_exit(&fd, started + Duration::from_secs(30));
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "waited for the deadline"
+        );
+        assert_eq!(
+            child.wait().unwrap().signal(),
+            Some(nix::sys::signal::Signal::SIGKILL as i32)
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 /// The variable that carries the owner token. Descendants inherit it even when they detach into
 /// their own session, which is what makes the sweep find them.
-pub(crate) const OWNER_ENV: &str = "LIVE_HARNESS_OWNER";
+pub(crate) use crate::settings::OWNER as OWNER_ENV;
 
 /// A fresh token, unique across runners and agents: pid plus 96 random bits. Fixed length, so no
 /// token is a prefix of another, and the sweep compares whole `NAME=value` entries anyway.

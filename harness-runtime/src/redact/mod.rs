@@ -2,7 +2,8 @@
 //! and kept logs. Ids and UUIDs become numbered placeholders that keep identity, ports, paths,
 //! times and durations named ones, and secrets `[secret]` in every encoded form.
 //!
-//! A base module: it depends on no other module of the runtime, and every one may use it.
+//! A base module: every other module may use it, and it uses none but the dependency-free
+//! variable names of `settings::names`.
 
 mod overlaps;
 mod patterns;

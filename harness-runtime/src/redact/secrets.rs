@@ -2,8 +2,9 @@
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
-/// The env var whose provider `options` and `headers` hold credentials.
-pub(crate) const CONFIG_CONTENT: &str = "OPENCODE_CONFIG_CONTENT";
+/// The env var whose provider `options` and `headers` hold credentials (its name comes from the
+/// dependency-free `settings::names`, the one module `redact` uses).
+pub(crate) use crate::settings::names::CONFIG_CONTENT;
 
 /// Words that mark an env var's value as a secret (matched in the upper-cased name).
 const SECRET_NAME_WORDS: &[&str] = &["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"];

@@ -7,16 +7,19 @@ use crate::{Scenario, settings};
 
 /// Runs every registered scenario with the libtest CLI and returns the libtest exit code.
 ///
-/// A helper role (`HARNESS_RUNTIME_ROLE`) runs instead when set. Configuration errors (a
-/// duplicate scenario name, an invalid `LIVE_TIMEOUT_SCALE` or `LIVE_ISOLATION`) are reported before any trial.
-/// Never calls `process::exit`, so every guard's destructor runs.
+/// A helper role (`HARNESS_RUNTIME_ROLE`, see [`run_role`](super::run_role)) runs instead when
+/// set. Configuration errors (a duplicate scenario name, any invalid setting of the README's
+/// environment table) are reported before any trial. Never calls `process::exit`, so every
+/// guard's destructor runs.
 pub fn run() -> ExitCode {
-    if let Some(code) = roles::dispatch() {
+    if let Some(code) = roles::run_role() {
         return code;
     }
     let args = libtest_mimic::Arguments::from_args();
-    if let Err(problem) = settings::timeout_scale().and(settings::isolation()) {
-        eprintln!("error: {problem}");
+    if let Err(problems) = settings::check_all() {
+        for problem in problems {
+            eprintln!("error: {problem}");
+        }
         return ExitCode::from(2);
     }
     let scenarios = Scenario::all();

@@ -10,3 +10,4 @@ mod trial;
 mod warm;
 
 pub use entry::run;
+pub use roles::{ROLE_ENV, run_role};

@@ -1,4 +1,4 @@
-//! The script: queued replies, rules with matchers, and the decision for each request.
+//! Which reply answers a request: matchers, rules, the queue of replies, and the choice among them.
 
 use std::collections::VecDeque;
 use std::fmt;

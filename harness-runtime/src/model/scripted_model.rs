@@ -9,7 +9,7 @@ use tokio::sync::watch;
 use super::error::ModelError;
 use super::recording::{Answer, ModelRequest, ModelRequestSummary};
 use super::reply::Reply;
-use super::script::{Rule, Script};
+use super::rules::{Rule, Script};
 
 /// State shared by the handle and the server.
 #[derive(Debug)]

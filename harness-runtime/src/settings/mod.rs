@@ -1,0 +1,22 @@
+//! Every environment variable the runtime reads: its name ([`names`], dependency-free), the one
+//! rule every value follows ([`rule`]), and a reader per variable, typed.
+//!
+//! - [`user`]: the README's settings, checked together by the runner before any trial;
+//! - [`internal`]: what the harness sets on the processes it starts (roles, the fixture's knobs);
+//! - [`foreign`]: the system's and insta's, read as their owners define them.
+
+mod foreign;
+mod internal;
+pub(crate) mod names;
+mod rule;
+mod user;
+
+pub(crate) use foreign::{insta_overwrites, path_var};
+pub(crate) use internal::{FixtureAgentEnv, Role, in_helper_role, role};
+pub(crate) use names::*;
+pub(crate) use rule::{Flaw, raw, text};
+pub use user::{Isolation, scaled};
+pub(crate) use user::{
+    check_all, fixture_bin, isolation, keep_roots, opencode_bin, snapshot_dir, strict,
+    timeout_scale,
+};

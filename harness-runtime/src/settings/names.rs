@@ -1,0 +1,52 @@
+//! The name of every environment variable the runtime reads or sets, each defined once.
+//!
+//! Dependency-free on purpose: base modules such as `redact` use these names, and must not pull
+//! in anything heavier. How each variable is read and checked lives next door, in `settings`.
+
+// The user's settings (the README's environment table).
+
+/// `LIVE_TIMEOUT_SCALE`: multiplies every ceiling (scenario, readiness, turn, stream watchdog).
+pub(crate) const TIMEOUT_SCALE: &str = "LIVE_TIMEOUT_SCALE";
+/// `LIVE_STRICT`: a missing requirement fails the scenario instead of skipping it.
+pub(crate) const STRICT: &str = "LIVE_STRICT";
+/// `LIVE_KEEP`: keep every scenario root, also after a pass.
+pub(crate) const KEEP: &str = "LIVE_KEEP";
+/// `LIVE_ISOLATION=server|shared`: whether scenarios that allow it share OpenCode servers.
+pub(crate) const ISOLATION: &str = "LIVE_ISOLATION";
+/// `LIVE_OPENCODE_BIN`: the `opencode` executable, instead of looking for it.
+pub(crate) const OPENCODE_BIN: &str = "LIVE_OPENCODE_BIN";
+/// `LIVE_FIXTURE_BIN`: the executable run as the fixture agent, instead of the test binary.
+pub(crate) const FIXTURE_BIN: &str = "LIVE_FIXTURE_BIN";
+/// `LIVE_SNAPSHOT_DIR`: where snapshots are read and written, instead of `<test crate>/snapshots`.
+pub(crate) const SNAPSHOT_DIR: &str = "LIVE_SNAPSHOT_DIR";
+/// `OPENCODE_CONFIG_CONTENT`: the user's OpenCode config of a real-model scenario (and the
+/// variable every agent gets its config through).
+pub(crate) const CONFIG_CONTENT: &str = "OPENCODE_CONFIG_CONTENT";
+/// `TEST_OLLAMA_MODEL`: the real model, one of the providers' models in `OPENCODE_CONFIG_CONTENT`.
+pub(crate) const MODEL: &str = "TEST_OLLAMA_MODEL";
+
+// Internal: set by the harness for the processes it starts, read by those processes.
+
+/// `HARNESS_RUNTIME_ROLE`: puts a re-executed binary in a helper role.
+pub(crate) const ROLE: &str = "HARNESS_RUNTIME_ROLE";
+/// `LIVE_HARNESS_OWNER`: the owner mark every spawned agent and all its descendants carry.
+pub(crate) const OWNER: &str = "LIVE_HARNESS_OWNER";
+/// `LIVE_FIXTURE_HEARTBEAT_MS`: the fixture agent's heartbeat period.
+pub(crate) const FIXTURE_HEARTBEAT_MS: &str = "LIVE_FIXTURE_HEARTBEAT_MS";
+/// `LF_RUN_ID`: the run id the fixture agent records per launch.
+pub(crate) const FIXTURE_RUN_ID: &str = "LF_RUN_ID";
+/// `LF_AS`: what a fixture launch declares itself as.
+pub(crate) const FIXTURE_AS: &str = "LF_AS";
+/// `LF_WAIT_STDIN`: the fixture agent's `run` mode waits for a line on stdin before exiting.
+pub(crate) const FIXTURE_WAIT_STDIN: &str = "LF_WAIT_STDIN";
+/// `LF_TEST_REPLAY_EVIDENCE`: the file the fixture agent writes each `prompt_async` request to.
+pub(crate) const FIXTURE_REPLAY_EVIDENCE: &str = "LF_TEST_REPLAY_EVIDENCE";
+
+// Others' variables, read as their owners define them.
+
+/// `HOME`: the fixture agent's home, where its control files and sessions are.
+pub(crate) const HOME: &str = "HOME";
+/// `PATH`: searched for `opencode` when nothing nearer is found.
+pub(crate) const PATH: &str = "PATH";
+/// `INSTA_UPDATE`: insta's; `always` also re-records a corrupt snapshot.
+pub(crate) const INSTA_UPDATE: &str = "INSTA_UPDATE";

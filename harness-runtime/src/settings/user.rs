@@ -1,0 +1,227 @@
+//! The user's settings, the README's environment table: each read through the one rule, and all
+//! checked together by the runner before any trial ([`check_all`]).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::names;
+use super::rule::{FLAG_VALUES, InvalidSetting, Setting, flag, path};
+
+/// How much a scenario's agent is isolated from other scenarios' (`isolation = "…"`, or
+/// `LIVE_ISOLATION` for scenarios that do not say).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isolation {
+    /// One `opencode serve` of its own per agent (the default): nothing is shared.
+    Server,
+    /// A server shared with other scenarios, each in its own directory with its own sessions,
+    /// files and config. Faster; gives up what one process shares (see the README).
+    Shared,
+}
+
+const TIMEOUT_SCALE: Setting<f64> = Setting {
+    name: names::TIMEOUT_SCALE,
+    expected: "a positive number such as 2 or 1.5",
+    parse: |text| {
+        text.parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite() && *v > 0.0)
+    },
+};
+
+const ISOLATION: Setting<Isolation> = Setting {
+    name: names::ISOLATION,
+    expected: "`server` (the default) or `shared`",
+    parse: |text| match text {
+        "server" => Some(Isolation::Server),
+        "shared" => Some(Isolation::Shared),
+        _ => None,
+    },
+};
+
+const STRICT: Setting<bool> = Setting {
+    name: names::STRICT,
+    expected: FLAG_VALUES,
+    parse: flag,
+};
+
+const KEEP: Setting<bool> = Setting {
+    name: names::KEEP,
+    expected: FLAG_VALUES,
+    parse: flag,
+};
+
+const OPENCODE_BIN: Setting<PathBuf> = Setting {
+    name: names::OPENCODE_BIN,
+    expected: "the path of the opencode executable",
+    parse: path,
+};
+
+const FIXTURE_BIN: Setting<PathBuf> = Setting {
+    name: names::FIXTURE_BIN,
+    expected: "the path of an executable that runs the fixture agent",
+    parse: path,
+};
+
+const SNAPSHOT_DIR: Setting<PathBuf> = Setting {
+    name: names::SNAPSHOT_DIR,
+    expected: "a directory such as `snapshots` (a relative one is taken from the test crate's root)",
+    parse: path,
+};
+
+/// Every user setting, checked before any trial: a mistake is reported at once, not when the
+/// scenario that reads it runs (or, for a flag, never, running lax).
+pub(crate) fn check_all() -> Result<(), Vec<InvalidSetting>> {
+    let problems: Vec<InvalidSetting> = [
+        TIMEOUT_SCALE.read().err(),
+        ISOLATION.read().err(),
+        STRICT.read().err(),
+        KEEP.read().err(),
+        OPENCODE_BIN.read().err(),
+        FIXTURE_BIN.read().err(),
+        SNAPSHOT_DIR.read().err(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
+}
+
+/// The ceiling multiplier; 1.0 when unset.
+pub(crate) fn timeout_scale() -> Result<f64, InvalidSetting> {
+    Ok(TIMEOUT_SCALE.read()?.unwrap_or(1.0))
+}
+
+/// Scales a ceiling by `LIVE_TIMEOUT_SCALE` (an invalid value counts as 1; the runner reports it).
+pub fn scaled(ceiling: Duration) -> Duration {
+    ceiling.mul_f64(timeout_scale().unwrap_or(1.0))
+}
+
+/// The suite's isolation level; `Server` when unset.
+pub(crate) fn isolation() -> Result<Isolation, InvalidSetting> {
+    Ok(ISOLATION.read()?.unwrap_or(Isolation::Server))
+}
+
+/// Whether `LIVE_STRICT` asks for failures instead of skips (an invalid value counts as off;
+/// the runner reports it before any trial).
+pub(crate) fn strict() -> bool {
+    STRICT.read().ok().flatten().unwrap_or(false)
+}
+
+/// Whether `LIVE_KEEP` asks to keep every root (an invalid value counts as off; the runner
+/// reports it before any trial).
+pub(crate) fn keep_roots() -> bool {
+    KEEP.read().ok().flatten().unwrap_or(false)
+}
+
+/// `LIVE_OPENCODE_BIN`, if set.
+pub(crate) fn opencode_bin() -> Result<Option<PathBuf>, InvalidSetting> {
+    OPENCODE_BIN.read()
+}
+
+/// `LIVE_FIXTURE_BIN`, if set.
+pub(crate) fn fixture_bin() -> Result<Option<PathBuf>, InvalidSetting> {
+    FIXTURE_BIN.read()
+}
+
+/// `LIVE_SNAPSHOT_DIR`, if set.
+pub(crate) fn snapshot_dir() -> Result<Option<PathBuf>, InvalidSetting> {
+    SNAPSHOT_DIR.read()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn valid_scales_parse_and_unset_is_none() {
+        assert_eq!(TIMEOUT_SCALE.parse_raw(None), Ok(None));
+        assert_eq!(TIMEOUT_SCALE.test_read("2"), Ok(Some(2.0)));
+        assert_eq!(TIMEOUT_SCALE.test_read("1.5"), Ok(Some(1.5)));
+    }
+
+    #[test]
+    fn each_bad_scale_says_what_is_wrong() {
+        let message = |value: &str| TIMEOUT_SCALE.test_read(value).unwrap_err();
+        assert!(message("").contains("LIVE_TIMEOUT_SCALE is empty"));
+        assert!(message("  ").contains("LIVE_TIMEOUT_SCALE holds only whitespace"));
+        assert!(message(" 2 ").contains("leading or trailing whitespace"));
+        for bad in ["abc", "0", "-1", "inf", "NaN"] {
+            assert_eq!(
+                message(bad),
+                "LIVE_TIMEOUT_SCALE must be a positive number such as 2 or 1.5",
+                "{bad}"
+            );
+        }
+    }
+
+    /// `isolation()` used to trim, and took an empty value for `server`: one rule for all now.
+    #[test]
+    fn isolation_is_server_or_shared_unpadded() {
+        assert_eq!(ISOLATION.test_read("server"), Ok(Some(Isolation::Server)));
+        assert_eq!(ISOLATION.test_read("shared"), Ok(Some(Isolation::Shared)));
+        assert_eq!(
+            ISOLATION.test_read("process").unwrap_err(),
+            "LIVE_ISOLATION must be `server` (the default) or `shared`"
+        );
+        assert!(
+            ISOLATION
+                .test_read("shared\n")
+                .unwrap_err()
+                .contains("LIVE_ISOLATION has leading or trailing whitespace")
+        );
+        assert!(
+            ISOLATION
+                .test_read("")
+                .unwrap_err()
+                .contains("LIVE_ISOLATION is empty")
+        );
+    }
+
+    /// `flag()` used to trim, and took anything unknown for "off": `LIVE_STRICT=on` ran lax.
+    #[test]
+    fn flags_refuse_padding_and_unknown_words() {
+        for setting in [&STRICT, &KEEP] {
+            assert_eq!(setting.test_read("yes"), Ok(Some(true)));
+            assert_eq!(setting.test_read("0"), Ok(Some(false)));
+            let name = setting.name;
+            assert_eq!(
+                setting.test_read("on").unwrap_err(),
+                format!("{name} must be 1, true or yes (on), or 0, false or no (off)")
+            );
+            assert!(
+                setting
+                    .test_read(" 1")
+                    .unwrap_err()
+                    .contains("has leading or trailing whitespace")
+            );
+        }
+    }
+
+    /// Path settings follow the rule too: an empty `LIVE_OPENCODE_BIN` used to mean "unset".
+    #[test]
+    fn paths_refuse_empty_and_padded_values() {
+        for setting in [&OPENCODE_BIN, &FIXTURE_BIN, &SNAPSHOT_DIR] {
+            assert_eq!(
+                setting.test_read("some/where"),
+                Ok(Some(PathBuf::from("some/where")))
+            );
+            let name = setting.name;
+            assert!(
+                setting
+                    .test_read("")
+                    .unwrap_err()
+                    .starts_with(&format!("{name} is empty: unset it, or set it to "))
+            );
+            assert!(
+                setting
+                    .test_read("/bin/x\n")
+                    .unwrap_err()
+                    .starts_with(&format!("{name} has leading or trailing whitespace"))
+            );
+        }
+    }
+}
