@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use harness_runtime::opencode::testing::{self, ScenarioInfo};
 use harness_runtime::redact::Redactor;
+use harness_runtime::testing::{self, ScenarioInfo};
 use harness_runtime::{Live, ScenarioOptions};
 
 use crate::settings::Settings;
@@ -81,7 +81,7 @@ impl Bench {
     /// A scenario context outside the runner, as the harness's own integration tests make one.
     /// Must be called inside the tokio runtime (the scripted model starts on it).
     pub fn live(&self, name: &str, options: ScenarioOptions) -> Live {
-        Live::new(ScenarioInfo {
+        testing::live(ScenarioInfo {
             name: name.to_string(),
             options,
             manifest_dir: self.manifest_dir.clone(),

@@ -21,7 +21,8 @@ mod turn;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use harness_runtime::opencode::{ProvisionError, testing};
+use harness_runtime::opencode::ProvisionError;
+use harness_runtime::testing;
 
 use common::{Bench, BenchError, progress};
 use report::{Figure, Target};

@@ -3,8 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use harness_runtime::model::{MODEL_ID, ModelSlot};
+use harness_runtime::model::MODEL_ID;
 use harness_runtime::prelude::*;
+use harness_runtime::testing::ModelSlot;
 
 use crate::common::{Bench, BenchError, progress, secs};
 use crate::report::Figure;

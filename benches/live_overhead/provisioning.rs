@@ -6,8 +6,8 @@
 use std::time::{Duration, Instant};
 
 use harness_runtime::ScenarioOptions;
-use harness_runtime::model::ModelSlot;
 use harness_runtime::opencode::AgentOptions;
+use harness_runtime::testing::ModelSlot;
 
 use crate::common::{Bench, BenchError, finish, interleave, progress, secs};
 use crate::raw::RawServer;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use harness_runtime::opencode::testing;
+use harness_runtime::testing;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::common::{Bench, BenchError};

@@ -35,16 +35,17 @@ pub mod gates;
 mod live;
 pub mod model;
 pub mod opencode;
-pub mod process;
+mod process;
 mod progress;
 pub mod redact;
 mod requirements;
 pub mod runner;
 mod scenario;
 mod settings;
+pub mod testing;
 
 pub use harness_macros::live_agent_test;
-pub use live::{Live, ScenarioInfo, Skipped};
+pub use live::{Live, Skipped};
 pub use runner::descriptor::Scenario;
 pub use scenario::{AgentKind, ScenarioOptions};
 pub use settings::Isolation;
@@ -52,15 +53,21 @@ pub use settings::Isolation;
 pub use settings::scaled;
 
 /// Everything a scenario file usually needs: `use harness_runtime::prelude::*;`.
+///
+/// What a scenario writes (the attribute, `Live`, replies, rules, prompts, options, faults, gate
+/// points) and what it matches on (the errors of the client and of provisioning, the errors a
+/// turn carries, tool and session statuses, how asks were answered).
 pub mod prelude {
     pub use crate::client::{
-        AskPolicy, CreateSession, PermissionPolicy, PermissionReply, Prompt, QuestionPolicy, Turn,
+        Ask, AskAnswer, AskOutcome, AskPolicy, ClientError, CreateSession, Interaction,
+        MessageError, PermissionPolicy, PermissionReply, Prompt, QuestionPolicy, Session,
+        SessionStatus, ToolStatus, Turn,
     };
     pub use crate::fixture::Fault;
     pub use crate::gates::{Counter, GatePoint};
     pub use crate::model::{Matcher, Reply, Rule};
-    pub use crate::opencode::AgentOptions;
-    pub use crate::{Live, Skipped, live_agent_test};
+    pub use crate::opencode::{Agent, AgentOptions, ProvisionError};
+    pub use crate::{Live, Skipped, live_agent_test, scaled};
     pub use serde_json::json;
 }
 

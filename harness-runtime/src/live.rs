@@ -61,7 +61,7 @@ pub struct Skipped {
 
 impl Live {
     /// A context for the scenario `info`. The runner makes one per trial.
-    pub fn new(info: ScenarioInfo) -> Self {
+    pub(crate) fn new(info: ScenarioInfo) -> Self {
         let redactor = Arc::new(Redactor::for_scenario());
         // Diagnostics name programs under the checkout (the test binary re-executed as the
         // fixture agent, `node_modules/.bin/opencode`): where a user cloned is not evidence.

@@ -1,11 +1,29 @@
-//! Hooks for the harness's own integration tests. Not a stable API.
+//! Building blocks for test suites that exercise the harness itself, or tools built around it,
+//! outside the runner: a [`Live`] made by hand, a scripted model without a scenario, bare agent
+//! roots, owner marks and the sweep, the reaper, and the fixture program of a binary that cannot
+//! dispatch roles.
+//!
+//! Scenarios never need this module: `#[live_agent_test]` and [`main!`](crate::main) give them
+//! everything here. It is public on purpose, for the harness's own self-tests, reliability suite
+//! and benchmark (and for anyone building a runner of their own), and it follows what those
+//! need: expect it to change between minor versions more than the rest of the API.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use crate::live::ScenarioInfo;
+pub use crate::model::wiring::ModelSlot;
+pub use crate::process::run_reaper;
 
-use super::{Agent, ProvisionError};
+use crate::Live;
+use crate::opencode::{Agent, ProvisionError};
+
+/// A scenario context for `info`, as the runner makes one per trial. The caller owns its end:
+/// call [`finish_agents`] (the runner's `Live::finish` also reports the model's misses), or drop
+/// it, which kills what it started and keeps its roots.
+pub fn live(info: ScenarioInfo) -> Live {
+    Live::new(info)
+}
 
 /// An agent root with nothing running in it: the layout and hermetic environment provisioning
 /// gives an agent, for the benchmark's raw side (a bare `opencode serve` in the same conditions).
@@ -21,7 +39,7 @@ pub struct BareRoot {
 
 /// Creates a root named after `name` with `config` as `OPENCODE_CONFIG_CONTENT`.
 pub fn bare_root(name: &str, config: &serde_json::Value) -> std::io::Result<BareRoot> {
-    let root = super::root::AgentRoot::create(name)?;
+    let root = crate::opencode::AgentRoot::create(name)?;
     Ok(BareRoot {
         env: root.hermetic_env(&config.to_string()),
         workspace: root.workspace,
@@ -29,14 +47,16 @@ pub fn bare_root(name: &str, config: &serde_json::Value) -> std::io::Result<Bare
     })
 }
 
-/// Runs the agents' part of `Live::finish(passed)`.
-pub async fn finish_agents(live: &mut crate::Live, passed: bool) -> Result<(), String> {
+/// Runs the agents' part of the end of a scenario: stops every agent `live` started, removes
+/// their roots when `passed` (keeps and prints them otherwise).
+pub async fn finish_agents(live: &mut Live, passed: bool) -> Result<(), String> {
     live.agents.finish(passed, &live.redactor).await
 }
 
-/// [`find_opencode`](super::discover::find_opencode).
+/// The `opencode` executable provisioning would run for a test crate at `manifest_dir`:
+/// `LIVE_OPENCODE_BIN`, else the nearest `node_modules/.bin/opencode` walking up, else `PATH`.
 pub fn find_opencode(manifest_dir: &Path) -> Result<PathBuf, ProvisionError> {
-    super::discover::find_opencode(manifest_dir)
+    crate::opencode::find_opencode(manifest_dir)
 }
 
 /// The owner mark every process of `agent` carries.

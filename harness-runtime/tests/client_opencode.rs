@@ -148,7 +148,7 @@ async fn client_against_real_opencode() {
     );
     assert!(client.dispose().await.expect("dispose"));
     // As the runner does after a pass: stop the agent and remove its root.
-    harness_runtime::opencode::testing::finish_agents(&mut live, true)
+    harness_runtime::testing::finish_agents(&mut live, true)
         .await
         .expect("finish");
 }

@@ -13,7 +13,8 @@ use std::time::Duration;
 use harness_runtime::evidence::{
     EventTrace, InteractionSummary, MessageSummary, ToolCallSummary, TurnSummary, counters,
 };
-use harness_runtime::{Live, ScenarioInfo, ScenarioOptions};
+use harness_runtime::testing::ScenarioInfo;
+use harness_runtime::{Live, ScenarioOptions};
 use serde_json::json;
 
 const CHILD_DIR: &str = "EVIDENCE_TEST_CHILD_DIR";
@@ -36,7 +37,7 @@ fn child_asserts_evidence() {
         .unwrap();
     runtime.block_on(async move {
         let task = tokio::spawn(async move {
-            let live = Live::new(ScenarioInfo {
+            let live = harness_runtime::testing::live(ScenarioInfo {
                 name: "topic::records".into(),
                 options: ScenarioOptions::DEFAULT,
                 manifest_dir: PathBuf::from(&dir),

@@ -5,10 +5,9 @@ use std::time::{Duration, Instant};
 
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
-use harness_runtime::model::{
-    Answer, Api, Matcher, ModelSlot, Reply, Rule, ScriptedModel, ScriptedToolCall,
-};
+use harness_runtime::model::{Answer, Api, Matcher, Reply, Rule, ScriptedModel, ScriptedToolCall};
 use harness_runtime::redact::Redactor;
+use harness_runtime::testing::ModelSlot;
 use serde_json::{Value, json};
 
 /// What OpenCode 1.18.33 sent: a plain turn, the next turn, the tool follow-up, a

@@ -7,8 +7,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use harness_runtime::client::CreateSession;
-use harness_runtime::opencode::testing;
 use harness_runtime::opencode::{Agent, AgentOptions, OPENCODE_NOT_FOUND, ProvisionError};
+use harness_runtime::testing;
 
 mod support;
 use support::{live, opencode_installed, start};

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use harness_runtime::opencode::testing;
+use harness_runtime::testing;
 
 /// A ceiling scaled by `LIVE_TIMEOUT_SCALE`, as the harness scales its own.
 pub fn ceiling(secs: u64) -> Duration {

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use harness_runtime::client::CreateSession;
-use harness_runtime::opencode::testing::{self, ScenarioInfo};
 use harness_runtime::opencode::{Agent, ProvisionError};
+use harness_runtime::testing::{self, ScenarioInfo};
 use harness_runtime::{AgentKind, Live, ScenarioOptions};
 
 use crate::io_support::{ceiling, use_roles_bin};
@@ -26,7 +26,7 @@ struct Failed {
 }
 
 fn scenario(i: usize) -> Live {
-    Live::new(ScenarioInfo {
+    testing::live(ScenarioInfo {
         name: format!("reliability::ports::server_{i}"),
         options: ScenarioOptions {
             agent: AgentKind::Fixture,

@@ -13,11 +13,13 @@ mod reply;
 mod rules;
 mod scripted_model;
 mod server;
-mod wiring;
+// `pub(crate)` so `testing` can make its `ModelSlot` public; scenarios reach it as `live.model()`.
+pub(crate) mod wiring;
 
 pub use error::ModelError;
 pub use recording::{Answer, Api, ModelRequest, ModelRequestSummary};
 pub use reply::{Reply, STRUCTURED_OUTPUT_TOOL, ScriptedToolCall, StallHandle, Usage};
 pub use rules::{Matcher, Rule};
 pub use scripted_model::ScriptedModel;
-pub use wiring::{MODEL_ID, ModelSlot, PROVIDER_ID};
+pub(crate) use wiring::ModelSlot;
+pub use wiring::{MODEL_ID, PROVIDER_ID};

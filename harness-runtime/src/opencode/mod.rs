@@ -15,8 +15,6 @@ mod server_process;
 mod share_policy;
 mod shared_pool;
 mod slot;
-#[doc(hidden)]
-pub mod testing;
 
 pub use agent::Agent;
 pub use agent_client::DEFAULT_SESSION_TITLE;
@@ -24,6 +22,7 @@ pub(crate) use discover::find_opencode;
 pub use error::{OPENCODE_NOT_FOUND, ProvisionError};
 pub use options::AgentOptions;
 pub(crate) use provision::{ProvisionContext, provision};
+pub(crate) use root::AgentRoot;
 pub(crate) use share_policy::likely as likely_shared;
 pub(crate) use shared_pool::{prewarm as prewarm_shared, shutdown as shutdown_shared};
-pub use slot::AgentSlot;
+pub(crate) use slot::AgentSlot;

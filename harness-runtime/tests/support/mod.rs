@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use harness_runtime::opencode::testing::{self, ScenarioInfo};
 use harness_runtime::opencode::{Agent, AgentOptions, ProvisionError};
+use harness_runtime::testing::{self, ScenarioInfo};
 use harness_runtime::{Live, ScenarioOptions};
 
 /// The reaper role of this test binary: libtest's main cannot dispatch roles, so the reaper is
@@ -13,7 +13,7 @@ use harness_runtime::{Live, ScenarioOptions};
 #[ignore = "entry point of the reaper role, run by the tests that provision agents"]
 fn reaper_role() {
     if std::env::var("HARNESS_RUNTIME_ROLE").as_deref() == Ok("reaper") {
-        let _ = harness_runtime::process::run_reaper();
+        let _ = harness_runtime::testing::run_reaper();
     }
 }
 
@@ -27,7 +27,7 @@ pub fn reaper_command() -> (PathBuf, Vec<String>) {
 pub fn live(name: &str) -> Live {
     let (program, args) = reaper_command();
     testing::use_reaper_command(program, args);
-    Live::new(ScenarioInfo {
+    testing::live(ScenarioInfo {
         name: name.to_string(),
         options: ScenarioOptions::DEFAULT,
         manifest_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")),

@@ -1,8 +1,8 @@
 //! A runner that is SIGKILLed mid-scenario: `tests/hygiene.rs` kills it once this scenario says
 //! its agent and the agent's detached child run. Only the reaper can clean up then.
 
-use harness_runtime::opencode::testing::owner_token;
 use harness_runtime::prelude::*;
+use harness_runtime::testing::owner_token;
 
 use crate::scratch::{read_pid, record_owned};
 

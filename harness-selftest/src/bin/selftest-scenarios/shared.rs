@@ -5,8 +5,8 @@
 
 use harness_runtime::client::ToolStatus;
 use harness_runtime::opencode::Agent;
-use harness_runtime::opencode::testing::owner_token;
 use harness_runtime::prelude::*;
+use harness_runtime::testing::owner_token;
 
 use crate::scratch::{record_owned, record_pid};
 
