@@ -21,18 +21,29 @@ mod stream;
 mod turn;
 mod types;
 
-pub use error::ClientError;
-pub use events::Event;
-pub(crate) use http::loopback_http_client;
+// Public on purpose: the client is usable on its own (README), so every type its methods take
+// or return is nameable. Grouped by what a caller does with it.
+
+// Calling the server.
 pub use http::{Client, DEFAULT_REQUEST_TIMEOUT};
-pub use message_error::MessageError;
+pub use session::Session;
+// Running a turn and reading it.
 pub use policy::{Ask, AskAnswer, AskCallback, AskPolicy, PermissionPolicy, QuestionPolicy};
 pub use prompt::{DEFAULT_TURN_CEILING, Prompt};
-pub use session::Session;
+pub use turn::{AskOutcome, Interaction, ToolCall, Turn, TurnMessage};
+// The pure turn assembler: replays a recorded event stream into a `Turn`, no server needed.
+pub use turn::{Feed, TurnCollector};
+// The event stream.
+pub use events::Event;
 pub use stream::{DEFAULT_MAX_FRAME_BYTES, DEFAULT_SILENCE, EventStream, StreamOptions};
-pub use turn::{AskOutcome, Feed, Interaction, ToolCall, Turn, TurnCollector, TurnMessage};
+// Errors: the client's own, and those a turn's messages carry.
+pub use error::ClientError;
+pub use message_error::MessageError;
+// OpenCode's JSON shapes, as the routes and events carry them.
 pub use types::{
     CreateSession, Health, MessageInfo, MessageTime, MessageWithParts, ModelRef, Part,
     PermissionAction, PermissionReply, PermissionRequest, PermissionRule, QuestionInfo,
     QuestionOption, QuestionRequest, SessionInfo, SessionStatus, ToolRef, ToolState, ToolStatus,
 };
+
+pub(crate) use http::loopback_http_client;
