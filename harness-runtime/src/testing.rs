@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use crate::live::ScenarioInfo;
-pub use crate::model::wiring::ModelSlot;
+pub use crate::model::slot::ModelSlot;
 pub use crate::process::run_reaper;
 
 use crate::Live;

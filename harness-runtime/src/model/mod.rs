@@ -14,12 +14,12 @@ mod rules;
 mod scripted_model;
 mod server;
 // `pub(crate)` so `testing` can make its `ModelSlot` public; scenarios reach it as `live.model()`.
-pub(crate) mod wiring;
+pub(crate) mod slot;
 
 pub use error::ModelError;
 pub use recording::{Answer, Api, ModelRequest, ModelRequestSummary};
 pub use reply::{Reply, STRUCTURED_OUTPUT_TOOL, ScriptedToolCall, StallHandle, Usage};
 pub use rules::{Matcher, Rule};
 pub use scripted_model::ScriptedModel;
-pub(crate) use wiring::ModelSlot;
-pub use wiring::{MODEL_ID, PROVIDER_ID};
+pub(crate) use slot::ModelSlot;
+pub use slot::{MODEL_ID, PROVIDER_ID};
