@@ -5,9 +5,9 @@
 //! - `ports`: many fixture servers at once; `streams`: hostile event streams with bounded memory;
 //!   `redaction`: the redactor fuzzed.
 //!
-//! `cargo test --release --test reliability` runs the fast part (CI);
-//! `cargo test --release --test reliability -- --include-ignored` adds the heavy part (real
-//! OpenCode, larger scales).
+//! `cargo test --release -p harness-selftest --test reliability` runs the fast part (CI);
+//! `cargo test --release -p harness-selftest --test reliability -- --include-ignored` adds the
+//! heavy part (real OpenCode, larger scales).
 
 mod bad_input;
 mod io_support;
@@ -15,4 +15,8 @@ mod ports;
 mod processes;
 mod redaction;
 mod streams;
-mod support;
+
+/// The scenario binary: its `reliability::` scenarios, and helper roles (fixture agent, reaper).
+const SCENARIOS: &str = env!("CARGO_BIN_EXE_selftest-scenarios");
+/// A suite with two scenarios of one name.
+const DUPLICATES: &str = env!("CARGO_BIN_EXE_selftest-duplicates");

@@ -1,6 +1,6 @@
 //! Issue #11, item 1: process hygiene at scale. A hundred fixture scenarios mixing pass, `Err`,
 //! panic, timeout, agent crashes, agents deaf to SIGTERM, detached grandchildren and
-//! double-forked daemons deaf to SIGTERM (`bin/scenarios/mix.rs`) run in one runner; then the
+//! double-forked daemons deaf to SIGTERM (`src/bin/selftest-scenarios/reliability/mix.rs`) run in one runner; then the
 //! same run is interrupted with SIGINT and, separately, killed with SIGKILL mid-run.
 //!
 //! A process of a run is one that carries the run's mark (an env variable every process the
@@ -22,10 +22,18 @@ use std::time::{Duration, Instant};
 
 use harness_runtime::scaled;
 
-use crate::support::{Finished, Sandbox, run::SCENARIOS};
+use harness_selftest::run::Finished;
+use harness_selftest::sandbox::{Sandbox, in_own_group};
+
+use crate::SCENARIOS;
 
 /// One runner at a time: these runs load the machine, and their timings are figures.
 static SERIAL: Mutex<()> = Mutex::new(());
+
+/// The hundred fixture scenarios (`reliability::mix` of the scenario binary).
+const MIX: &str = "reliability::mix::";
+/// The real-OpenCode scenarios of the heavy run (`reliability::real`).
+const REAL: &str = "reliability::real::";
 
 /// How many scenarios a runner runs at once.
 const THREADS: &str = "4";
@@ -47,7 +55,7 @@ fn figures(test: &str, figures: &[(&str, String)]) {
 /// Whether `npm ci` installed real OpenCode; the heavy tests need it.
 fn opencode_installed() -> bool {
     let installed = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("node_modules/.bin/opencode")
+        .join("../node_modules/.bin/opencode")
         .is_file();
     if !installed {
         println!("skipped: opencode not found: run `npm ci`");
@@ -72,7 +80,7 @@ fn root_scenario(root: &str) -> Option<&str> {
     parts.next()
 }
 
-/// `mix::s00_pass` → `mix-s00_pass`, as roots name it.
+/// `reliability::mix::s00_pass` → `reliability-mix-s00_pass`, as roots name it.
 fn sanitized(name: &str) -> String {
     name.replace("::", "-")
 }
@@ -141,13 +149,8 @@ fn assert_clean(sandbox: &Sandbox, finished: &Finished) -> Duration {
             left.join("\n")
         ),
     };
-    let mark = format!("RELIABILITY_RUN_MARK={}", sandbox.mark).into_bytes();
-    for (label, pid) in sandbox.pids() {
-        assert!(
-            !crate::support::procs::environ_has(pid, |e| e == mark.as_slice()),
-            "{label} {pid} still runs"
-        );
-    }
+    let running = sandbox.recorded_still_running();
+    assert!(running.is_empty(), "still running: {running:?}");
     took
 }
 
@@ -157,7 +160,7 @@ fn count(results: &BTreeMap<String, String>, outcome: &str) -> usize {
 
 /// Runs `filter` to its end and checks everything.
 ///
-/// `fixture_scenarios` of them are `mix::` scenarios; the rest (`real::`) start real OpenCode.
+/// `fixture_scenarios` of them are `mix` scenarios; the rest (`real`) start real OpenCode.
 fn full_run(
     test: &str,
     filter: &[&str],
@@ -244,6 +247,7 @@ fn interrupted_run(
     args.extend(filter);
     let mut command = sandbox.command(SCENARIOS, &args);
     command.envs(env.iter().copied());
+    in_own_group(&mut command);
     let mut running = sandbox.start(command);
     let ceiling = scaled(RUN_CEILING);
     let deadline = Instant::now() + ceiling;
@@ -313,7 +317,7 @@ fn interrupted_run(
 /// The hundred, to their end: 40 pass, 60 fail; nothing left but the 60 failing roots.
 #[test]
 fn a_hundred_mixed_scenarios_leave_no_process_and_only_the_failing_roots() {
-    full_run("a_hundred_mixed_scenarios", &["mix::"], &[], 100, 100);
+    full_run("a_hundred_mixed_scenarios", &[MIX], &[], 100, 100);
 }
 
 /// Ctrl-C after 40 of the hundred started: the reaper sweeps what the dead runner left.
@@ -321,7 +325,7 @@ fn a_hundred_mixed_scenarios_leave_no_process_and_only_the_failing_roots() {
 fn a_run_interrupted_by_sigint_leaves_no_process() {
     interrupted_run(
         "a_run_interrupted_by_sigint",
-        &["mix::"],
+        &[MIX],
         &[],
         Interrupt::Ctrl,
         |_, started| started >= 40,
@@ -333,7 +337,7 @@ fn a_run_interrupted_by_sigint_leaves_no_process() {
 fn a_run_killed_by_sigkill_leaves_no_process() {
     interrupted_run(
         "a_run_killed_by_sigkill",
-        &["mix::"],
+        &[MIX],
         &[],
         Interrupt::Kill,
         |_, started| started >= 70,
@@ -350,7 +354,7 @@ fn heavy_the_hundred_and_real_opencode_leave_no_process_and_only_the_failing_roo
     }
     full_run(
         "heavy_the_hundred_and_real_opencode",
-        &["--skip", "bad_input::"],
+        &["reliability::", "--skip", "bad_input::"],
         &[("RELIABILITY_OPENCODE", "1")],
         112,
         100,
@@ -370,7 +374,7 @@ fn heavy_real_opencode_interrupted_leaves_no_process() {
     ] {
         interrupted_run(
             test,
-            &["real::"],
+            &[REAL],
             &[("RELIABILITY_OPENCODE", "1")],
             how,
             |sandbox, _| sandbox.count("grouped") >= 2,
