@@ -3,6 +3,7 @@
 //! environment that every process of the run inherits.
 
 use std::collections::HashSet;
+use std::ffi::OsStr;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -40,7 +41,7 @@ const KEPT: &[&str] = &["LIVE_OPENCODE_BIN", "LIVE_TIMEOUT_SCALE"];
 
 /// `program args…` with none of the caller's variables that would change what it does (the one
 /// scrub list of the self-tests), stdin closed and output piped. A test sets what it tests.
-pub fn scenario_command(program: &str, args: &[&str]) -> Command {
+pub fn scrubbed_command(program: impl AsRef<OsStr>, args: &[&str]) -> Command {
     let mut command = Command::new(program);
     command.args(args);
     for (name, _) in std::env::vars_os() {
@@ -110,9 +111,9 @@ impl Sandbox {
         }
     }
 
-    /// [`scenario_command`] with the sandbox's `TMPDIR`, scratch dir and mark.
-    pub fn command(&self, program: &str, args: &[&str]) -> Command {
-        let mut command = scenario_command(program, args);
+    /// [`scrubbed_command`] with the sandbox's `TMPDIR`, scratch dir and mark.
+    pub fn command(&self, program: impl AsRef<OsStr>, args: &[&str]) -> Command {
+        let mut command = scrubbed_command(program, args);
         command
             .env("TMPDIR", self.tmp.path())
             .env(scratch::SCRATCH, self.scratch.path())

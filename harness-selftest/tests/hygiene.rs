@@ -4,11 +4,14 @@
 //! agents and their tool commands, so `/proc/*/environ` shows what is left of the run).
 
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use harness_runtime::scaled;
-use harness_selftest::run::Finished;
-use harness_selftest::sandbox::{Sandbox, unique};
+use harness_selftest::prerequisites::{self, Prerequisite::OpenCode};
+use harness_selftest::run::{Finished, Running};
+use harness_selftest::sandbox::{Sandbox, scrubbed_command, unique};
+use harness_selftest::test;
 
 /// The scenario binary.
 const SCENARIOS: &str = env!("CARGO_BIN_EXE_selftest-scenarios");
@@ -19,16 +22,16 @@ const SKIP_REASON: &str = "the model answered in prose instead of calling the to
 /// The ceiling of one run of the scenario binary, before scaling.
 const RUN_CEILING: Duration = Duration::from_secs(600);
 
-/// Whether `npm ci` installed real OpenCode: the tests that need it pass vacuously, saying so,
-/// on a machine without it (the rest still run on the fixture agent).
-fn opencode_installed() -> bool {
-    let installed = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../node_modules/.bin/opencode")
-        .is_file();
-    if !installed {
-        eprintln!("skipped: opencode not found: run `npm ci`");
-    }
-    installed
+fn main() -> ExitCode {
+    prerequisites::run([
+        test!(shared_scenarios_lease_one_server_and_leave_nothing).needs(OpenCode),
+        test!(every_outcome_leaves_no_process_and_only_the_failing_roots).needs(OpenCode),
+        test!(a_sigkilled_runner_leaves_no_process_within_5s),
+        test!(live_skip_is_ignored_with_its_reason_even_under_strict),
+        test!(a_missing_opencode_is_skipped_and_fails_under_strict),
+        test!(secrets_reach_no_snapshot_output_failure_or_kept_log).needs(OpenCode),
+        test!(a_test_without_opencode_is_skipped_and_fails_under_ci_or_strict),
+    ])
 }
 
 /// Runs `args` of the scenario binary in `sandbox` (plus `env`) to its end.
@@ -78,11 +81,7 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 /// with `isolation = "server"` between them gets its own), each sees only its own sessions and
 /// runs its tools in its own workspace (checked inside the scenarios), and after the run no
 /// process is left and no root either: the scenarios' nor the shared server's.
-#[test]
 fn shared_scenarios_lease_one_server_and_leave_nothing() {
-    if !opencode_installed() {
-        return;
-    }
     let sandbox = Sandbox::new();
     let out = run(
         &sandbox,
@@ -122,11 +121,7 @@ fn shared_scenarios_lease_one_server_and_leave_nothing() {
 /// child; one with real OpenCode and its bash tool), no process of the run remains (checked by
 /// `hygiene_probe` inside the runner before its reaper could help, and here after the exit), and
 /// only the failing scenarios keep their roots.
-#[test]
 fn every_outcome_leaves_no_process_and_only_the_failing_roots() {
-    if !opencode_installed() {
-        return;
-    }
     let sandbox = Sandbox::new();
     let out = run(&sandbox, &["--test-threads", "1", "hygiene"], &[]);
 
@@ -188,7 +183,6 @@ fn every_outcome_leaves_no_process_and_only_the_failing_roots() {
 
 /// A runner SIGKILLed while its agent and the agent's detached child run: its reaper sweeps them
 /// and exits, so nothing of the run is left within 5 s.
-#[test]
 fn a_sigkilled_runner_leaves_no_process_within_5s() {
     let sandbox = Sandbox::new();
     let mut running =
@@ -225,7 +219,6 @@ fn a_sigkilled_runner_leaves_no_process_within_5s() {
 
 /// `live.skip(..)`: reported ignored with its reason (libtest-mimic prints `ignored (reason)`),
 /// in every mode.
-#[test]
 fn live_skip_is_ignored_with_its_reason_even_under_strict() {
     let sandbox = Sandbox::new();
     for strict in [false, true] {
@@ -246,7 +239,6 @@ fn live_skip_is_ignored_with_its_reason_even_under_strict() {
 
 /// No `LIVE_OPENCODE_BIN`, no `node_modules` above the crate or the cwd, nothing on `PATH`: a
 /// requirement skip that says what to do, and a failure under `LIVE_STRICT=1`.
-#[test]
 fn a_missing_opencode_is_skipped_and_fails_under_strict() {
     let sandbox = Sandbox::new();
     let cwd = tempfile::tempdir().unwrap();
@@ -282,11 +274,7 @@ fn a_missing_opencode_is_skipped_and_fails_under_strict() {
 /// `live.secret`) go through a real turn: the bash tool prints them, the model echoes them,
 /// the evidence records both, the scenario fails with both in its error. Neither may appear in
 /// the snapshot, stdout, stderr (so the failure message) or any log of the kept root.
-#[test]
 fn secrets_reach_no_snapshot_output_failure_or_kept_log() {
-    if !opencode_installed() {
-        return;
-    }
     let sandbox = Sandbox::new();
     let snapshots = tempfile::tempdir().unwrap();
     let key = unique("canarykey");
@@ -355,5 +343,51 @@ fn secrets_reach_no_snapshot_output_failure_or_kept_log() {
                 log.display()
             );
         }
+    }
+}
+
+/// The tests above that need OpenCode, where it is missing (here: `LIVE_OPENCODE_BIN` names no
+/// file): skipped with the reason, flagged ignored when listed (for nextest), and failed under
+/// `CI` or `LIVE_STRICT=1`, without running.
+fn a_test_without_opencode_is_skipped_and_fails_under_ci_or_strict() {
+    const NEEDS_OPENCODE: &str = "shared_scenarios_lease_one_server_and_leave_nothing";
+    const REASON: &str = "LIVE_OPENCODE_BIN does not name an executable file";
+    let this = std::env::current_exe().expect("this test binary");
+    let empty = tempfile::tempdir().unwrap();
+    let missing = empty.path().join("opencode");
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut command = scrubbed_command(&this, args);
+        command
+            .env("LIVE_OPENCODE_BIN", &missing)
+            .envs(env.iter().copied());
+        Running::start(command).wait(scaled(Duration::from_secs(60)))
+    };
+    let exact = ["--exact", NEEDS_OPENCODE];
+
+    for normal in [&[][..], &[("CI", "false")][..], &[("CI", "0")][..]] {
+        let skipped = run(&exact, normal);
+        skipped
+            .assert_code(0)
+            .assert_result(NEEDS_OPENCODE, &format!("ignored ({REASON}"))
+            .assert_stdout("1 ignored");
+        let listed = run(&["--list", "--format", "terse", "--ignored"], normal);
+        listed.assert_stdout(&format!("{NEEDS_OPENCODE}: test"));
+    }
+
+    for (strict, value) in [("CI", "true"), ("CI", "1"), ("LIVE_STRICT", "1")] {
+        let failed = run(&exact, &[(strict, value)]);
+        failed
+            .assert_code(101)
+            .assert_result(NEEDS_OPENCODE, "FAILED")
+            .assert_stdout(REASON)
+            .assert_stdout(&format!(
+                "({strict}={value} makes a missing prerequisite a failure)"
+            ));
+        // Not a skip: listed to be run, so nextest runs it and reports the failure.
+        let listed = run(
+            &["--list", "--format", "terse", "--ignored"],
+            &[(strict, value)],
+        );
+        assert!(!listed.shows(NEEDS_OPENCODE), "{strict}={value}\n{listed}");
     }
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use harness_runtime::scaled;
 use harness_selftest::run::{Finished, Running};
-use harness_selftest::sandbox::scenario_command;
+use harness_selftest::sandbox::scrubbed_command;
 
 /// The scenario binary.
 const SCENARIOS: &str = env!("CARGO_BIN_EXE_selftest-scenarios");
@@ -60,7 +60,7 @@ const SKIPPED_WHEN_LISTED: &[&str] = &[
 /// Runs the scenario binary with `args` and, of the variables that change what it does, exactly
 /// those in `env`.
 fn run(args: &[&str], env: &[(&str, &str)]) -> Finished {
-    let mut command = scenario_command(SCENARIOS, args);
+    let mut command = scrubbed_command(SCENARIOS, args);
     command.envs(env.iter().copied());
     Running::start(command).wait(scaled(Duration::from_secs(120)))
 }

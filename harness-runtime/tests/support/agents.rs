@@ -1,4 +1,5 @@
-//! Shared by the test binaries that provision real agents outside a `live` suite.
+//! Provisioning real agents outside a `live` suite: a scenario context, a patient start, and
+//! the reaper role of the test binary.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -6,20 +7,30 @@ use std::time::Duration;
 use harness_runtime::opencode::testing::{self, ScenarioInfo};
 use harness_runtime::opencode::{Agent, AgentOptions, ProvisionError};
 use harness_runtime::{Live, ScenarioOptions};
+use harness_selftest::prerequisites::{Test, libtest_name};
+use harness_selftest::test;
 
-/// The reaper role of this test binary: libtest's main cannot dispatch roles, so the reaper is
-/// reached through this ignored test (see `live`).
-#[test]
-#[ignore = "entry point of the reaper role, run by the tests that provision agents"]
+/// The reaper role of this test binary: the tests' `main` does not dispatch roles, so the reaper
+/// is reached through this ignored test (see `live`).
 fn reaper_role() {
     if std::env::var("HARNESS_RUNTIME_ROLE").as_deref() == Ok("reaper") {
         let _ = harness_runtime::process::run_reaper();
     }
 }
 
+/// The tests every binary that provisions agents holds: the reaper role's entry point.
+pub fn tests() -> Vec<Test> {
+    vec![
+        test!(reaper_role)
+            .ignore("entry point of the reaper role, run by the tests that provision agents"),
+    ]
+}
+
 /// This binary re-executed in the reaper role.
 pub fn reaper_command() -> (PathBuf, Vec<String>) {
-    let args = ["--exact", "support::reaper_role", "--ignored", "-q"].map(String::from);
+    // The name `test!(reaper_role)` gives the entry point.
+    let entry = libtest_name(module_path!(), "reaper_role");
+    let args = ["--exact", &entry, "--ignored", "-q"].map(String::from);
     (std::env::current_exe().unwrap(), args.to_vec())
 }
 
@@ -32,16 +43,6 @@ pub fn live(name: &str) -> Live {
         options: ScenarioOptions::DEFAULT,
         manifest_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")),
     })
-}
-
-/// Whether real OpenCode is installed (`npm ci`); tests that need it pass vacuously, saying so,
-/// where it is not, so `cargo test --workspace` holds on a machine without Node.js.
-pub fn opencode_installed() -> bool {
-    let found = testing::find_opencode(std::path::Path::new(env!("CARGO_MANIFEST_DIR"))).is_ok();
-    if !found {
-        eprintln!("skipped: opencode not found: run `npm ci`");
-    }
-    found
 }
 
 /// Startup is CPU-bound (3 to 16 s measured); these tests may start several servers at once on

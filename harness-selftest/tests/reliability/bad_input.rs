@@ -12,8 +12,10 @@ use std::time::Duration;
 
 use harness_runtime::scaled;
 
+use harness_selftest::prerequisites::Test;
 use harness_selftest::run::Finished;
 use harness_selftest::sandbox::Sandbox;
+use harness_selftest::test;
 
 use crate::{DUPLICATES, SCENARIOS};
 
@@ -92,7 +94,6 @@ fn non_utf8(prefix: &str) -> OsString {
 
 /// An invalid `LIVE_TIMEOUT_SCALE` stops the runner before any trial (exit 2), naming the
 /// variable, the problem and a valid example.
-#[test]
 fn a_bad_timeout_scale_is_an_error_before_any_trial() {
     let canary = canary();
     let cases: Vec<(&str, OsString, &str)> = vec![
@@ -138,7 +139,6 @@ fn a_bad_timeout_scale_is_an_error_before_any_trial() {
 /// A real-model scenario whose `OPENCODE_CONFIG_CONTENT` or `TEST_OLLAMA_MODEL` is unusable is
 /// skipped with a reason naming the variable and the problem, and fails under `LIVE_STRICT=1`;
 /// the value is never shown.
-#[test]
 fn unusable_real_model_variables_skip_naming_the_variable_and_fail_under_strict() {
     let canary = canary();
     let good_config = OsString::from(config(&canary));
@@ -225,7 +225,6 @@ fn unusable_real_model_variables_skip_naming_the_variable_and_fail_under_strict(
 
 /// A config whose providers lack `TEST_OLLAMA_MODEL`: the scenario fails before anything starts,
 /// naming the model, the variables and the models found — not the provider's key.
-#[test]
 fn a_model_the_config_does_not_have_fails_naming_it_and_the_models_found() {
     let canary = canary();
     let (sandbox, finished) = run(
@@ -249,7 +248,6 @@ fn a_model_the_config_does_not_have_fails_naming_it_and_the_models_found() {
 }
 
 /// Two scenarios of one name: the runner refuses to run (also to list), naming both places.
-#[test]
 fn two_scenarios_of_one_name_stop_the_runner_naming_both() {
     let canary = canary();
     for args in [&[][..], &["--list"][..]] {
@@ -270,7 +268,6 @@ fn two_scenarios_of_one_name_stop_the_runner_naming_both() {
 /// A corrupt accepted snapshot (garbage, a header cut short, not UTF-8) fails the scenario with
 /// a message naming the file, the problem and what to do, in CI and outside it; the corrupt
 /// file is left as it was (insta alone took it for "no snapshot yet" and reported a mismatch).
-#[test]
 fn a_corrupt_snapshot_fails_naming_the_file() {
     let canary = canary();
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
@@ -318,4 +315,15 @@ fn a_corrupt_snapshot_fails_naming_the_file() {
             );
         }
     }
+}
+
+/// This module's tests, for `main`.
+pub(crate) fn tests() -> Vec<Test> {
+    vec![
+        test!(a_bad_timeout_scale_is_an_error_before_any_trial),
+        test!(unusable_real_model_variables_skip_naming_the_variable_and_fail_under_strict),
+        test!(a_model_the_config_does_not_have_fails_naming_it_and_the_models_found),
+        test!(two_scenarios_of_one_name_stop_the_runner_naming_both),
+        test!(a_corrupt_snapshot_fails_naming_the_file),
+    ]
 }

@@ -20,3 +20,17 @@ mod streams;
 const SCENARIOS: &str = env!("CARGO_BIN_EXE_selftest-scenarios");
 /// A suite with two scenarios of one name.
 const DUPLICATES: &str = env!("CARGO_BIN_EXE_selftest-duplicates");
+
+fn main() -> std::process::ExitCode {
+    harness_selftest::prerequisites::run(
+        [
+            bad_input::tests(),
+            ports::tests(),
+            processes::tests(),
+            redaction::tests(),
+            streams::tests(),
+        ]
+        .into_iter()
+        .flatten(),
+    )
+}

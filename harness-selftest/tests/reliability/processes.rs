@@ -16,14 +16,15 @@
 //!   before it could decide, and nothing removes them later. That is the only other thing left.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use harness_runtime::scaled;
 
+use harness_selftest::prerequisites::{Prerequisite::OpenCode, Test};
 use harness_selftest::run::Finished;
 use harness_selftest::sandbox::{Sandbox, in_own_group};
+use harness_selftest::test;
 
 use crate::SCENARIOS;
 
@@ -50,17 +51,6 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 fn figures(test: &str, figures: &[(&str, String)]) {
     let text: Vec<String> = figures.iter().map(|(k, v)| format!("{k}={v}")).collect();
     println!("[figures] {test}: {}", text.join(", "));
-}
-
-/// Whether `npm ci` installed real OpenCode; the heavy tests need it.
-fn opencode_installed() -> bool {
-    let installed = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../node_modules/.bin/opencode")
-        .is_file();
-    if !installed {
-        println!("skipped: opencode not found: run `npm ci`");
-    }
-    installed
 }
 
 /// Every scenario that passes is named `…_pass…`; every other one fails.
@@ -315,13 +305,11 @@ fn interrupted_run(
 }
 
 /// The hundred, to their end: 40 pass, 60 fail; nothing left but the 60 failing roots.
-#[test]
 fn a_hundred_mixed_scenarios_leave_no_process_and_only_the_failing_roots() {
     full_run("a_hundred_mixed_scenarios", &[MIX], &[], 100, 100);
 }
 
 /// Ctrl-C after 40 of the hundred started: the reaper sweeps what the dead runner left.
-#[test]
 fn a_run_interrupted_by_sigint_leaves_no_process() {
     interrupted_run(
         "a_run_interrupted_by_sigint",
@@ -333,7 +321,6 @@ fn a_run_interrupted_by_sigint_leaves_no_process() {
 }
 
 /// SIGKILL after 70 of the hundred started: no destructor runs, only the reaper is left.
-#[test]
 fn a_run_killed_by_sigkill_leaves_no_process() {
     interrupted_run(
         "a_run_killed_by_sigkill",
@@ -346,12 +333,7 @@ fn a_run_killed_by_sigkill_leaves_no_process() {
 
 /// The hundred plus twelve real-OpenCode scenarios whose bash tool leaves a grouped sleep and a
 /// double-forked daemon deaf to SIGTERM.
-#[test]
-#[ignore = "heavy: 12 real OpenCode servers besides the hundred; minutes on two cores"]
 fn heavy_the_hundred_and_real_opencode_leave_no_process_and_only_the_failing_roots() {
-    if !opencode_installed() {
-        return;
-    }
     full_run(
         "heavy_the_hundred_and_real_opencode",
         &["reliability::", "--skip", "bad_input::"],
@@ -362,12 +344,7 @@ fn heavy_the_hundred_and_real_opencode_leave_no_process_and_only_the_failing_roo
 }
 
 /// Real OpenCode interrupted while its tools' sleeps run: Ctrl-C, then SIGKILL.
-#[test]
-#[ignore = "heavy: real OpenCode servers interrupted mid-run; minutes on two cores"]
 fn heavy_real_opencode_interrupted_leaves_no_process() {
-    if !opencode_installed() {
-        return;
-    }
     for (how, test) in [
         (Interrupt::Ctrl, "heavy_real_opencode_sigint"),
         (Interrupt::Kill, "heavy_real_opencode_sigkill"),
@@ -380,4 +357,19 @@ fn heavy_real_opencode_interrupted_leaves_no_process() {
             |sandbox, _| sandbox.count("grouped") >= 2,
         );
     }
+}
+
+/// This module's tests, for `main`.
+pub(crate) fn tests() -> Vec<Test> {
+    vec![
+        test!(a_hundred_mixed_scenarios_leave_no_process_and_only_the_failing_roots),
+        test!(a_run_interrupted_by_sigint_leaves_no_process),
+        test!(a_run_killed_by_sigkill_leaves_no_process),
+        test!(heavy_the_hundred_and_real_opencode_leave_no_process_and_only_the_failing_roots)
+            .ignore("heavy: 12 real OpenCode servers besides the hundred; minutes on two cores")
+            .needs(OpenCode),
+        test!(heavy_real_opencode_interrupted_leaves_no_process)
+            .ignore("heavy: real OpenCode servers interrupted mid-run; minutes on two cores")
+            .needs(OpenCode),
+    ]
 }
