@@ -14,8 +14,12 @@
 
 use std::path::Path;
 use std::process::{Command, ExitCode};
+use std::time::Duration;
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
+
+use crate::run::Running;
+use crate::sandbox::scrubbed_command;
 
 /// Something a test needs from the machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,6 +146,43 @@ pub fn run(tests: impl IntoIterator<Item = Test>) -> ExitCode {
         .map(|test| test.trial(&args, strictness.clone()))
         .collect();
     libtest_mimic::run(&args, trials).exit_code()
+}
+
+/// Proves the missing-prerequisite path of this test binary's `test` by running the binary again
+/// with `hide` applied to its command (which must make the prerequisite missing): normally (and
+/// with `CI` set to `false` or `0`) `test` is skipped with a reason starting with `reason` and
+/// listed as ignored, for nextest; under `CI=true`, `CI=1` and `LIVE_STRICT=1` it fails with the
+/// reason and what made it fail, and is listed to be run.
+pub fn assert_skipped_without(test: &str, reason: &str, hide: impl Fn(&mut Command)) {
+    let this = std::env::current_exe().expect("this test binary");
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut command = scrubbed_command(&this, args);
+        hide(&mut command);
+        command.envs(env.iter().copied());
+        Running::start(command).wait(harness_runtime::scaled(Duration::from_secs(60)))
+    };
+    let exact = ["--exact", test];
+    let list = ["--list", "--format", "terse", "--ignored"];
+
+    for normal in [&[][..], &[("CI", "false")][..], &[("CI", "0")][..]] {
+        run(&exact, normal)
+            .assert_code(0)
+            .assert_result(test, &format!("ignored ({reason}"))
+            .assert_stdout("1 ignored");
+        run(&list, normal).assert_stdout(&format!("{test}: test"));
+    }
+    for (name, value) in [("CI", "true"), ("CI", "1"), ("LIVE_STRICT", "1")] {
+        run(&exact, &[(name, value)])
+            .assert_code(101)
+            .assert_result(test, "FAILED")
+            .assert_stdout(reason)
+            .assert_stdout(&format!(
+                "({name}={value} makes a missing prerequisite a failure)"
+            ));
+        // Not a skip: listed to be run, so nextest runs it and reports the failure.
+        let listed = run(&list, &[(name, value)]);
+        assert!(!listed.shows(test), "{name}={value}\n{listed}");
+    }
 }
 
 /// `module::function` as libtest names a test: its module path without the crate.

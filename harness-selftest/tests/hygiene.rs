@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use harness_runtime::scaled;
 use harness_selftest::prerequisites::{self, Prerequisite::OpenCode};
-use harness_selftest::run::{Finished, Running};
-use harness_selftest::sandbox::{Sandbox, scrubbed_command, unique};
+use harness_selftest::run::Finished;
+use harness_selftest::sandbox::{Sandbox, unique};
 use harness_selftest::test;
 
 /// The scenario binary.
@@ -350,44 +350,12 @@ fn secrets_reach_no_snapshot_output_failure_or_kept_log() {
 /// file): skipped with the reason, flagged ignored when listed (for nextest), and failed under
 /// `CI` or `LIVE_STRICT=1`, without running.
 fn a_test_without_opencode_is_skipped_and_fails_under_ci_or_strict() {
-    const NEEDS_OPENCODE: &str = "shared_scenarios_lease_one_server_and_leave_nothing";
-    const REASON: &str = "LIVE_OPENCODE_BIN does not name an executable file";
-    let this = std::env::current_exe().expect("this test binary");
     let empty = tempfile::tempdir().unwrap();
-    let missing = empty.path().join("opencode");
-    let run = |args: &[&str], env: &[(&str, &str)]| {
-        let mut command = scrubbed_command(&this, args);
-        command
-            .env("LIVE_OPENCODE_BIN", &missing)
-            .envs(env.iter().copied());
-        Running::start(command).wait(scaled(Duration::from_secs(60)))
-    };
-    let exact = ["--exact", NEEDS_OPENCODE];
-
-    for normal in [&[][..], &[("CI", "false")][..], &[("CI", "0")][..]] {
-        let skipped = run(&exact, normal);
-        skipped
-            .assert_code(0)
-            .assert_result(NEEDS_OPENCODE, &format!("ignored ({REASON}"))
-            .assert_stdout("1 ignored");
-        let listed = run(&["--list", "--format", "terse", "--ignored"], normal);
-        listed.assert_stdout(&format!("{NEEDS_OPENCODE}: test"));
-    }
-
-    for (strict, value) in [("CI", "true"), ("CI", "1"), ("LIVE_STRICT", "1")] {
-        let failed = run(&exact, &[(strict, value)]);
-        failed
-            .assert_code(101)
-            .assert_result(NEEDS_OPENCODE, "FAILED")
-            .assert_stdout(REASON)
-            .assert_stdout(&format!(
-                "({strict}={value} makes a missing prerequisite a failure)"
-            ));
-        // Not a skip: listed to be run, so nextest runs it and reports the failure.
-        let listed = run(
-            &["--list", "--format", "terse", "--ignored"],
-            &[(strict, value)],
-        );
-        assert!(!listed.shows(NEEDS_OPENCODE), "{strict}={value}\n{listed}");
-    }
+    prerequisites::assert_skipped_without(
+        "shared_scenarios_lease_one_server_and_leave_nothing",
+        "LIVE_OPENCODE_BIN does not name an executable file",
+        |command| {
+            command.env("LIVE_OPENCODE_BIN", empty.path().join("opencode"));
+        },
+    );
 }

@@ -9,12 +9,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, ExitCode};
-use std::time::Duration;
 
-use harness_runtime::scaled;
 use harness_selftest::prerequisites::{self, Prerequisite::Nextest};
-use harness_selftest::run::Running;
-use harness_selftest::sandbox::scrubbed_command;
 use harness_selftest::test;
 
 /// Every test of the suite per binary, as `name → selected`.
@@ -130,42 +126,14 @@ fn two_partitions_run_every_scenario_exactly_once() {
 /// test is skipped with the reason, flagged ignored when listed (for nextest), and failed under
 /// `CI` or `LIVE_STRICT=1`, without running.
 fn a_test_without_nextest_is_skipped_and_fails_under_ci_or_strict() {
-    const NEEDS_NEXTEST: &str = "two_partitions_run_every_scenario_exactly_once";
-    const REASON: &str = "cargo-nextest is not installed: install it with \
-                          `cargo install cargo-nextest --locked`";
-    let this = std::env::current_exe().expect("this test binary");
     let empty = tempfile::tempdir().unwrap();
-    let run = |args: &[&str], env: &[(&str, &str)]| {
-        let mut command = scrubbed_command(&this, args);
-        command
-            .env("PATH", empty.path())
-            .env("CARGO_HOME", empty.path())
-            .envs(env.iter().copied());
-        Running::start(command).wait(scaled(Duration::from_secs(60)))
-    };
-    let exact = ["--exact", NEEDS_NEXTEST];
-
-    let skipped = run(&exact, &[]);
-    skipped
-        .assert_code(0)
-        .assert_result(NEEDS_NEXTEST, &format!("ignored ({REASON})"))
-        .assert_stdout("1 ignored");
-    run(&["--list", "--format", "terse", "--ignored"], &[])
-        .assert_stdout(&format!("{NEEDS_NEXTEST}: test"));
-
-    for (strict, value) in [("CI", "true"), ("LIVE_STRICT", "1")] {
-        let failed = run(&exact, &[(strict, value)]);
-        failed
-            .assert_code(101)
-            .assert_result(NEEDS_NEXTEST, "FAILED")
-            .assert_stdout(REASON)
-            .assert_stdout(&format!(
-                "({strict}={value} makes a missing prerequisite a failure)"
-            ));
-        let listed = run(
-            &["--list", "--format", "terse", "--ignored"],
-            &[(strict, value)],
-        );
-        assert!(!listed.shows(NEEDS_NEXTEST), "{strict}={value}\n{listed}");
-    }
+    prerequisites::assert_skipped_without(
+        "two_partitions_run_every_scenario_exactly_once",
+        "cargo-nextest is not installed: install it with `cargo install cargo-nextest --locked`",
+        |command| {
+            command
+                .env("PATH", empty.path())
+                .env("CARGO_HOME", empty.path());
+        },
+    );
 }
