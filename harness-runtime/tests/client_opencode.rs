@@ -1,19 +1,27 @@
 //! The client against a real `opencode serve` provisioned by the harness, with a scripted model
 //! that answers nothing in time: every call of the API, including its error paths.
 
+use std::process::ExitCode;
 use std::time::Duration;
 
 mod support;
 
 use harness_runtime::client::{ClientError, CreateSession, Event, PermissionAction, Prompt};
 use harness_runtime::model::{Matcher, Reply, Rule};
+use harness_selftest::prerequisites::{self, Prerequisite::OpenCode};
+use harness_selftest::test;
 use serde_json::json;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+fn main() -> ExitCode {
+    prerequisites::run(
+        support::tests()
+            .into_iter()
+            .chain([test!(client_against_real_opencode).needs(OpenCode)]),
+    )
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn client_against_real_opencode() {
-    if !support::opencode_installed() {
-        return;
-    }
     let mut live = support::live("client::against_real_opencode");
     // Every model call fails with a retryable 503: turns stay busy in `retry` until aborted.
     live.model()

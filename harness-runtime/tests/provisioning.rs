@@ -4,14 +4,33 @@
 //! Each real server costs seconds of CPU, so the tests are few and each checks several things.
 
 use std::path::Path;
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use harness_runtime::client::CreateSession;
 use harness_runtime::opencode::{Agent, AgentOptions, OPENCODE_NOT_FOUND, ProvisionError};
 use harness_runtime::testing;
+use harness_selftest::prerequisites::{self, Prerequisite::OpenCode};
+use harness_selftest::test;
 
 mod support;
-use support::{live, opencode_installed, start};
+use support::{live, start};
+
+fn main() -> ExitCode {
+    prerequisites::run(support::tests().into_iter().chain([
+        test!(not_found_error_says_what_to_do),
+        test!(sessions_survive_a_restart_on_the_same_root_and_a_pass_removes_it).needs(OpenCode),
+        test!(parallel_agents_are_isolated_and_failed_or_abandoned_roots_are_kept).needs(OpenCode),
+        test!(an_invalid_config_is_ready_and_named_by_the_first_api_call).needs(OpenCode),
+        test!(the_sweep_kills_a_detached_carrier),
+        test!(the_reaper_sweeps_when_the_runner_pipe_closes),
+        test!(runner_role).ignore(
+            "entry point of the runner role, run by a_sigkilled_runner_leaves_no_carrier_behind",
+        ),
+        test!(a_sigkilled_runner_leaves_no_carrier_behind),
+        test!(a_bare_root_has_an_agents_layout_and_hermetic_environment),
+    ]))
+}
 
 fn http() -> reqwest::Client {
     reqwest::Client::builder().no_proxy().build().unwrap()
@@ -62,7 +81,6 @@ fn detached_sleep(token: &str) {
     }
 }
 
-#[test]
 fn not_found_error_says_what_to_do() {
     assert_eq!(OPENCODE_NOT_FOUND, "opencode not found: run `npm ci`");
     assert_eq!(
@@ -74,11 +92,8 @@ fn not_found_error_says_what_to_do() {
     }
 }
 
-#[tokio::test]
+#[tokio::main(flavor = "current_thread")]
 async fn sessions_survive_a_restart_on_the_same_root_and_a_pass_removes_it() {
-    if !opencode_installed() {
-        return;
-    }
     let mut live = live("provisioning::restart");
     let agent = start(&mut live).await.unwrap();
     let token = testing::owner_token(&agent);
@@ -135,11 +150,8 @@ async fn sessions_survive_a_restart_on_the_same_root_and_a_pass_removes_it() {
     assert!(!root.exists(), "a pass removes the root");
 }
 
-#[tokio::test]
+#[tokio::main(flavor = "current_thread")]
 async fn parallel_agents_are_isolated_and_failed_or_abandoned_roots_are_kept() {
-    if !opencode_installed() {
-        return;
-    }
     let mut a = live("provisioning::parallel-a");
     let mut b = live("provisioning::parallel-b");
     let (agent_a, agent_b) = tokio::join!(start(&mut a), start(&mut b));
@@ -179,11 +191,8 @@ async fn parallel_agents_are_isolated_and_failed_or_abandoned_roots_are_kept() {
     std::fs::remove_dir_all(root_b).unwrap();
 }
 
-#[tokio::test]
+#[tokio::main(flavor = "current_thread")]
 async fn an_invalid_config_is_ready_and_named_by_the_first_api_call() {
-    if !opencode_installed() {
-        return;
-    }
     let mut live = live("provisioning::invalid-config");
     // Readiness is health only; OpenCode validates the config when the first API call boots
     // its instance, and says which key is wrong at once, where a readiness poll would wait.
@@ -204,7 +213,6 @@ async fn an_invalid_config_is_ready_and_named_by_the_first_api_call() {
     testing::finish_agents(&mut live, true).await.unwrap();
 }
 
-#[test]
 fn the_sweep_kills_a_detached_carrier() {
     let token = testing::new_token();
     detached_sleep(&token);
@@ -213,9 +221,8 @@ fn the_sweep_kills_a_detached_carrier() {
 }
 
 /// The runner's SIGKILL, as the reaper sees it: its pipe closes. Everything it was told about dies.
-#[test]
 fn the_reaper_sweeps_when_the_runner_pipe_closes() {
-    let (program, args) = support::reaper_command();
+    let (program, args) = support::agents::reaper_command();
     let mut reaper = testing::Reaper::spawn(&program, &args).unwrap();
     let token = testing::new_token();
     reaper.register(&token).unwrap();
@@ -229,13 +236,11 @@ fn the_reaper_sweeps_when_the_runner_pipe_closes() {
 
 /// The "runner" of `a_sigkilled_runner_leaves_no_carrier_behind`: registers a token with its
 /// reaper, leaves a detached carrier, says so, and waits to be killed.
-#[test]
-#[ignore = "entry point of the runner role, run by a_sigkilled_runner_leaves_no_carrier_behind"]
 fn runner_role() {
     let Ok(token) = std::env::var("PROVISIONING_TEST_TOKEN") else {
         return;
     };
-    let (program, args) = support::reaper_command();
+    let (program, args) = support::agents::reaper_command();
     testing::use_reaper_command(program, args);
     testing::register_with_reaper(&token).unwrap();
     detached_sleep(&token);
@@ -244,7 +249,6 @@ fn runner_role() {
     let _ = std::io::stdin().read_line(&mut line); // blocks until SIGKILL
 }
 
-#[test]
 fn a_sigkilled_runner_leaves_no_carrier_behind() {
     use std::io::BufRead;
     let token = testing::new_token();
@@ -279,7 +283,6 @@ fn a_sigkilled_runner_leaves_no_carrier_behind() {
 }
 
 /// The benchmark's raw side runs a bare server in the same conditions as an agent.
-#[test]
 fn a_bare_root_has_an_agents_layout_and_hermetic_environment() {
     let config = serde_json::json!({"share": "disabled"});
     let bare = testing::bare_root("bench::raw", &config).unwrap();

@@ -7,34 +7,27 @@
 //! the same packages and profile as `cargo test --workspace`, so it reuses the built binaries.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, ExitCode};
+
+use harness_selftest::prerequisites::{self, Prerequisite::Nextest};
+use harness_selftest::test;
 
 /// Every test of the suite per binary, as `name → selected`.
 type Listing = BTreeMap<String, BTreeMap<String, bool>>;
 
-fn cargo() -> Command {
-    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-    command.current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."));
-    command
+fn main() -> ExitCode {
+    prerequisites::run([
+        test!(two_partitions_run_every_scenario_exactly_once).needs(Nextest),
+        test!(a_test_without_nextest_is_skipped_and_fails_under_ci_or_strict),
+    ])
 }
 
-/// Whether `cargo nextest` runs here. When it does not, says so on the terminal itself (libtest
-/// captures `eprintln!` of a passing test, which would make the skip silent).
-fn nextest_available() -> bool {
-    let available = cargo()
-        .args(["nextest", "--version"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !available {
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED partitions: cargo-nextest is not installed, so sharding is not checked; \
-             install it with `cargo install cargo-nextest --locked`"
-        );
-    }
-    available
+/// Cargo, in the workspace's root.
+fn cargo() -> Command {
+    let mut command = prerequisites::cargo();
+    command.current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."));
+    command
 }
 
 /// `cargo nextest list` of the live suites (every scenario, ignored ones included), optionally
@@ -80,11 +73,7 @@ fn list(partition: Option<&str>) -> Listing {
         .collect()
 }
 
-#[test]
 fn two_partitions_run_every_scenario_exactly_once() {
-    if !nextest_available() {
-        return;
-    }
     let all = list(None);
     let suite = all
         .get("live-agent-suite::live")
@@ -131,4 +120,20 @@ fn two_partitions_run_every_scenario_exactly_once() {
             "{kind}: an empty partition"
         );
     }
+}
+
+/// Where cargo-nextest is missing (here: neither `PATH` nor `CARGO_HOME` holds it), the sharding
+/// test is skipped with the reason, flagged ignored when listed (for nextest), and failed under
+/// `CI` or `LIVE_STRICT=1`, without running.
+fn a_test_without_nextest_is_skipped_and_fails_under_ci_or_strict() {
+    let empty = tempfile::tempdir().unwrap();
+    prerequisites::assert_skipped_without(
+        "two_partitions_run_every_scenario_exactly_once",
+        "cargo-nextest is not installed: install it with `cargo install cargo-nextest --locked`",
+        |command| {
+            command
+                .env("PATH", empty.path())
+                .env("CARGO_HOME", empty.path());
+        },
+    );
 }

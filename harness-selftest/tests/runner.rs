@@ -2,12 +2,18 @@
 //! checks exit codes and output: every outcome is reported, skips carry their reason, the libtest
 //! CLI (filters, `--exact`, `--skip`, `--list`, `--ignored`) behaves, stdout stays pure.
 
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use harness_runtime::scaled;
+use harness_selftest::run::{Finished, Running};
+use harness_selftest::sandbox::scrubbed_command;
+
+/// The scenario binary.
+const SCENARIOS: &str = env!("CARGO_BIN_EXE_selftest-scenarios");
 const SECRET: &str = "selftest-secret-value-7f3a";
 
-/// Every scenario in the binary, in the order the runner lists them.
+/// Every scenario in the binary but those of `tests/reliability`, in the order the runner lists
+/// them.
 const ALL: &[&str] = &[
     "canary::secrets_never_leak",
     "hygiene::fixture_panics",
@@ -53,96 +59,17 @@ const SKIPPED_WHEN_LISTED: &[&str] = &[
     "snapshot::names_its_own_file",
 ];
 
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    elapsed: Duration,
-}
-
-impl Run {
-    fn assert_code(&self, code: i32) -> &Self {
-        assert_eq!(self.code, Some(code), "unexpected exit code\n{self}");
-        self
-    }
-
-    fn assert_stdout(&self, needle: &str) -> &Self {
-        assert!(
-            self.stdout.contains(needle),
-            "stdout lacks {needle:?}\n{self}"
-        );
-        self
-    }
-
-    fn assert_stderr(&self, needle: &str) -> &Self {
-        assert!(
-            self.stderr.contains(needle),
-            "stderr lacks {needle:?}\n{self}"
-        );
-        self
-    }
-
-    fn assert_nowhere(&self, needle: &str) -> &Self {
-        assert!(
-            !self.stdout.contains(needle) && !self.stderr.contains(needle),
-            "output contains {needle:?}\n{self}"
-        );
-        self
-    }
-
-    /// A `test <name> ... <outcome>` line; libtest pads names when several trials run.
-    fn assert_result(&self, name: &str, outcome: &str) -> &Self {
-        let found = self.stdout.lines().any(|line| {
-            line.strip_prefix("test ")
-                .and_then(|rest| rest.strip_prefix(name))
-                .is_some_and(|rest| rest.trim_start().starts_with(&format!("... {outcome}")))
-        });
-        assert!(found, "no `test {name} ... {outcome}` line\n{self}");
-        self
-    }
-
-    fn stdout_lines(&self) -> Vec<&str> {
-        self.stdout.lines().collect()
-    }
-}
-
-impl std::fmt::Display for Run {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "exit code: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-}
-
-/// Runs the scenario binary with `args` and exactly the runner variables in `env`.
-fn run(args: &[&str], env: &[(&str, &str)]) -> Run {
-    let started = Instant::now();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_selftest-scenarios"));
-    command.args(args);
-    for var in [
-        "LIVE_STRICT",
-        "LIVE_KEEP",
-        "LIVE_TIMEOUT_SCALE",
-        "LIVE_ISOLATION",
-        "HARNESS_SELFTEST_TOKEN",
-        "HARNESS_RUNTIME_ROLE",
-        "RUST_BACKTRACE",
-        "SELFTEST_SCRATCH",
-        "CANARY_API_KEY",
-        "CANARY_PLAIN",
-    ] {
-        command.env_remove(var);
-    }
+/// Runs the scenario binary with `args` and, of the variables that change what it does, exactly
+/// those in `env`.
+fn run(args: &[&str], env: &[(&str, &str)]) -> Finished {
+    let mut command = scrubbed_command(SCENARIOS, args);
     command.envs(env.iter().copied());
-    let output = command.output().expect("run selftest-scenarios");
-    Run {
-        code: output.status.code(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        elapsed: started.elapsed(),
-    }
+    Running::start(command).wait(scaled(Duration::from_secs(120)))
+}
+
+/// The scenarios of `tests/reliability` share the binary; these tests are about the others.
+fn not_reliability(line: &&str) -> bool {
+    !line.starts_with("reliability::")
 }
 
 #[test]
@@ -178,7 +105,11 @@ fn a_panic_fails_with_its_message() {
 
 #[test]
 fn a_timeout_cuts_the_scenario_and_says_how_to_scale() {
-    let run = run(&["--exact", "outcomes::times_out"], &[]);
+    // The machine's scale reaches the binary; this test reads the unscaled ceiling.
+    let run = run(
+        &["--exact", "outcomes::times_out"],
+        &[("LIVE_TIMEOUT_SCALE", "1")],
+    );
     run.assert_code(101)
         .assert_stdout("`outcomes::times_out` timed out")
         .assert_stdout("ceiling of 1s")
@@ -342,6 +273,7 @@ fn list_prints_every_scenario_in_order() {
         .stdout_lines()
         .into_iter()
         .filter(|l| !l.is_empty())
+        .filter(not_reliability)
         .collect();
     assert_eq!(&listed[..ALL.len()], expected, "\n{run}");
 }
@@ -351,19 +283,38 @@ fn terse_list_stdout_holds_only_test_lines() {
     // nextest's listing contract: stdout is `name: test` lines and nothing else.
     let all = run(&["--list", "--format", "terse"], &[]);
     all.assert_code(0);
+    assert!(
+        all.stdout_lines().iter().all(|l| l.ends_with(": test")),
+        "\n{all}"
+    );
+    let ours = |run: &Finished| -> Vec<String> {
+        let lines = run.stdout_lines();
+        lines
+            .into_iter()
+            .filter(not_reliability)
+            .map(String::from)
+            .collect()
+    };
     let expected: Vec<String> = ALL.iter().map(|name| format!("{name}: test")).collect();
-    assert_eq!(all.stdout_lines(), expected, "\n{all}");
+    assert_eq!(ours(&all), expected, "\n{all}");
 
     // Skipped scenarios are flagged ignored at list time, so nextest reports them skipped.
     let listed = |names: &[&str]| -> Vec<String> {
         names.iter().map(|name| format!("{name}: test")).collect()
     };
     let ignored = run(&["--list", "--format", "terse", "--ignored"], &[]);
-    assert_eq!(
-        ignored.stdout_lines(),
-        listed(SKIPPED_WHEN_LISTED),
-        "\n{ignored}"
-    );
+    assert_eq!(ours(&ignored), listed(SKIPPED_WHEN_LISTED), "\n{ignored}");
+    // Every scenario of `tests/reliability` requires something a plain run lacks.
+    let reliability = |run: &Finished| -> Vec<String> {
+        let lines = run.stdout_lines();
+        lines
+            .into_iter()
+            .filter(|l| !not_reliability(l))
+            .map(String::from)
+            .collect()
+    };
+    assert!(!reliability(&all).is_empty(), "\n{all}");
+    assert_eq!(reliability(&ignored), reliability(&all), "\n{ignored}");
     let with_token = run(
         &["--list", "--format", "terse", "--ignored"],
         &[("HARNESS_SELFTEST_TOKEN", "present")],
@@ -373,11 +324,7 @@ fn terse_list_stdout_holds_only_test_lines() {
         .copied()
         .filter(|name| *name != "requirements::needs_token")
         .collect();
-    assert_eq!(
-        with_token.stdout_lines(),
-        listed(&without_token),
-        "\n{with_token}"
-    );
+    assert_eq!(ours(&with_token), listed(&without_token), "\n{with_token}");
     // Under LIVE_STRICT the requirement is not a skip: it runs (and fails).
     let strict = run(
         &["--list", "--format", "terse", "--ignored"],
@@ -434,6 +381,9 @@ fn exact_matches_whole_names_only() {
     run(&["--exact", "outcomes::pass"], &[])
         .assert_code(0)
         .assert_stdout("running 0 tests");
+    let every = run(&["--list", "--format", "terse"], &[])
+        .stdout_lines()
+        .len();
     let exact_skip = run(
         &[
             "--list",
@@ -445,11 +395,7 @@ fn exact_matches_whole_names_only() {
         ],
         &[],
     );
-    assert_eq!(
-        exact_skip.stdout_lines().len(),
-        ALL.len() - 1,
-        "\n{exact_skip}"
-    );
+    assert_eq!(exact_skip.stdout_lines().len(), every - 1, "\n{exact_skip}");
     assert!(
         !exact_skip.stdout.contains("outcomes::passes"),
         "\n{exact_skip}"
@@ -477,8 +423,9 @@ fn a_whole_run_reports_every_failure_and_fails() {
     let run = run(&["--test-threads", "2"], &[]);
     run.assert_code(101)
         // Ignored: the two of `skips`/`requirements`, the thirteen that require `SELFTEST_SCRATCH`
-        // or a canary, and `run_skips::skips_with_reason` (skipped at run time).
-        .assert_stdout("1 passed; 5 failed; 16 ignored")
+        // or a canary, `run_skips::skips_with_reason` (skipped at run time), and the 114 of
+        // `reliability` (they require `SELFTEST_SCRATCH`, a real model or `LIVE_SNAPSHOT_DIR`).
+        .assert_stdout("1 passed; 5 failed; 130 ignored")
         .assert_result("outcomes::passes", "ok")
         .assert_result("outcomes::times_out", "FAILED")
         .assert_result("skips::ignored_with_reason", "ignored")

@@ -7,8 +7,7 @@ use harness_runtime::client::ToolStatus;
 use harness_runtime::opencode::Agent;
 use harness_runtime::prelude::*;
 use harness_runtime::testing::owner_token;
-
-use crate::scratch::{read_pid, record_owned, record_pid};
+use harness_selftest::scratch::{read_pid, record_owned, record_pid};
 
 /// A fixture agent that leaves a detached `sleep 600` (own session, reparented to init) behind,
 /// like a tool command does; both pids are recorded.

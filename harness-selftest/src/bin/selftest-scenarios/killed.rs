@@ -3,8 +3,7 @@
 
 use harness_runtime::prelude::*;
 use harness_runtime::testing::owner_token;
-
-use crate::scratch::{read_pid, record_owned};
+use harness_selftest::scratch::{read_pid, record_owned};
 
 /// The progress line `tests/hygiene.rs` waits for before it kills the runner.
 pub(crate) const READY: &str = "agent and detached child running; kill me now";

@@ -1,21 +1,32 @@
-//! Scenarios with every outcome the runner must report: pass, `Err`, panic, timeout, secrets in
-//! failures, unmet requirements and `ignore`. Run by `tests/runner.rs` as a child process.
+//! Every scenario the harness's own tests drive, as a suite written exactly like a user's
+//! (`#[live_agent_test]` + `harness_runtime::runner::run()`), run as a child process:
 //!
-//! The hygiene modules (`hygiene`, `hygiene_probe`, `killed`, `canary`, `run_skips`, `shared`) start
-//! agents and are driven by `tests/hygiene.rs`; those that start agents require
-//! `SELFTEST_SCRATCH`, so a plain run reports them skipped. `snapshot` writes a snapshot for
-//! `tests/snapshots.rs` and requires `SELFTEST_SCRATCH` too.
-
-harness_runtime::main!();
+//! - `outcomes`, `requirements`, `skips`, `run_skips`: every outcome the runner must report
+//!   (pass, `Err`, panic, timeout, secrets in failures, unmet requirements, `ignore`, skips decided
+//!   at run time); driven by `tests/runner.rs`;
+//! - `snapshot`: writes a snapshot for `tests/snapshots.rs` (requires `SELFTEST_SCRATCH`);
+//! - `hygiene`, `hygiene_probe`, `killed`, `canary`, `shared`: processes, roots and secrets left
+//!   by whole runs; driven by `tests/hygiene.rs`;
+//! - `reliability`: a hundred mixed fixture scenarios, real-OpenCode ones for the heavy run and
+//!   scenarios that meet bad input; driven by `tests/reliability`.
+//!
+//! Everything that starts agents requires `SELFTEST_SCRATCH` (which only a sandboxed run sets),
+//! so a plain run of the binary reports it skipped instead of starting servers.
 
 mod canary;
 mod hygiene;
 mod hygiene_probe;
 mod killed;
 mod outcomes;
+mod reliability;
 mod requirements;
 mod run_skips;
-mod scratch;
 mod shared;
 mod skips;
 mod snapshot;
+
+fn main() -> std::process::ExitCode {
+    // Only acts inside the fixture agent this binary re-executes as (see `reliability::daemon`).
+    reliability::daemon::start_if_asked();
+    harness_runtime::runner::run()
+}

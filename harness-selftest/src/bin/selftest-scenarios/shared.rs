@@ -7,8 +7,7 @@ use harness_runtime::client::ToolStatus;
 use harness_runtime::opencode::Agent;
 use harness_runtime::prelude::*;
 use harness_runtime::testing::owner_token;
-
-use crate::scratch::{record_owned, record_pid};
+use harness_selftest::scratch::{record_owned, record_pid};
 
 /// One turn whose bash tool writes the directory it ran in to `where.txt`; then the checks every
 /// shared scenario makes: the tool ran in this scenario's workspace, and the server lists this

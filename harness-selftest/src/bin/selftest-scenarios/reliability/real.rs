@@ -5,8 +5,8 @@
 use harness_runtime::client::ToolStatus;
 use harness_runtime::opencode::Agent;
 use harness_runtime::prelude::*;
-
-use crate::scratch::{read_pid, record_owned};
+use harness_runtime::testing::owner_token;
+use harness_selftest::scratch::{read_pid, record_owned};
 
 const COMMAND: &str = "sleep 600 </dev/null >/dev/null 2>&1 & echo $! > grouped.pid; \
                        (trap '' TERM; exec setsid sleep 600) </dev/null >/dev/null 2>&1 & \
@@ -23,7 +23,8 @@ async fn agent_with_sleeps(live: &mut Live) -> anyhow::Result<Agent> {
     let server = agent
         .pid()
         .ok_or_else(|| anyhow::anyhow!("no server pid"))?;
-    record_owned("server", server)?;
+    let token = owner_token(&agent);
+    record_owned("server", server, &token)?;
     let session = agent.create_session().await?;
     let turn = session.prompt("Start the sleeps").await?;
     anyhow::ensure!(
@@ -33,7 +34,7 @@ async fn agent_with_sleeps(live: &mut Live) -> anyhow::Result<Agent> {
     );
     for name in ["grouped", "daemon"] {
         let pid = read_pid(&agent.workspace().join(format!("{name}.pid")))?;
-        record_owned(name, pid)?;
+        record_owned(name, pid, &token)?;
     }
     Ok(agent)
 }
@@ -65,7 +66,7 @@ async fn timeout(live: &mut Live) -> anyhow::Result<()> {
 /// `kind "ceiling": names…;` → one scenario per name running `kind`.
 macro_rules! scenarios {
     ($($kind:ident $timeout:tt: $($name:ident)+;)+) => {$($(
-        #[live_agent_test(timeout = $timeout, requires = ["RELIABILITY_SCRATCH", "RELIABILITY_OPENCODE"])]
+        #[live_agent_test(timeout = $timeout, requires = ["SELFTEST_SCRATCH", "RELIABILITY_OPENCODE"])]
         async fn $name(live: &mut Live) -> anyhow::Result<()> {
             $kind(live).await
         }

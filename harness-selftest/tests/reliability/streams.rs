@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use harness_runtime::client::{Client, ClientError, Event, EventStream, StreamOptions};
 use harness_runtime::redact::Redactor;
+use harness_selftest::prerequisites::Test;
+use harness_selftest::test;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -148,7 +150,7 @@ fn ticks(range: std::ops::Range<u64>) -> String {
     range.map(tick).collect()
 }
 
-#[tokio::test]
+#[tokio::main(flavor = "current_thread")]
 async fn a_frame_cut_at_every_byte_is_a_typed_error_or_the_whole_stream() {
     let frame = tick(10);
     let mut truncated = 0;
@@ -188,7 +190,7 @@ async fn a_frame_cut_at_every_byte_is_a_typed_error_or_the_whole_stream() {
     assert_eq!(truncated + whole, frame.len() + 1);
 }
 
-#[tokio::test]
+#[tokio::main(flavor = "current_thread")]
 async fn invalid_frames_after_a_thousand_good_ones_are_decode_errors() {
     let cases: [(&str, &[u8]); 7] = [
         ("not JSON", b"data: not json\n\n"),
@@ -361,7 +363,7 @@ async fn many_small_lines() {
     );
 }
 
-#[tokio::test]
+#[tokio::main(flavor = "current_thread")]
 async fn silence_and_trickles_past_the_watchdog_are_stream_silent() {
     let watchdog = Duration::from_millis(500);
     type Script = fn(Conn) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -418,7 +420,7 @@ async fn silence_and_trickles_past_the_watchdog_are_stream_silent() {
     }
 }
 
-#[tokio::test]
+#[tokio::main(flavor = "current_thread")]
 async fn a_reset_connection_is_a_typed_error() {
     type Script = fn(Conn) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
     let cases: [(&str, Script); 3] = [
@@ -555,46 +557,35 @@ fn within_memory(case: &str, bound_mib: u64, secs: u64) {
 }
 
 // The frame, its text and its parsed value: a few copies of the bound, never a pile.
-#[test]
 fn frames_of_8_mib_pass_under_an_8_mib_bound_and_one_byte_more_is_refused() {
     within_memory("frames_of_8_mib", 64, 120);
 }
 
-#[test]
 fn a_256_mib_frame_is_refused_at_the_default_bound_with_bounded_memory() {
     within_memory("frame_of_256_mib", 96, 120);
 }
 
-#[test]
-#[ignore = "heavy: a 4 GiB frame"]
 fn a_4_gib_frame_is_refused_at_the_default_bound_with_bounded_memory() {
     within_memory("frame_of_4_gib", 96, 300);
 }
 
-#[test]
 fn a_frame_of_many_small_lines_counts_as_one_frame() {
     within_memory("many_small_lines", 96, 120);
 }
 
 // Backpressure: a slow or fast reader holds a few frames, not the stream.
-#[test]
 fn ten_thousand_events_per_second_for_three_seconds() {
     within_memory("paced_3_s", 16, 60);
 }
 
-#[test]
 fn a_burst_of_two_hundred_thousand_events() {
     within_memory("burst_200_000", 16, 120);
 }
 
-#[test]
-#[ignore = "heavy: 10,000 events/s for 30 s"]
 fn ten_thousand_events_per_second_for_thirty_seconds() {
     within_memory("paced_30_s", 16, 120);
 }
 
-#[test]
-#[ignore = "heavy: a burst of 2,000,000 events"]
 fn a_burst_of_two_million_events() {
     within_memory("burst_2_000_000", 16, 600);
 }
@@ -604,15 +595,19 @@ mod measured {
     use super::*;
 
     macro_rules! entry {
-        ($($name:ident => $case:expr;)*) => {$(
-            #[test]
-            #[ignore = "entry point: run in a fresh process by its streams:: test"]
-            fn $name() {
+        ($($name:ident => $case:expr;)*) => {
+            $(fn $name() {
                 if in_measured_child() {
                     report_growth($case);
                 }
+            })*
+
+            /// The entry points, for `main`.
+            pub(super) fn tests() -> Vec<Test> {
+                vec![$(test!($name)
+                    .ignore("entry point: run in a fresh process by its streams:: test")),*]
             }
-        )*};
+        };
     }
 
     entry! {
@@ -625,4 +620,27 @@ mod measured {
         burst_200_000 => burst(200_000);
         burst_2_000_000 => burst(2_000_000);
     }
+}
+
+/// This module's tests, for `main`.
+pub(crate) fn tests() -> Vec<Test> {
+    vec![
+        test!(a_frame_cut_at_every_byte_is_a_typed_error_or_the_whole_stream),
+        test!(invalid_frames_after_a_thousand_good_ones_are_decode_errors),
+        test!(silence_and_trickles_past_the_watchdog_are_stream_silent),
+        test!(a_reset_connection_is_a_typed_error),
+        test!(frames_of_8_mib_pass_under_an_8_mib_bound_and_one_byte_more_is_refused),
+        test!(a_256_mib_frame_is_refused_at_the_default_bound_with_bounded_memory),
+        test!(a_4_gib_frame_is_refused_at_the_default_bound_with_bounded_memory)
+            .ignore("heavy: a 4 GiB frame"),
+        test!(a_frame_of_many_small_lines_counts_as_one_frame),
+        test!(ten_thousand_events_per_second_for_three_seconds),
+        test!(a_burst_of_two_hundred_thousand_events),
+        test!(ten_thousand_events_per_second_for_thirty_seconds)
+            .ignore("heavy: 10,000 events/s for 30 s"),
+        test!(a_burst_of_two_million_events).ignore("heavy: a burst of 2,000,000 events"),
+    ]
+    .into_iter()
+    .chain(measured::tests())
+    .collect()
 }

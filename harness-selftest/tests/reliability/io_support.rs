@@ -11,11 +11,11 @@ pub fn ceiling(secs: u64) -> Duration {
     harness_runtime::scaled(Duration::from_secs(secs))
 }
 
-/// Points the fixture agent and the reaper of this process at `reliability-scenarios`, a suite
-/// binary whose `main` dispatches helper roles as a user's does: libtest's `main` cannot, so
-/// re-executing this binary would re-run its tests.
+/// Points the fixture agent and the reaper of this process at `selftest-scenarios`, a suite
+/// binary whose `main` dispatches helper roles as a user's does: this binary's `main` does not,
+/// so re-executing it would re-run its tests.
 pub fn use_roles_bin() {
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_reliability-scenarios"));
+    let bin = PathBuf::from(crate::SCENARIOS);
     testing::use_fixture_program(bin.clone());
     testing::use_reaper_command(bin, Vec::new());
 }

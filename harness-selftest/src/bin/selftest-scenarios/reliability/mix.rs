@@ -21,9 +21,10 @@ use std::time::Duration;
 use harness_runtime::client::ClientError;
 use harness_runtime::opencode::Agent;
 use harness_runtime::prelude::*;
+use harness_runtime::testing::owner_token;
+use harness_selftest::scratch::{read_pid, record_owned};
 
-use crate::daemon::DAEMON;
-use crate::scratch::{read_pid, record_owned};
+use super::daemon::DAEMON;
 
 /// Starts a fixture agent with `faults`, its detached grandchild and its daemon; records the
 /// grandchild (the agent records itself and the daemon).
@@ -34,7 +35,7 @@ async fn agent(live: &mut Live, faults: &[Fault]) -> anyhow::Result<Agent> {
     live.fixture().inject(Fault::DetachedGrandchild)?;
     let agent = agent_with_daemon(live).await?;
     let grandchild = read_pid(&agent.root().join("home").join("grandchild.pid"))?;
-    record_owned("grandchild", grandchild)?;
+    record_owned("grandchild", grandchild, &owner_token(&agent))?;
     Ok(agent)
 }
 
@@ -134,7 +135,7 @@ async fn crash_start(live: &mut Live) -> anyhow::Result<()> {
 /// `kind "ceiling": names…;` → one scenario per name running `kind`.
 macro_rules! scenarios {
     ($($kind:ident $timeout:tt: $($name:ident)+;)+) => {$($(
-        #[live_agent_test(agent = "fixture", timeout = $timeout, requires = ["RELIABILITY_SCRATCH"])]
+        #[live_agent_test(agent = "fixture", timeout = $timeout, requires = ["SELFTEST_SCRATCH"])]
         async fn $name(live: &mut Live) -> anyhow::Result<()> {
             $kind(live).await
         }

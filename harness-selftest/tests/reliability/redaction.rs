@@ -9,6 +9,8 @@ use std::sync::LazyLock;
 use std::time::Instant;
 
 use harness_runtime::redact::Redactor;
+use harness_selftest::prerequisites::Test;
+use harness_selftest::test;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -423,25 +425,31 @@ fn placeholders_stay_stable(cases: u32) {
     );
 }
 
-#[test]
 fn no_registered_secret_survives_2000_cases() {
     whole_secrets_never_survive(2000);
 }
 
-#[test]
 fn no_piece_of_overlapping_secrets_survives_2000_cases() {
     no_piece_of_overlapping_secrets_survives(2000);
 }
 
-#[test]
 fn placeholders_are_stable_2000_cases() {
     placeholders_stay_stable(2000);
 }
 
-#[test]
-#[ignore = "heavy: 50,000 cases of each redaction property"]
 fn redaction_properties_50000_cases() {
     whole_secrets_never_survive(50_000);
     no_piece_of_overlapping_secrets_survives(50_000);
     placeholders_stay_stable(50_000);
+}
+
+/// This module's tests, for `main`.
+pub(crate) fn tests() -> Vec<Test> {
+    vec![
+        test!(no_registered_secret_survives_2000_cases),
+        test!(no_piece_of_overlapping_secrets_survives_2000_cases),
+        test!(placeholders_are_stable_2000_cases),
+        test!(redaction_properties_50000_cases)
+            .ignore("heavy: 50,000 cases of each redaction property"),
+    ]
 }

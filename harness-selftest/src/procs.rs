@@ -4,14 +4,17 @@ use std::collections::{HashMap, HashSet};
 
 /// A process identity that survives pid reuse: the pid and its start time (clock ticks since
 /// boot, field 22 of `/proc/<pid>/stat`).
-pub(crate) type Identity = (u32, u64);
+pub type Identity = (u32, u64);
 
 /// One live process (zombies are left out: they are dead, only not yet reaped).
 #[derive(Clone, Debug)]
-pub(crate) struct Proc {
-    pub(crate) pid: u32,
-    pub(crate) ppid: u32,
-    pub(crate) start: u64,
+pub struct Proc {
+    /// Its pid.
+    pub pid: u32,
+    /// Its parent's pid.
+    pub ppid: u32,
+    /// Its start time, in clock ticks since boot.
+    pub start: u64,
 }
 
 /// `/proc/<pid>/stat` → `(ppid, state, start time)`; the command name may hold spaces and
@@ -28,7 +31,7 @@ fn stat(pid: u32) -> Option<(u32, char, u64)> {
 }
 
 /// Every live process but this one.
-pub(crate) fn table() -> Vec<Proc> {
+pub fn table() -> Vec<Proc> {
     let me = std::process::id();
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
@@ -44,7 +47,7 @@ pub(crate) fn table() -> Vec<Proc> {
 }
 
 /// The identities of every live descendant of `root` (not `root` itself).
-pub(crate) fn descendants(root: u32, table: &[Proc]) -> HashSet<Identity> {
+pub fn descendants(root: u32, table: &[Proc]) -> HashSet<Identity> {
     let mut children: HashMap<u32, Vec<&Proc>> = HashMap::new();
     for proc in table {
         children.entry(proc.ppid).or_default().push(proc);
@@ -62,13 +65,23 @@ pub(crate) fn descendants(root: u32, table: &[Proc]) -> HashSet<Identity> {
 }
 
 /// Whether `pid`'s environment holds an entry for which `matches` is true (unreadable: no).
-pub(crate) fn environ_has(pid: u32, matches: impl Fn(&[u8]) -> bool) -> bool {
+pub fn environ_has(pid: u32, matches: impl Fn(&[u8]) -> bool) -> bool {
     std::fs::read(format!("/proc/{pid}/environ"))
         .is_ok_and(|environ| environ.split(|b| *b == 0).any(matches))
 }
 
+/// The value of `name` in `pid`'s environment, while it runs.
+pub fn environ_value(pid: u32, name: &str) -> Option<String> {
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let prefix = format!("{name}=");
+    environ.split(|b| *b == 0).find_map(|entry| {
+        let entry = std::str::from_utf8(entry).ok()?;
+        entry.strip_prefix(&prefix).map(str::to_string)
+    })
+}
+
 /// `pid: command line`, for a diagnostic.
-pub(crate) fn describe(pid: u32) -> String {
+pub fn describe(pid: u32) -> String {
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     format!(
         "{pid}: {}",

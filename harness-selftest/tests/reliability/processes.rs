@@ -1,6 +1,6 @@
 //! Issue #11, item 1: process hygiene at scale. A hundred fixture scenarios mixing pass, `Err`,
 //! panic, timeout, agent crashes, agents deaf to SIGTERM, detached grandchildren and
-//! double-forked daemons deaf to SIGTERM (`bin/scenarios/mix.rs`) run in one runner; then the
+//! double-forked daemons deaf to SIGTERM (`src/bin/selftest-scenarios/reliability/mix.rs`) run in one runner; then the
 //! same run is interrupted with SIGINT and, separately, killed with SIGKILL mid-run.
 //!
 //! A process of a run is one that carries the run's mark (an env variable every process the
@@ -16,16 +16,25 @@
 //!   before it could decide, and nothing removes them later. That is the only other thing left.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use harness_runtime::scaled;
 
-use crate::support::{Finished, Sandbox, run::SCENARIOS};
+use harness_selftest::prerequisites::{Prerequisite::OpenCode, Test};
+use harness_selftest::run::Finished;
+use harness_selftest::sandbox::{Sandbox, in_own_group};
+use harness_selftest::test;
+
+use crate::SCENARIOS;
 
 /// One runner at a time: these runs load the machine, and their timings are figures.
 static SERIAL: Mutex<()> = Mutex::new(());
+
+/// The hundred fixture scenarios (`reliability::mix` of the scenario binary).
+const MIX: &str = "reliability::mix::";
+/// The real-OpenCode scenarios of the heavy run (`reliability::real`).
+const REAL: &str = "reliability::real::";
 
 /// How many scenarios a runner runs at once.
 const THREADS: &str = "4";
@@ -42,17 +51,6 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 fn figures(test: &str, figures: &[(&str, String)]) {
     let text: Vec<String> = figures.iter().map(|(k, v)| format!("{k}={v}")).collect();
     println!("[figures] {test}: {}", text.join(", "));
-}
-
-/// Whether `npm ci` installed real OpenCode; the heavy tests need it.
-fn opencode_installed() -> bool {
-    let installed = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("node_modules/.bin/opencode")
-        .is_file();
-    if !installed {
-        println!("skipped: opencode not found: run `npm ci`");
-    }
-    installed
 }
 
 /// Every scenario that passes is named `…_pass…`; every other one fails.
@@ -72,7 +70,7 @@ fn root_scenario(root: &str) -> Option<&str> {
     parts.next()
 }
 
-/// `mix::s00_pass` → `mix-s00_pass`, as roots name it.
+/// `reliability::mix::s00_pass` → `reliability-mix-s00_pass`, as roots name it.
 fn sanitized(name: &str) -> String {
     name.replace("::", "-")
 }
@@ -141,13 +139,8 @@ fn assert_clean(sandbox: &Sandbox, finished: &Finished) -> Duration {
             left.join("\n")
         ),
     };
-    let mark = format!("RELIABILITY_RUN_MARK={}", sandbox.mark).into_bytes();
-    for (label, pid) in sandbox.pids() {
-        assert!(
-            !crate::support::procs::environ_has(pid, |e| e == mark.as_slice()),
-            "{label} {pid} still runs"
-        );
-    }
+    let running = sandbox.recorded_still_running();
+    assert!(running.is_empty(), "still running: {running:?}");
     took
 }
 
@@ -157,7 +150,7 @@ fn count(results: &BTreeMap<String, String>, outcome: &str) -> usize {
 
 /// Runs `filter` to its end and checks everything.
 ///
-/// `fixture_scenarios` of them are `mix::` scenarios; the rest (`real::`) start real OpenCode.
+/// `fixture_scenarios` of them are `mix` scenarios; the rest (`real`) start real OpenCode.
 fn full_run(
     test: &str,
     filter: &[&str],
@@ -244,6 +237,7 @@ fn interrupted_run(
     args.extend(filter);
     let mut command = sandbox.command(SCENARIOS, &args);
     command.envs(env.iter().copied());
+    in_own_group(&mut command);
     let mut running = sandbox.start(command);
     let ceiling = scaled(RUN_CEILING);
     let deadline = Instant::now() + ceiling;
@@ -311,17 +305,15 @@ fn interrupted_run(
 }
 
 /// The hundred, to their end: 40 pass, 60 fail; nothing left but the 60 failing roots.
-#[test]
 fn a_hundred_mixed_scenarios_leave_no_process_and_only_the_failing_roots() {
-    full_run("a_hundred_mixed_scenarios", &["mix::"], &[], 100, 100);
+    full_run("a_hundred_mixed_scenarios", &[MIX], &[], 100, 100);
 }
 
 /// Ctrl-C after 40 of the hundred started: the reaper sweeps what the dead runner left.
-#[test]
 fn a_run_interrupted_by_sigint_leaves_no_process() {
     interrupted_run(
         "a_run_interrupted_by_sigint",
-        &["mix::"],
+        &[MIX],
         &[],
         Interrupt::Ctrl,
         |_, started| started >= 40,
@@ -329,11 +321,10 @@ fn a_run_interrupted_by_sigint_leaves_no_process() {
 }
 
 /// SIGKILL after 70 of the hundred started: no destructor runs, only the reaper is left.
-#[test]
 fn a_run_killed_by_sigkill_leaves_no_process() {
     interrupted_run(
         "a_run_killed_by_sigkill",
-        &["mix::"],
+        &[MIX],
         &[],
         Interrupt::Kill,
         |_, started| started >= 70,
@@ -342,15 +333,10 @@ fn a_run_killed_by_sigkill_leaves_no_process() {
 
 /// The hundred plus twelve real-OpenCode scenarios whose bash tool leaves a grouped sleep and a
 /// double-forked daemon deaf to SIGTERM.
-#[test]
-#[ignore = "heavy: 12 real OpenCode servers besides the hundred; minutes on two cores"]
 fn heavy_the_hundred_and_real_opencode_leave_no_process_and_only_the_failing_roots() {
-    if !opencode_installed() {
-        return;
-    }
     full_run(
         "heavy_the_hundred_and_real_opencode",
-        &["--skip", "bad_input::"],
+        &["reliability::", "--skip", "bad_input::"],
         &[("RELIABILITY_OPENCODE", "1")],
         112,
         100,
@@ -358,22 +344,32 @@ fn heavy_the_hundred_and_real_opencode_leave_no_process_and_only_the_failing_roo
 }
 
 /// Real OpenCode interrupted while its tools' sleeps run: Ctrl-C, then SIGKILL.
-#[test]
-#[ignore = "heavy: real OpenCode servers interrupted mid-run; minutes on two cores"]
 fn heavy_real_opencode_interrupted_leaves_no_process() {
-    if !opencode_installed() {
-        return;
-    }
     for (how, test) in [
         (Interrupt::Ctrl, "heavy_real_opencode_sigint"),
         (Interrupt::Kill, "heavy_real_opencode_sigkill"),
     ] {
         interrupted_run(
             test,
-            &["real::"],
+            &[REAL],
             &[("RELIABILITY_OPENCODE", "1")],
             how,
             |sandbox, _| sandbox.count("grouped") >= 2,
         );
     }
+}
+
+/// This module's tests, for `main`.
+pub(crate) fn tests() -> Vec<Test> {
+    vec![
+        test!(a_hundred_mixed_scenarios_leave_no_process_and_only_the_failing_roots),
+        test!(a_run_interrupted_by_sigint_leaves_no_process),
+        test!(a_run_killed_by_sigkill_leaves_no_process),
+        test!(heavy_the_hundred_and_real_opencode_leave_no_process_and_only_the_failing_roots)
+            .ignore("heavy: 12 real OpenCode servers besides the hundred; minutes on two cores")
+            .needs(OpenCode),
+        test!(heavy_real_opencode_interrupted_leaves_no_process)
+            .ignore("heavy: real OpenCode servers interrupted mid-run; minutes on two cores")
+            .needs(OpenCode),
+    ]
 }

@@ -8,6 +8,8 @@ use harness_runtime::client::CreateSession;
 use harness_runtime::opencode::{Agent, ProvisionError};
 use harness_runtime::testing::{self, ScenarioInfo};
 use harness_runtime::{AgentKind, Live, ScenarioOptions};
+use harness_selftest::prerequisites::Test;
+use harness_selftest::test;
 
 use crate::io_support::{ceiling, use_roles_bin};
 
@@ -235,15 +237,21 @@ where
     })
 }
 
-#[test]
 fn fifty_fixture_servers_at_once_have_their_own_ports_and_state() {
     round(50, "50");
 }
 
-#[test]
-#[ignore = "heavy: 4 rounds of 100 servers started at once"]
 fn four_rounds_of_a_hundred_servers() {
     for r in 0..4 {
         round(100, &format!("100 round {}", r + 1));
     }
+}
+
+/// This module's tests, for `main`.
+pub(crate) fn tests() -> Vec<Test> {
+    vec![
+        test!(fifty_fixture_servers_at_once_have_their_own_ports_and_state),
+        test!(four_rounds_of_a_hundred_servers)
+            .ignore("heavy: 4 rounds of 100 servers started at once"),
+    ]
 }

@@ -9,7 +9,8 @@
 
 use std::process::{Command, Stdio};
 
-use crate::scratch::{read_pid, record_owned, record_pid};
+use harness_runtime::testing::OWNER_ENV;
+use harness_selftest::scratch::{read_pid, record_owned, record_pid};
 
 /// The agent variable that asks for a daemon.
 pub(crate) const DAEMON: &str = "RELIABILITY_DAEMON";
@@ -42,7 +43,9 @@ fn start() -> anyhow::Result<()> {
         .stderr(Stdio::null())
         .status()?;
     anyhow::ensure!(status.success(), "the daemon's shell failed: {status}");
-    record_owned("agent", std::process::id())?;
+    let token = std::env::var(OWNER_ENV)
+        .map_err(|_| anyhow::anyhow!("the agent runs without {OWNER_ENV}"))?;
+    record_owned("agent", std::process::id(), &token)?;
     let daemon = read_pid(&std::path::Path::new(&home).join(PID_FILE))?;
     // Not `record_owned`: the daemon may be inside `execve` right now, when its environment
     // reads empty; it inherited the agent's, which was just checked.

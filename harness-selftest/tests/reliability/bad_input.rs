@@ -12,13 +12,17 @@ use std::time::Duration;
 
 use harness_runtime::scaled;
 
-use crate::support::run::{DUPLICATES, SCENARIOS};
-use crate::support::{Finished, Sandbox};
+use harness_selftest::prerequisites::Test;
+use harness_selftest::run::Finished;
+use harness_selftest::sandbox::Sandbox;
+use harness_selftest::test;
+
+use crate::{DUPLICATES, SCENARIOS};
 
 /// The scenario that reads `OPENCODE_CONFIG_CONTENT` and `TEST_OLLAMA_MODEL`.
-const REAL_MODEL: &str = "bad_input::real_model";
+const REAL_MODEL: &str = "reliability::bad_input::real_model";
 /// The scenario that asserts its evidence.
-const SNAPSHOT: &str = "bad_input::snapshot";
+const SNAPSHOT: &str = "reliability::bad_input::snapshot";
 /// The model the good config has.
 const MODEL: &str = "canary-model";
 
@@ -82,24 +86,6 @@ fn run(
     (sandbox, finished)
 }
 
-fn assert_shows(finished: &Finished, needles: &[&str]) {
-    for needle in needles {
-        assert!(
-            finished.shows(needle),
-            "no {needle:?} in the output\n{finished}"
-        );
-    }
-}
-
-/// `test <name> ... <outcome>` (outcome prefix).
-fn assert_result(finished: &Finished, name: &str, outcome: &str) {
-    let results = finished.results();
-    assert!(
-        results.get(name).is_some_and(|o| o.starts_with(outcome)),
-        "{name} was not reported {outcome:?}\n{finished}"
-    );
-}
-
 fn non_utf8(prefix: &str) -> OsString {
     let mut bytes = prefix.as_bytes().to_vec();
     bytes.extend([0xff, 0xfe, b'x']);
@@ -108,7 +94,6 @@ fn non_utf8(prefix: &str) -> OsString {
 
 /// An invalid `LIVE_TIMEOUT_SCALE` stops the runner before any trial (exit 2), naming the
 /// variable, the problem and a valid example.
-#[test]
 fn a_bad_timeout_scale_is_an_error_before_any_trial() {
     let canary = canary();
     let cases: Vec<(&str, OsString, &str)> = vec![
@@ -143,7 +128,7 @@ fn a_bad_timeout_scale_is_an_error_before_any_trial() {
             &canary,
         );
         assert_eq!(finished.code, Some(2), "{case}\n{finished}");
-        assert_shows(&finished, &[message, "such as 2 or 1.5"]);
+        finished.assert_shows(&[message, "such as 2 or 1.5"]);
         assert!(
             !finished.stdout.contains("running"),
             "{case}: trials ran\n{finished}"
@@ -154,7 +139,6 @@ fn a_bad_timeout_scale_is_an_error_before_any_trial() {
 /// A real-model scenario whose `OPENCODE_CONFIG_CONTENT` or `TEST_OLLAMA_MODEL` is unusable is
 /// skipped with a reason naming the variable and the problem, and fails under `LIVE_STRICT=1`;
 /// the value is never shown.
-#[test]
 fn unusable_real_model_variables_skip_naming_the_variable_and_fail_under_strict() {
     let canary = canary();
     let good_config = OsString::from(config(&canary));
@@ -225,14 +209,14 @@ fn unusable_real_model_variables_skip_naming_the_variable_and_fail_under_strict(
             }
             let case = format!("{case}{}", if strict { ", strict" } else { "" });
             let (sandbox, finished) = run(&case, SCENARIOS, &["--exact", REAL_MODEL], env, &canary);
-            assert_shows(&finished, &[message, "set it to run this scenario"]);
+            finished.assert_shows(&[message, "set it to run this scenario"]);
             if strict {
                 assert_eq!(finished.code, Some(101), "{case}\n{finished}");
-                assert_result(&finished, REAL_MODEL, "FAILED");
-                assert_shows(&finished, &["LIVE_STRICT=1"]);
+                finished.assert_result(REAL_MODEL, "FAILED");
+                finished.assert_shows(&["LIVE_STRICT=1"]);
             } else {
                 assert_eq!(finished.code, Some(0), "{case}\n{finished}");
-                assert_result(&finished, REAL_MODEL, "ignored");
+                finished.assert_result(REAL_MODEL, "ignored");
             }
             assert!(sandbox.roots().is_empty(), "{case}: {:?}", sandbox.roots());
         }
@@ -241,7 +225,6 @@ fn unusable_real_model_variables_skip_naming_the_variable_and_fail_under_strict(
 
 /// A config whose providers lack `TEST_OLLAMA_MODEL`: the scenario fails before anything starts,
 /// naming the model, the variables and the models found — not the provider's key.
-#[test]
 fn a_model_the_config_does_not_have_fails_naming_it_and_the_models_found() {
     let canary = canary();
     let (sandbox, finished) = run(
@@ -255,33 +238,26 @@ fn a_model_the_config_does_not_have_fails_naming_it_and_the_models_found() {
         &canary,
     );
     assert_eq!(finished.code, Some(101), "\n{finished}");
-    assert_result(&finished, REAL_MODEL, "FAILED");
-    assert_shows(
-        &finished,
-        &[
-            "the model `no-such-model` named by TEST_OLLAMA_MODEL is not among the models of \
+    finished.assert_result(REAL_MODEL, "FAILED");
+    finished.assert_shows(&[
+        "the model `no-such-model` named by TEST_OLLAMA_MODEL is not among the models of \
              OPENCODE_CONFIG_CONTENT's providers (found: canary: [canary-model])",
-            "add it under provider.<id>.models or fix TEST_OLLAMA_MODEL",
-        ],
-    );
+        "add it under provider.<id>.models or fix TEST_OLLAMA_MODEL",
+    ]);
     assert!(sandbox.roots().is_empty(), "{:?}", sandbox.roots());
 }
 
 /// Two scenarios of one name: the runner refuses to run (also to list), naming both places.
-#[test]
 fn two_scenarios_of_one_name_stop_the_runner_naming_both() {
     let canary = canary();
     for args in [&[][..], &["--list"][..]] {
         let (_, finished) = run("duplicate names", DUPLICATES, args, vec![], &canary);
         assert_eq!(finished.code, Some(101), "\n{finished}");
-        assert_shows(
-            &finished,
-            &[
-                "error: two scenarios are named `twice::same`",
-                "tests/reliability/bin/duplicates.rs:",
-                "rename one of each pair",
-            ],
-        );
+        finished.assert_shows(&[
+            "error: two scenarios are named `twice::same`",
+            "src/bin/selftest-duplicates.rs:",
+            "rename one of each pair",
+        ]);
         assert!(
             !finished.stdout.contains("running") && !finished.stdout.contains(": test"),
             "trials ran or were listed\n{finished}"
@@ -292,7 +268,6 @@ fn two_scenarios_of_one_name_stop_the_runner_naming_both() {
 /// A corrupt accepted snapshot (garbage, a header cut short, not UTF-8) fails the scenario with
 /// a message naming the file, the problem and what to do, in CI and outside it; the corrupt
 /// file is left as it was (insta alone took it for "no snapshot yet" and reported a mismatch).
-#[test]
 fn a_corrupt_snapshot_fails_naming_the_file() {
     let canary = canary();
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
@@ -315,7 +290,9 @@ fn a_corrupt_snapshot_fails_naming_the_file() {
     for (case, bytes, reason) in cases {
         for ci in [false, true] {
             let snapshots = tempfile::tempdir().unwrap();
-            let file = snapshots.path().join("bad_input__snapshot.snap");
+            let file = snapshots
+                .path()
+                .join("reliability__bad_input__snapshot.snap");
             std::fs::write(&file, &bytes).unwrap();
             let mut env = vec![("LIVE_SNAPSHOT_DIR", snapshots.path().as_os_str().to_owned())];
             if ci {
@@ -324,16 +301,13 @@ fn a_corrupt_snapshot_fails_naming_the_file() {
             let case = format!("corrupt snapshot: {case}{}", if ci { ", CI" } else { "" });
             let (_, finished) = run(&case, SCENARIOS, &["--exact", SNAPSHOT], env, &canary);
             assert_eq!(finished.code, Some(101), "{case}\n{finished}");
-            assert_result(&finished, SNAPSHOT, "FAILED");
-            assert_shows(
-                &finished,
-                &[
-                    "the accepted snapshot `$LIVE_SNAPSHOT_DIR/bad_input__snapshot.snap` of \
-                     `bad_input::snapshot` is corrupt",
-                    reason,
-                    "restore it from version control, or delete it",
-                ],
-            );
+            finished.assert_result(SNAPSHOT, "FAILED");
+            finished.assert_shows(&[
+                "the accepted snapshot `$LIVE_SNAPSHOT_DIR/reliability__bad_input__snapshot.snap` \
+                     of `reliability::bad_input::snapshot` is corrupt",
+                reason,
+                "restore it from version control, or delete it",
+            ]);
             assert_eq!(
                 std::fs::read(&file).unwrap(),
                 bytes,
@@ -341,4 +315,15 @@ fn a_corrupt_snapshot_fails_naming_the_file() {
             );
         }
     }
+}
+
+/// This module's tests, for `main`.
+pub(crate) fn tests() -> Vec<Test> {
+    vec![
+        test!(a_bad_timeout_scale_is_an_error_before_any_trial),
+        test!(unusable_real_model_variables_skip_naming_the_variable_and_fail_under_strict),
+        test!(a_model_the_config_does_not_have_fails_naming_it_and_the_models_found),
+        test!(two_scenarios_of_one_name_stop_the_runner_naming_both),
+        test!(a_corrupt_snapshot_fails_naming_the_file),
+    ]
 }

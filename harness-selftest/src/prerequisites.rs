@@ -1,0 +1,221 @@
+//! The harness of the test binaries whose tests need something `cargo test` does not build
+//! (`harness = false`, libtest-mimic): a test runs, or is skipped with its reason, or — under
+//! `CI` or `LIVE_STRICT=1` — fails saying what to install. libtest's own harness cannot skip at
+//! run time, so such a test used to return early and report `ok`.
+//!
+//! ```ignore
+//! fn main() -> std::process::ExitCode {
+//!     prerequisites::run([
+//!         harness_selftest::test!(parses_the_config),
+//!         harness_selftest::test!(starts_a_server).needs(Prerequisite::OpenCode),
+//!     ])
+//! }
+//! ```
+
+use std::path::Path;
+use std::process::{Command, ExitCode};
+use std::time::Duration;
+
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
+
+use crate::run::Running;
+use crate::sandbox::scrubbed_command;
+
+/// Something a test needs from the machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Prerequisite {
+    /// Real OpenCode, found as the harness finds it (`LIVE_OPENCODE_BIN`, `node_modules`, `PATH`).
+    OpenCode,
+    /// `cargo nextest`.
+    Nextest,
+}
+
+impl Prerequisite {
+    /// Why it is missing, saying what to install; `None` when it is there.
+    pub fn missing(self) -> Option<String> {
+        match self {
+            Prerequisite::OpenCode => {
+                harness_runtime::testing::find_opencode(Path::new(env!("CARGO_MANIFEST_DIR")))
+                    .err()
+                    .map(|e| e.to_string())
+            }
+            Prerequisite::Nextest => {
+                let runs = cargo()
+                    .args(["nextest", "--version"])
+                    .output()
+                    .is_ok_and(|o| o.status.success());
+                (!runs).then(|| {
+                    "cargo-nextest is not installed: install it with \
+                     `cargo install cargo-nextest --locked`"
+                        .to_string()
+                })
+            }
+        }
+    }
+}
+
+/// The cargo that runs these tests (`CARGO`), else the one on `PATH`.
+pub fn cargo() -> Command {
+    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+}
+
+/// What makes a missing prerequisite a failure instead of a skip, as `NAME=value`: `LIVE_STRICT=1`
+/// (read as the runner reads it), or `CI` set to anything but empty, `0` or `false`.
+fn strictness() -> Option<String> {
+    if matches!(
+        std::env::var("LIVE_STRICT").as_deref().map(str::trim),
+        Ok("1" | "true" | "yes")
+    ) {
+        return Some("LIVE_STRICT=1".into());
+    }
+    std::env::var("CI")
+        .ok()
+        .filter(|v| !matches!(v.as_str(), "" | "0" | "false"))
+        .map(|v| format!("CI={v}"))
+}
+
+/// One test of a binary run by [`run`].
+pub struct Test {
+    name: String,
+    body: Box<dyn FnOnce() + Send>,
+    ignore: Option<&'static str>,
+    needs: Vec<Prerequisite>,
+}
+
+impl Test {
+    /// A test named `name` (as libtest would name it: see [`test!`](crate::test)); it fails
+    /// when `body` panics.
+    pub fn new(name: impl Into<String>, body: impl FnOnce() + Send + 'static) -> Self {
+        Test {
+            name: name.into(),
+            body: Box::new(body),
+            ignore: None,
+            needs: Vec::new(),
+        }
+    }
+
+    /// Not run unless asked for (`--ignored`, `--include-ignored`), like `#[ignore = reason]`.
+    pub fn ignore(mut self, reason: &'static str) -> Self {
+        self.ignore = Some(reason);
+        self
+    }
+
+    /// Needs `prerequisite`: skipped with its reason where it is missing, failed under `CI` or
+    /// `LIVE_STRICT=1`.
+    pub fn needs(mut self, prerequisite: Prerequisite) -> Self {
+        self.needs.push(prerequisite);
+        self
+    }
+
+    /// The libtest-mimic trial. A skip is reported at run time with its reason; when listing
+    /// (and under `--ignored`, which keeps only trials flagged ignored) the same tests are
+    /// flagged ignored up front, so nextest, which decides from `--list`, shows them skipped.
+    fn trial(self, args: &Arguments, strictness: Option<String>) -> Trial {
+        let missing = self.needs.iter().find_map(|p| p.missing());
+        let skipped = self.ignore.is_some() || (missing.is_some() && strictness.is_none());
+        let run_ignored = args.ignored || args.include_ignored;
+        let Test {
+            name, body, ignore, ..
+        } = self;
+        Trial::ignorable_test(name, move || {
+            if let (Some(reason), false) = (ignore, run_ignored) {
+                return Ok(Completion::ignored_with(reason));
+            }
+            match (missing, strictness) {
+                (None, _) => {
+                    body();
+                    Ok(Completion::Completed)
+                }
+                (Some(reason), None) => Ok(Completion::ignored_with(reason)),
+                (Some(reason), Some(strict)) => Err(Failed::from(format!(
+                    "{reason} ({strict} makes a missing prerequisite a failure)"
+                ))),
+            }
+        })
+        .with_ignored_flag(skipped && (args.list || args.ignored))
+    }
+}
+
+/// Runs `tests` as libtest would, with its command line (filters, `--exact`, `--list`,
+/// `--ignored`, `--test-threads`, …); the exit code is libtest's.
+pub fn run(tests: impl IntoIterator<Item = Test>) -> ExitCode {
+    let args = Arguments::from_args();
+    let strictness = strictness();
+    let trials = tests
+        .into_iter()
+        .map(|test| test.trial(&args, strictness.clone()))
+        .collect();
+    libtest_mimic::run(&args, trials).exit_code()
+}
+
+/// Proves the missing-prerequisite path of this test binary's `test` by running the binary again
+/// with `hide` applied to its command (which must make the prerequisite missing): normally (and
+/// with `CI` set to `false` or `0`) `test` is skipped with a reason starting with `reason` and
+/// listed as ignored, for nextest; under `CI=true`, `CI=1` and `LIVE_STRICT=1` it fails with the
+/// reason and what made it fail, and is listed to be run.
+pub fn assert_skipped_without(test: &str, reason: &str, hide: impl Fn(&mut Command)) {
+    let this = std::env::current_exe().expect("this test binary");
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut command = scrubbed_command(&this, args);
+        hide(&mut command);
+        command.envs(env.iter().copied());
+        Running::start(command).wait(harness_runtime::scaled(Duration::from_secs(60)))
+    };
+    let exact = ["--exact", test];
+    let list = ["--list", "--format", "terse", "--ignored"];
+
+    for normal in [&[][..], &[("CI", "false")][..], &[("CI", "0")][..]] {
+        run(&exact, normal)
+            .assert_code(0)
+            .assert_result(test, &format!("ignored ({reason}"))
+            .assert_stdout("1 ignored");
+        run(&list, normal).assert_stdout(&format!("{test}: test"));
+    }
+    for (name, value) in [("CI", "true"), ("CI", "1"), ("LIVE_STRICT", "1")] {
+        run(&exact, &[(name, value)])
+            .assert_code(101)
+            .assert_result(test, "FAILED")
+            .assert_stdout(reason)
+            .assert_stdout(&format!(
+                "({name}={value} makes a missing prerequisite a failure)"
+            ));
+        // Not a skip: listed to be run, so nextest runs it and reports the failure.
+        let listed = run(&list, &[(name, value)]);
+        assert!(!listed.shows(test), "{name}={value}\n{listed}");
+    }
+}
+
+/// `module::function` as libtest names a test: its module path without the crate.
+#[doc(hidden)]
+pub fn libtest_name(module_path: &str, function: &str) -> String {
+    match module_path.split_once("::") {
+        Some((_crate, module)) => format!("{module}::{function}"),
+        None => function.to_string(),
+    }
+}
+
+/// `test!(function)`: a [`Test`] running `function`, named as libtest would name it.
+#[macro_export]
+macro_rules! test {
+    ($function:ident) => {
+        $crate::prerequisites::Test::new(
+            $crate::prerequisites::libtest_name(module_path!(), stringify!($function)),
+            $function,
+        )
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::libtest_name;
+
+    #[test]
+    fn names_are_libtests() {
+        assert_eq!(libtest_name("hygiene", "f"), "f");
+        assert_eq!(libtest_name("reliability::processes", "f"), "processes::f");
+        assert_eq!(
+            libtest_name("reliability::streams::measured", "f"),
+            "streams::measured::f"
+        );
+    }
+}

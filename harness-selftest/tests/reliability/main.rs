@@ -1,0 +1,36 @@
+//! Reliability at scale (issue #11), measured: every test prints its figures.
+//!
+//! - `processes`: process hygiene over a hundred mixed scenarios, also when the runner is
+//!   interrupted; `bad_input`: clear errors, never a secret, for bad environment and files;
+//! - `ports`: many fixture servers at once; `streams`: hostile event streams with bounded memory;
+//!   `redaction`: the redactor fuzzed.
+//!
+//! `cargo test --release -p harness-selftest --test reliability` runs the fast part (CI);
+//! `cargo test --release -p harness-selftest --test reliability -- --include-ignored` adds the
+//! heavy part (real OpenCode, larger scales).
+
+mod bad_input;
+mod io_support;
+mod ports;
+mod processes;
+mod redaction;
+mod streams;
+
+/// The scenario binary: its `reliability::` scenarios, and helper roles (fixture agent, reaper).
+const SCENARIOS: &str = env!("CARGO_BIN_EXE_selftest-scenarios");
+/// A suite with two scenarios of one name.
+const DUPLICATES: &str = env!("CARGO_BIN_EXE_selftest-duplicates");
+
+fn main() -> std::process::ExitCode {
+    harness_selftest::prerequisites::run(
+        [
+            bad_input::tests(),
+            ports::tests(),
+            processes::tests(),
+            redaction::tests(),
+            streams::tests(),
+        ]
+        .into_iter()
+        .flatten(),
+    )
+}
