@@ -25,6 +25,13 @@ pub fn live(info: ScenarioInfo) -> Live {
     Live::new(info)
 }
 
+/// Whether `LIVE_STRICT` asks for failures instead of skips, read by the runner's own rule (so
+/// a test binary with its own `main` decides as the runner does); an invalid value is the error,
+/// naming the variable and a valid value.
+pub fn strict() -> Result<bool, String> {
+    crate::settings::strict_setting().map_err(|invalid| invalid.to_string())
+}
+
 /// An agent root with nothing running in it: the layout and hermetic environment provisioning
 /// gives an agent, for the benchmark's raw side (a bare `opencode serve` in the same conditions).
 #[derive(Debug, Clone)]

@@ -60,13 +60,13 @@ pub fn cargo() -> Command {
 }
 
 /// What makes a missing prerequisite a failure instead of a skip, as `NAME=value`: `LIVE_STRICT=1`
-/// (read as the runner reads it), or `CI` set to anything but empty, `0` or `false`.
+/// (read by the runner's own rule; an invalid value fails too, naming the problem), or `CI` set to
+/// anything but empty, `0` or `false`.
 fn strictness() -> Option<String> {
-    if matches!(
-        std::env::var("LIVE_STRICT").as_deref().map(str::trim),
-        Ok("1" | "true" | "yes")
-    ) {
-        return Some("LIVE_STRICT=1".into());
+    match harness_runtime::testing::strict() {
+        Ok(true) => return Some("LIVE_STRICT=1".into()),
+        Ok(false) => {}
+        Err(invalid) => return Some(format!("an invalid LIVE_STRICT: {invalid}")),
     }
     std::env::var("CI")
         .ok()

@@ -18,5 +18,5 @@ pub(crate) use rule::{Flaw, raw, text};
 pub use user::{Isolation, scaled};
 pub(crate) use user::{
     check_all, fixture_bin, isolation, keep_roots, opencode_bin, snapshot_dir, strict,
-    timeout_scale,
+    strict_setting, timeout_scale,
 };

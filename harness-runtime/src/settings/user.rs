@@ -111,6 +111,11 @@ pub(crate) fn strict() -> bool {
     STRICT.read().ok().flatten().unwrap_or(false)
 }
 
+/// `LIVE_STRICT` as set: unset is `false`, an invalid value the error naming it.
+pub(crate) fn strict_setting() -> Result<bool, InvalidSetting> {
+    STRICT.read().map(|on| on.unwrap_or(false))
+}
+
 /// Whether `LIVE_KEEP` asks to keep every root (an invalid value counts as off; the runner
 /// reports it before any trial).
 pub(crate) fn keep_roots() -> bool {
