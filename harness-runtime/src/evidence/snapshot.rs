@@ -28,7 +28,7 @@ pub type SnapshotAssertion = fn(name: &str, evidence: &Evidence);
 /// A [`SnapshotAssertion`] expanded where it is written: the snapshots it asserts name this file
 /// in `source:` (and this line in insta's review), and insta takes this crate's workspace.
 ///
-/// `#[live_agent_test]` writes it for every scenario; a [`ScenarioInfo`](crate::ScenarioInfo)
+/// `#[live_agent_test]` writes it for every scenario; a [`ScenarioInfo`](crate::testing::ScenarioInfo)
 /// made by hand sets `snapshot_assertion: harness_runtime::snapshot_assertion!()`.
 #[macro_export]
 macro_rules! snapshot_assertion {
