@@ -45,6 +45,8 @@ pub struct Agent {
     pub base: String,
     lines: mpsc::Receiver<String>,
     stderr: std::sync::Arc<std::sync::Mutex<String>>,
+    /// Says once that the stderr pipe reached its end (then disconnects).
+    stderr_end: mpsc::Receiver<()>,
 }
 
 impl Agent {
@@ -83,6 +85,7 @@ impl Agent {
         let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
         let mut err = child.stderr.take().unwrap();
         let sink = stderr.clone();
+        let (end_tx, stderr_end) = mpsc::channel();
         std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
             while let Ok(n) = err.read(&mut buf) {
@@ -93,6 +96,7 @@ impl Agent {
                     .unwrap()
                     .push_str(&String::from_utf8_lossy(&buf[..n]));
             }
+            let _ = end_tx.send(());
         });
         let pid = nix::unistd::Pid::from_raw(child.id() as i32);
         // A thread owns the child and reaps it: exits are waited on, never polled.
@@ -110,6 +114,7 @@ impl Agent {
             base: String::new(),
             lines,
             stderr,
+            stderr_end,
         };
         let start = agent.wait_listening(within);
         if let Start::Listening(port) = start {
@@ -166,7 +171,13 @@ impl Agent {
         self.exited
     }
 
+    /// What the agent wrote to stderr so far; once its exit was seen, all of it. The exit can be
+    /// seen before the reader thread drained the pipe, so then this waits (5 s at most) for the
+    /// pipe's end; a later call returns at once.
     pub fn stderr(&self) -> String {
+        if self.exited.is_some() {
+            let _ = self.stderr_end.recv_timeout(Duration::from_secs(5));
+        }
         self.stderr.lock().unwrap().clone()
     }
 
