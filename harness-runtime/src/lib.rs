@@ -28,6 +28,7 @@ compile_error!(
      (without the /proc-based cleanup of detached processes)"
 );
 
+mod cassette;
 pub mod client;
 pub mod evidence;
 pub mod fixture;

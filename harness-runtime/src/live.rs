@@ -192,7 +192,10 @@ impl Live {
         // An armed gate must never hold teardown (e.g. `stop` armed by a scenario that failed
         // before releasing it).
         self.gates.release_all();
-        let model = self.model.finish(&self.redactor);
+        let (name, redactor) = (&self.info.name, &self.redactor);
+        let model = self.model.finish_scenario(redactor, passed, &|message| {
+            progress(name, redactor, message)
+        });
         let agents = self
             .agents
             .finish(passed && model.is_ok(), &self.redactor)

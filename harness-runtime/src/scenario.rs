@@ -31,6 +31,9 @@ pub struct ScenarioOptions {
     /// `isolation = "server"` refuses a shared server even under `LIVE_ISOLATION=shared`;
     /// `"shared"` opts in without it. `None` follows `LIVE_ISOLATION`.
     pub isolation: Option<Isolation>,
+    /// `cassette`: a real-model scenario whose model traffic is recorded to and replayed from
+    /// `cassettes/<topic>__<fn>.json` (see `LIVE_CASSETTE`).
+    pub cassette: bool,
 }
 
 impl ScenarioOptions {
@@ -42,6 +45,7 @@ impl ScenarioOptions {
         agent: AgentKind::OpenCode,
         gates: &[],
         isolation: None,
+        cassette: false,
     };
 }
 

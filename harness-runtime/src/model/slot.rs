@@ -4,9 +4,13 @@ use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
+use std::sync::Arc;
+
 use super::error::ModelError;
 use super::scripted_model::ScriptedModel;
 use super::server::{self, ServerGuard};
+use crate::cassette::ModelPlan;
+use crate::redact::Redactor;
 
 /// The provider id OpenCode's config uses for the scripted model.
 pub const PROVIDER_ID: &str = "scripted";
@@ -24,6 +28,10 @@ struct Running {
 #[derive(Debug, Default)]
 pub struct ModelSlot {
     running: OnceLock<Running>,
+    /// How this scenario's model is served (scripted unless the runner says otherwise).
+    plan: ModelPlan,
+    /// `<topic>::<fn>`, for the cassette and the command that re-records it.
+    scenario: String,
 }
 
 impl ModelSlot {
@@ -55,6 +63,55 @@ impl ModelSlot {
             Err(error) => panic!("{error}"),
         };
         config(&model.base_url(), permission)
+    }
+
+    /// Sets how the scenario's model is served, before first use (`Live::new` does, with the
+    /// plan the runner resolved for the scenario `scenario`).
+    pub(crate) fn set_plan(&mut self, plan: ModelPlan, scenario: &str) {
+        self.plan = plan;
+        self.scenario = scenario.to_string();
+    }
+
+    /// The plan set by [`set_plan`](Self::set_plan).
+    pub(crate) fn plan(&self) -> &ModelPlan {
+        &self.plan
+    }
+
+    /// Replay: loads the plan's cassette, starts the server serving it, and returns the
+    /// OpenCode config pointing at it (the recorded model's name and entry, `permission`).
+    pub(crate) fn replay_config(
+        &mut self,
+        permission: Value,
+        redactor: &Arc<Redactor>,
+    ) -> Result<Value, ModelError> {
+        let _ = (permission, redactor, &self.scenario);
+        todo!("cassette replay")
+    }
+
+    /// Record: starts the relay to the real provider of `user_config` (already adapted to the
+    /// scenario: permission, `model`), and returns that config with the provider's base URL
+    /// pointing at the relay and its credentials removed (the relay adds them upstream).
+    pub(crate) fn record_config(
+        &mut self,
+        user_config: Value,
+        redactor: &Arc<Redactor>,
+    ) -> Result<Value, ModelError> {
+        let _ = (user_config, redactor);
+        todo!("cassette record")
+    }
+
+    /// Ends the model's part of a scenario run by the runner: [`finish`](Self::finish), then per
+    /// plan: record writes the cassette (as pending when `passed` is false, saying so through
+    /// `progress`); replay fails on a request that matched nothing, naming the field that
+    /// differs and the command that re-records.
+    pub(crate) fn finish_scenario(
+        &mut self,
+        redactor: &Redactor,
+        passed: bool,
+        progress: &dyn Fn(&str),
+    ) -> Result<(), String> {
+        let _ = (passed, progress);
+        self.finish(redactor)
     }
 
     /// Ends the model's part of the scenario: an unanswered request fails it, with a summary

@@ -1,0 +1,11 @@
+//! Model cassettes: a real model's traffic recorded once, replayed deterministically.
+//!
+//! A scenario marked `cassette` runs in one of three model modes, decided per scenario by
+//! [`plan`]: replay (its cassette exists), record (`LIVE_CASSETTE=record` with the real-model
+//! variables), or live (the real model, nothing recorded). The model server (`crate::model`)
+//! serves a replay and relays a recording; this module owns the file, its format and the
+//! matching of requests.
+
+mod plan;
+
+pub(crate) use plan::{ModelPlan, plan};
