@@ -84,6 +84,10 @@ fn render(func: &ItemFn, options: &Options) -> TokenStream {
             .push(quote! { isolation: ::core::option::Option::Some(#krate::Isolation::#variant), });
     }
 
+    if options.cassette.is_some() {
+        fields.push(quote! { cassette: true, });
+    }
+
     // Spanned at the function's name, so insta's `line!()` inside reports the line `line` holds.
     let snapshot_assertion = respan(quote!(#krate::snapshot_assertion!()), ident.span());
 
@@ -178,6 +182,33 @@ mod tests {
             out.contains("snapshot_assertion : :: harness_runtime :: snapshot_assertion ! ()"),
             "{out}"
         );
+        assert!(!out.contains("compile_error"), "{out}");
+    }
+
+    #[test]
+    fn cassette_is_emitted_only_when_given() {
+        let item = quote!(
+            async fn probe(live: &mut Live) {}
+        );
+        let out = expand(quote!(cassette, timeout = "600s"), item.clone());
+        assert!(out.contains("cassette : true"), "{out}");
+        assert!(!out.contains("compile_error"), "{out}");
+        let out = expand(quote!(timeout = "600s"), item);
+        assert!(!out.contains("cassette"), "{out}");
+    }
+
+    #[test]
+    fn cassette_takes_no_value_and_no_fixture() {
+        let item = quote!(
+            async fn probe(live: &mut Live) {}
+        );
+        let out = expand(quote!(cassette = true), item.clone());
+        assert!(out.contains("compile_error"), "{out}");
+        assert!(out.contains("takes no value"), "{out}");
+        let out = expand(quote!(agent = "fixture", cassette), item.clone());
+        assert!(out.contains("the fixture agent never sends"), "{out}");
+        assert!(!out.contains("submit"), "{out}");
+        let out = expand(quote!(agent = "opencode", cassette), item);
         assert!(!out.contains("compile_error"), "{out}");
     }
 

@@ -16,7 +16,9 @@ use proc_macro::TokenStream;
 /// `R` is `()` or `Result<(), E>` with `E: Debug`. Options, all optional:
 /// `timeout = "90s"`, `requires = ["VAR", ...]`, `ignore = "reason"`,
 /// `agent = "opencode" | "fixture"`, `gate = "abort"` or `gate = ["abort", "stop"]`,
-/// `isolation = "server" | "shared"`, `crate = "path::to::harness_runtime"`.
+/// `isolation = "server" | "shared"`, `cassette` (a bare flag: the real model, recorded to and
+/// replayed from `cassettes/<topic>__<fn>.json`; not with `agent = "fixture"`),
+/// `crate = "path::to::harness_runtime"`.
 #[proc_macro_attribute]
 pub fn live_agent_test(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::live_agent_test(args.into(), item.into()).into()

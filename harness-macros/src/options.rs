@@ -17,6 +17,7 @@ const NAMES: &[&str] = &[
     "agent",
     "gate",
     "isolation",
+    "cassette",
     "crate",
 ];
 
@@ -57,10 +58,13 @@ pub(crate) struct Options {
     pub(crate) agent: Option<Agent>,
     pub(crate) gates: Option<Vec<LitStr>>,
     pub(crate) isolation: Option<Isolation>,
+    /// The bare `cassette` flag, by its name (the span a conflict is reported on).
+    pub(crate) cassette: Option<Ident>,
     pub(crate) krate: Option<syn::Path>,
 }
 
-/// One `name = value` (or a bare `name`, which is always an error, reported with its span).
+/// One `name = value`, or a bare `name` (a flag such as `cassette`; for any other option an
+/// error, reported with its span).
 struct Arg {
     name: Ident,
     value: Option<Expr>,
@@ -104,6 +108,12 @@ impl Parse for Options {
                 }
             }
         }
+        if let Some(error) = options.conflict() {
+            match &mut errors {
+                Some(all) => all.combine(error),
+                None => errors = Some(error),
+            }
+        }
         match errors {
             Some(error) => Err(error),
             None => Ok(options),
@@ -112,8 +122,30 @@ impl Parse for Options {
 }
 
 impl Options {
+    /// An error for options that cannot go together, on the flag that makes them clash.
+    fn conflict(&self) -> Option<syn::Error> {
+        let cassette = self.cassette.as_ref()?;
+        (self.agent == Some(Agent::Fixture)).then(|| {
+            syn::Error::new(
+                cassette.span(),
+                "`cassette` records and replays a real model's traffic, which the fixture \
+                 agent never sends: remove `cassette` or `agent = \"fixture\"`",
+            )
+        })
+    }
+
     /// Sets one option from its argument, validating the value.
     fn set(&mut self, name: &str, arg: &Arg) -> syn::Result<()> {
+        if name == "cassette" {
+            if let Some(value) = &arg.value {
+                return Err(syn::Error::new(
+                    value.span(),
+                    "`cassette` is a flag and takes no value: write `cassette` alone",
+                ));
+            }
+            self.cassette = Some(arg.name.clone());
+            return Ok(());
+        }
         let Some(value) = &arg.value else {
             return Err(syn::Error::new(
                 arg.name.span(),

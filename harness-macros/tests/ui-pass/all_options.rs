@@ -20,6 +20,11 @@ async fn unit_return(_live: &mut harness_runtime::Live) {}
 #[live_agent_test(isolation = "shared")]
 async fn opts_into_sharing(_live: &mut Live) {}
 
+#[live_agent_test(cassette, timeout = "600s", requires = ["TEST_OLLAMA_MODEL"])]
+async fn records_and_replays(live: &mut Live) {
+    assert!(live.options().cassette);
+}
+
 #[live_agent_test(gate = "before_prompt")]
 async fn anyhow_return(_: &mut Live) -> anyhow::Result<()> {
     Ok(())
@@ -39,4 +44,5 @@ fn main() {
     let _ = anyhow_return;
     let _ = through_a_reexport;
     let _ = opts_into_sharing;
+    let _ = records_and_replays;
 }
