@@ -15,8 +15,8 @@ pub(crate) use foreign::{insta_overwrites, path_var};
 pub(crate) use internal::{FixtureAgentEnv, Role, in_helper_role, role};
 pub(crate) use names::*;
 pub(crate) use rule::{Flaw, raw, text};
-pub use user::{Isolation, scaled};
 pub(crate) use user::{
-    check_all, fixture_bin, isolation, keep_roots, opencode_bin, snapshot_dir, strict,
-    strict_setting, timeout_scale,
+    CassetteMode, cassette_dir, cassette_mode, check_all, fixture_bin, isolation, keep_roots,
+    opencode_bin, snapshot_dir, strict, strict_setting, timeout_scale,
 };
+pub use user::{Isolation, scaled};

@@ -19,6 +19,10 @@ pub(crate) const OPENCODE_BIN: &str = "LIVE_OPENCODE_BIN";
 pub(crate) const FIXTURE_BIN: &str = "LIVE_FIXTURE_BIN";
 /// `LIVE_SNAPSHOT_DIR`: where snapshots are read and written, instead of `<test crate>/snapshots`.
 pub(crate) const SNAPSHOT_DIR: &str = "LIVE_SNAPSHOT_DIR";
+/// `LIVE_CASSETTE=auto|replay|record|live`: how `cassette` scenarios get their model.
+pub(crate) const CASSETTE: &str = "LIVE_CASSETTE";
+/// `LIVE_CASSETTE_DIR`: where cassettes are read and written, instead of `<test crate>/cassettes`.
+pub(crate) const CASSETTE_DIR: &str = "LIVE_CASSETTE_DIR";
 /// `OPENCODE_CONFIG_CONTENT`: the user's OpenCode config of a real-model scenario (and the
 /// variable every agent gets its config through).
 pub(crate) const CONFIG_CONTENT: &str = "OPENCODE_CONFIG_CONTENT";

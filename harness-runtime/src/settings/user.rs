@@ -18,6 +18,31 @@ pub enum Isolation {
     Shared,
 }
 
+/// How a `cassette` scenario gets its model (`LIVE_CASSETTE`); other scenarios ignore it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CassetteMode {
+    /// Replay the cassette when it exists, else the real model (the default).
+    Auto,
+    /// Replay the cassette; a missing one fails the scenario.
+    Replay,
+    /// Record a new cassette from the real model.
+    Record,
+    /// The real model, whether a cassette exists or not; nothing is recorded.
+    Live,
+}
+
+impl CassetteMode {
+    /// The variable's value for this mode.
+    pub(crate) const fn value(self) -> &'static str {
+        match self {
+            CassetteMode::Auto => "auto",
+            CassetteMode::Replay => "replay",
+            CassetteMode::Record => "record",
+            CassetteMode::Live => "live",
+        }
+    }
+}
+
 const TIMEOUT_SCALE: Setting<f64> = Setting {
     name: names::TIMEOUT_SCALE,
     expected: "a positive number such as 2 or 1.5",
@@ -68,6 +93,27 @@ const SNAPSHOT_DIR: Setting<PathBuf> = Setting {
     parse: path,
 };
 
+const CASSETTE: Setting<CassetteMode> = Setting {
+    name: names::CASSETTE,
+    expected: "`auto` (the default), `replay`, `record` or `live`",
+    parse: |text| {
+        [
+            CassetteMode::Auto,
+            CassetteMode::Replay,
+            CassetteMode::Record,
+            CassetteMode::Live,
+        ]
+        .into_iter()
+        .find(|mode| mode.value() == text)
+    },
+};
+
+const CASSETTE_DIR: Setting<PathBuf> = Setting {
+    name: names::CASSETTE_DIR,
+    expected: "a directory such as `cassettes` (a relative one is taken from the test crate's root)",
+    parse: path,
+};
+
 /// Every user setting, checked before any trial: a mistake is reported at once, not when the
 /// scenario that reads it runs (or, for a flag, never, running lax).
 pub(crate) fn check_all() -> Result<(), Vec<InvalidSetting>> {
@@ -79,6 +125,8 @@ pub(crate) fn check_all() -> Result<(), Vec<InvalidSetting>> {
         OPENCODE_BIN.read().err(),
         FIXTURE_BIN.read().err(),
         SNAPSHOT_DIR.read().err(),
+        CASSETTE.read().err(),
+        CASSETTE_DIR.read().err(),
     ]
     .into_iter()
     .flatten()
@@ -135,6 +183,16 @@ pub(crate) fn fixture_bin() -> Result<Option<PathBuf>, InvalidSetting> {
 /// `LIVE_SNAPSHOT_DIR`, if set.
 pub(crate) fn snapshot_dir() -> Result<Option<PathBuf>, InvalidSetting> {
     SNAPSHOT_DIR.read()
+}
+
+/// `LIVE_CASSETTE`; `Auto` when unset.
+pub(crate) fn cassette_mode() -> Result<CassetteMode, InvalidSetting> {
+    Ok(CASSETTE.read()?.unwrap_or(CassetteMode::Auto))
+}
+
+/// `LIVE_CASSETTE_DIR`, if set.
+pub(crate) fn cassette_dir() -> Result<Option<PathBuf>, InvalidSetting> {
+    CASSETTE_DIR.read()
 }
 
 #[cfg(test)]
@@ -209,7 +267,7 @@ mod tests {
     /// Path settings follow the rule too: an empty `LIVE_OPENCODE_BIN` used to mean "unset".
     #[test]
     fn paths_refuse_empty_and_padded_values() {
-        for setting in [&OPENCODE_BIN, &FIXTURE_BIN, &SNAPSHOT_DIR] {
+        for setting in [&OPENCODE_BIN, &FIXTURE_BIN, &SNAPSHOT_DIR, &CASSETTE_DIR] {
             assert_eq!(
                 setting.test_read("some/where"),
                 Ok(Some(PathBuf::from("some/where")))
@@ -228,5 +286,37 @@ mod tests {
                     .starts_with(&format!("{name} has leading or trailing whitespace"))
             );
         }
+    }
+
+    #[test]
+    fn cassette_modes_are_the_four_words_unpadded() {
+        assert_eq!(CASSETTE.parse_raw(None), Ok(None));
+        for mode in [
+            CassetteMode::Auto,
+            CassetteMode::Replay,
+            CassetteMode::Record,
+            CassetteMode::Live,
+        ] {
+            assert_eq!(CASSETTE.test_read(mode.value()), Ok(Some(mode)));
+        }
+        for other in ["Replay", "play", "1", "on"] {
+            assert_eq!(
+                CASSETTE.test_read(other).unwrap_err(),
+                "LIVE_CASSETTE must be `auto` (the default), `replay`, `record` or `live`",
+                "{other}"
+            );
+        }
+        assert!(
+            CASSETTE
+                .test_read("record\n")
+                .unwrap_err()
+                .contains("LIVE_CASSETTE has leading or trailing whitespace")
+        );
+        assert!(
+            CASSETTE
+                .test_read("")
+                .unwrap_err()
+                .contains("LIVE_CASSETTE is empty")
+        );
     }
 }
