@@ -66,9 +66,15 @@ impl Live {
         // Diagnostics name programs under the checkout (the test binary re-executed as the
         // fixture agent, `node_modules/.bin/opencode`): where a user cloned is not evidence.
         redactor.add_path(&info.manifest_dir, "[crate]");
+        let mut model = crate::model::ModelSlot::default();
+        // The runner resolved the same plan before this context and failed the scenario on an
+        // error; a context made by hand (`testing::live`) falls back to the scripted model.
+        let plan = crate::cassette::plan(&info.options, &info.name, &info.manifest_dir)
+            .unwrap_or_default();
+        model.set_plan(plan, &info.name);
         Self {
             evidence: Evidence::new(redactor.clone()),
-            model: Default::default(),
+            model,
             agents: Default::default(),
             fixture: Default::default(),
             // The attribute's gate names were validated at compile time by the macro.
@@ -135,6 +141,11 @@ impl Live {
     /// fixture agent, per the scenario's `agent` option) in its own isolated root, pointed at the
     /// scripted model (or at `OPENCODE_CONFIG_CONTENT` when the scenario requires it), and
     /// waits until it answers.
+    ///
+    /// A scenario marked `#[live_agent_test(cassette)]` gets the real model instead, served as
+    /// `LIVE_CASSETTE` says: replayed from `cassettes/<topic>__<fn>.json` when it exists (no
+    /// model variables needed), else the real model of `TEST_OLLAMA_MODEL` and
+    /// `OPENCODE_CONFIG_CONTENT` (recorded into that file under `LIVE_CASSETTE=record`).
     pub async fn opencode(&mut self) -> Result<Agent, ProvisionError> {
         self.opencode_with(AgentOptions::default()).await
     }

@@ -8,4 +8,6 @@
 
 mod plan;
 
-pub(crate) use plan::{ModelPlan, plan};
+#[cfg(test)]
+pub(crate) use plan::{CassetteSettings, resolve};
+pub(crate) use plan::{ModelPlan, Resolution, plan, record_command, resolution};

@@ -1,8 +1,16 @@
 //! Which model a scenario talks to: scripted, live, record or replay.
+//!
+//! Scenarios without `cassette` ignore `LIVE_CASSETTE`: scripted, or live when they require
+//! `OPENCODE_CONFIG_CONTENT`. A `cassette` scenario's plan follows `LIVE_CASSETTE` and whether
+//! its cassette exists; which variables it then needs is the runner's part.
 
 use std::path::{Path, PathBuf};
 
 use crate::scenario::ScenarioOptions;
+use crate::settings::{self, CassetteMode};
+
+/// The folder below the test crate that holds cassettes, beside `snapshots/`.
+const DEFAULT_DIR: &str = "cassettes";
 
 /// How the scenario's model is served.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -24,17 +32,445 @@ pub(crate) enum ModelPlan {
     },
 }
 
-/// The plan of the scenario `name` (`<topic>::<fn>`) of the crate at `manifest_dir`.
+/// What `LIVE_CASSETTE` and `LIVE_CASSETTE_DIR` say.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct CassetteSettings {
+    pub(crate) mode: CassetteMode,
+    /// The cassette folder; relative to the test crate's root, `cassettes` when unset.
+    pub(crate) dir: Option<PathBuf>,
+}
+
+impl CassetteSettings {
+    /// The settings of this process's environment (an invalid value is the error naming it;
+    /// the runner reported it before any trial).
+    fn from_env() -> Result<Self, String> {
+        let mode = settings::cassette_mode().map_err(|invalid| invalid.to_string())?;
+        let dir = settings::cassette_dir().map_err(|invalid| invalid.to_string())?;
+        Ok(CassetteSettings { mode, dir })
+    }
+}
+
+/// A scenario's plan and, for a `cassette` scenario, how it came about: its progress line and
+/// the hint a skip gives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Resolution {
+    pub(crate) plan: ModelPlan,
+    /// `None` for a scenario without `cassette`.
+    cassette: Option<Cassette>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Cassette {
+    mode: CassetteMode,
+    /// Whether the file existed when the plan was made.
+    found: bool,
+    /// The file as the reader is shown it (see [`shown`]).
+    shown: String,
+    /// `<topic>::<fn>`, for the command that records it.
+    scenario: String,
+}
+
+impl Resolution {
+    /// Whether the scenario is marked `cassette` (its model variables follow the plan).
+    pub(crate) fn is_cassette(&self) -> bool {
+        self.cassette.is_some()
+    }
+
+    /// The one line a `cassette` scenario prints at its start: which model it talks to.
+    pub(crate) fn progress_line(&self) -> Option<String> {
+        let cassette = self.cassette.as_ref()?;
+        let shown = &cassette.shown;
+        Some(match &self.plan {
+            ModelPlan::Replay { .. } => format!("model: replay {shown}"),
+            ModelPlan::Record { .. } => format!("model: record → {shown}"),
+            ModelPlan::Live if cassette.mode == CassetteMode::Live => {
+                format!("model: live ({}=live)", settings::CASSETTE)
+            }
+            ModelPlan::Live => format!("model: live (no cassette at {shown})"),
+            ModelPlan::Scripted => unreachable!("a cassette scenario is never scripted"),
+        })
+    }
+
+    /// For a scenario that went live only because its cassette is missing (`LIVE_CASSETTE=auto`):
+    /// where the cassette would be and how to record it, for the reason it is skipped.
+    pub(crate) fn missing_cassette_hint(&self) -> Option<String> {
+        let cassette = self.cassette.as_ref()?;
+        (cassette.mode == CassetteMode::Auto && !cassette.found).then(|| {
+            format!(
+                "no cassette at {}; record one with `{}`",
+                cassette.shown,
+                record_command(&cassette.scenario)
+            )
+        })
+    }
+}
+
+/// The plan of the scenario `name` (`<topic>::<fn>`) of the crate at `manifest_dir`; an error
+/// (`LIVE_CASSETTE=replay` without a cassette) fails the scenario with its message.
 pub(crate) fn plan(
     options: &ScenarioOptions,
     name: &str,
     manifest_dir: &Path,
 ) -> Result<ModelPlan, String> {
-    let _ = (name, manifest_dir);
-    let real = options.requires.contains(&crate::settings::CONFIG_CONTENT);
-    Ok(if real {
-        ModelPlan::Live
-    } else {
-        ModelPlan::Scripted
+    resolution(options, name, manifest_dir).map(|resolved| resolved.plan)
+}
+
+/// [`plan`] with how it came about, from this process's environment.
+pub(crate) fn resolution(
+    options: &ScenarioOptions,
+    name: &str,
+    manifest_dir: &Path,
+) -> Result<Resolution, String> {
+    resolve(options, name, manifest_dir, CassetteSettings::from_env)
+}
+
+/// [`resolution`] with the settings given (read only for a `cassette` scenario); the file's
+/// presence is looked up on disk.
+pub(crate) fn resolve(
+    options: &ScenarioOptions,
+    name: &str,
+    manifest_dir: &Path,
+    settings: impl FnOnce() -> Result<CassetteSettings, String>,
+) -> Result<Resolution, String> {
+    if !options.cassette {
+        let real = options.requires.contains(&settings::CONFIG_CONTENT);
+        let plan = if real {
+            ModelPlan::Live
+        } else {
+            ModelPlan::Scripted
+        };
+        return Ok(Resolution {
+            plan,
+            cassette: None,
+        });
+    }
+    let settings = settings()?;
+    let file = format!("{}.json", stem(name));
+    let path = match &settings.dir {
+        Some(dir) => manifest_dir.join(dir),
+        None => manifest_dir.join(DEFAULT_DIR),
+    }
+    .join(&file);
+    let shown = shown(&path, manifest_dir, &file);
+    // `try_exists`: a folder that cannot be read is an error to see, not a missing cassette.
+    let found = path
+        .try_exists()
+        .map_err(|e| format!("could not check for the cassette at {shown}: {e}"))?;
+    let plan = match settings.mode {
+        CassetteMode::Auto if found => ModelPlan::Replay { path },
+        CassetteMode::Auto | CassetteMode::Live => ModelPlan::Live,
+        CassetteMode::Replay if found => ModelPlan::Replay { path },
+        CassetteMode::Replay => {
+            return Err(format!(
+                "{}=replay, but there is no cassette at {shown}: record one with `{}`, or unset \
+                 {} to run the real model when the cassette is missing",
+                settings::CASSETTE,
+                record_command(name),
+                settings::CASSETTE,
+            ));
+        }
+        CassetteMode::Record => ModelPlan::Record { path },
+    };
+    Ok(Resolution {
+        plan,
+        cassette: Some(Cassette {
+            mode: settings.mode,
+            found,
+            shown,
+            scenario: name.to_string(),
+        }),
     })
+}
+
+/// `<topic>::<fn>` → `<topic>__<fn>`: the snapshot's stem, so a cassette sits beside its
+/// snapshot's name.
+fn stem(scenario: &str) -> String {
+    scenario.replace("::", "__")
+}
+
+/// The cassette `path` as messages show it: relative to the test crate when below it (stable
+/// across clones), else `$LIVE_CASSETTE_DIR/<file>` (a folder elsewhere is the user's, often a
+/// temp dir: volatile).
+fn shown(path: &Path, manifest_dir: &Path, file: &str) -> String {
+    match path.strip_prefix(manifest_dir) {
+        Ok(relative) => relative.display().to_string(),
+        Err(_) => format!("${}/{file}", settings::CASSETTE_DIR),
+    }
+}
+
+/// The command that records the scenario `name`'s cassette:
+/// `LIVE_CASSETTE=record cargo test --test <target> -- <name> --exact`.
+pub(crate) fn record_command(name: &str) -> String {
+    let exe = std::env::current_exe().ok();
+    let stem = exe
+        .as_deref()
+        .and_then(Path::file_stem)
+        .and_then(|s| s.to_str())
+        .unwrap_or("<target>");
+    format!(
+        "{}=record cargo test --test {} -- {name} --exact",
+        settings::CASSETTE,
+        test_target(stem)
+    )
+}
+
+/// The test target of a test binary's file stem: cargo names it `<target>-<16 hex digits>`.
+fn test_target(stem: &str) -> &str {
+    match stem.rsplit_once('-') {
+        Some((target, hash))
+            if !target.is_empty()
+                && hash.len() == 16
+                && hash.chars().all(|c| c.is_ascii_hexdigit()) =>
+        {
+            target
+        }
+        _ => stem,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NAME: &str = "probes::basic_turn";
+
+    fn cassette_options() -> ScenarioOptions {
+        ScenarioOptions {
+            cassette: true,
+            ..ScenarioOptions::DEFAULT
+        }
+    }
+
+    fn with(mode: CassetteMode) -> impl FnOnce() -> Result<CassetteSettings, String> {
+        move || Ok(CassetteSettings { mode, dir: None })
+    }
+
+    /// A test crate with (or without) the scenario's cassette.
+    fn crate_dir(with_cassette: bool) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        if with_cassette {
+            std::fs::create_dir(dir.path().join("cassettes")).unwrap();
+            std::fs::write(dir.path().join("cassettes/probes__basic_turn.json"), "{}").unwrap();
+        }
+        dir
+    }
+
+    const MODES: [CassetteMode; 4] = [
+        CassetteMode::Auto,
+        CassetteMode::Replay,
+        CassetteMode::Record,
+        CassetteMode::Live,
+    ];
+
+    #[test]
+    fn every_mode_with_and_without_the_cassette() {
+        for found in [true, false] {
+            let dir = crate_dir(found);
+            let path = dir.path().join("cassettes/probes__basic_turn.json");
+            for mode in MODES {
+                let resolved = resolve(&cassette_options(), NAME, dir.path(), with(mode));
+                let expected = match (mode, found) {
+                    (CassetteMode::Auto | CassetteMode::Replay, true) => {
+                        Ok(ModelPlan::Replay { path: path.clone() })
+                    }
+                    (CassetteMode::Auto | CassetteMode::Live, _) => Ok(ModelPlan::Live),
+                    (CassetteMode::Record, _) => Ok(ModelPlan::Record { path: path.clone() }),
+                    (CassetteMode::Replay, false) => Err(()),
+                };
+                assert_eq!(
+                    resolved.as_ref().map(|r| r.plan.clone()).map_err(|_| ()),
+                    expected,
+                    "{mode:?}, cassette found: {found}: {resolved:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn replay_without_a_cassette_says_where_and_how_to_record() {
+        let dir = crate_dir(false);
+        let error = resolve(
+            &cassette_options(),
+            NAME,
+            dir.path(),
+            with(CassetteMode::Replay),
+        )
+        .unwrap_err();
+        assert!(
+            error.starts_with(
+                "LIVE_CASSETTE=replay, but there is no cassette at \
+                 cassettes/probes__basic_turn.json: record one with \
+                 `LIVE_CASSETTE=record cargo test --test "
+            ),
+            "{error}"
+        );
+        assert!(
+            error.contains(" -- probes::basic_turn --exact`, or unset LIVE_CASSETTE"),
+            "{error}"
+        );
+        assert!(!error.contains(&*dir.path().to_string_lossy()), "{error}");
+    }
+
+    #[test]
+    fn a_pending_recording_is_not_a_cassette() {
+        let dir = crate_dir(false);
+        std::fs::create_dir(dir.path().join("cassettes")).unwrap();
+        std::fs::write(
+            dir.path().join("cassettes/probes__basic_turn.json.pending"),
+            "{}",
+        )
+        .unwrap();
+        let resolved = resolve(
+            &cassette_options(),
+            NAME,
+            dir.path(),
+            with(CassetteMode::Auto),
+        );
+        assert_eq!(resolved.unwrap().plan, ModelPlan::Live);
+    }
+
+    #[test]
+    fn progress_lines_name_the_mode_and_the_file() {
+        let line = |found: bool, mode: CassetteMode| {
+            let dir = crate_dir(found);
+            resolve(&cassette_options(), NAME, dir.path(), with(mode))
+                .unwrap()
+                .progress_line()
+                .unwrap()
+        };
+        assert_eq!(
+            line(true, CassetteMode::Auto),
+            "model: replay cassettes/probes__basic_turn.json"
+        );
+        assert_eq!(
+            line(true, CassetteMode::Replay),
+            "model: replay cassettes/probes__basic_turn.json"
+        );
+        assert_eq!(
+            line(true, CassetteMode::Record),
+            "model: record → cassettes/probes__basic_turn.json"
+        );
+        assert_eq!(
+            line(true, CassetteMode::Live),
+            "model: live (LIVE_CASSETTE=live)"
+        );
+        assert_eq!(
+            line(false, CassetteMode::Auto),
+            "model: live (no cassette at cassettes/probes__basic_turn.json)"
+        );
+    }
+
+    #[test]
+    fn only_auto_without_a_cassette_hints_at_recording() {
+        for found in [true, false] {
+            let dir = crate_dir(found);
+            for mode in MODES {
+                let Ok(resolved) = resolve(&cassette_options(), NAME, dir.path(), with(mode))
+                else {
+                    continue;
+                };
+                let hint = resolved.missing_cassette_hint();
+                if mode == CassetteMode::Auto && !found {
+                    let hint = hint.unwrap();
+                    assert!(
+                        hint.starts_with(
+                            "no cassette at cassettes/probes__basic_turn.json; record one with \
+                             `LIVE_CASSETTE=record cargo test --test "
+                        ),
+                        "{hint}"
+                    );
+                    assert!(hint.ends_with(" -- probes::basic_turn --exact`"), "{hint}");
+                } else {
+                    assert_eq!(hint, None, "{mode:?}, found: {found}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn scenarios_without_cassette_ignore_the_settings() {
+        let dir = crate_dir(true);
+        let read = || -> Result<CassetteSettings, String> {
+            panic!("the settings of a scenario without `cassette` were read")
+        };
+        let scripted = resolve(&ScenarioOptions::DEFAULT, NAME, dir.path(), read).unwrap();
+        assert_eq!(scripted.plan, ModelPlan::Scripted);
+        assert!(!scripted.is_cassette());
+        assert_eq!(scripted.progress_line(), None);
+        assert_eq!(scripted.missing_cassette_hint(), None);
+        let real = ScenarioOptions {
+            requires: &["TEST_OLLAMA_MODEL", "OPENCODE_CONFIG_CONTENT"],
+            ..ScenarioOptions::DEFAULT
+        };
+        let live = resolve(&real, NAME, dir.path(), read).unwrap();
+        assert_eq!(live.plan, ModelPlan::Live);
+        assert_eq!(live.progress_line(), None);
+    }
+
+    #[test]
+    fn an_invalid_setting_is_the_error() {
+        let dir = crate_dir(true);
+        let error = resolve(&cassette_options(), NAME, dir.path(), || {
+            Err("LIVE_CASSETTE must be …".to_string())
+        })
+        .unwrap_err();
+        assert_eq!(error, "LIVE_CASSETTE must be …");
+    }
+
+    #[test]
+    fn the_cassette_dir_moves_the_file_and_shows_as_the_variable_outside_the_crate() {
+        let dir = crate_dir(false);
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::write(elsewhere.path().join("probes__basic_turn.json"), "{}").unwrap();
+        let settings = CassetteSettings {
+            mode: CassetteMode::Auto,
+            dir: Some(elsewhere.path().to_path_buf()),
+        };
+        let resolved = resolve(&cassette_options(), NAME, dir.path(), || Ok(settings)).unwrap();
+        assert_eq!(
+            resolved.plan,
+            ModelPlan::Replay {
+                path: elsewhere.path().join("probes__basic_turn.json")
+            }
+        );
+        assert_eq!(
+            resolved.progress_line().unwrap(),
+            "model: replay $LIVE_CASSETTE_DIR/probes__basic_turn.json"
+        );
+        // A relative folder is taken from the test crate's root, and shown relative to it.
+        let settings = CassetteSettings {
+            mode: CassetteMode::Record,
+            dir: Some("recorded/here".into()),
+        };
+        let resolved = resolve(&cassette_options(), NAME, dir.path(), || Ok(settings)).unwrap();
+        assert_eq!(
+            resolved.plan,
+            ModelPlan::Record {
+                path: dir.path().join("recorded/here/probes__basic_turn.json")
+            }
+        );
+        assert_eq!(
+            resolved.progress_line().unwrap(),
+            "model: record → recorded/here/probes__basic_turn.json"
+        );
+    }
+
+    /// As `evidence`'s snapshot stem: `snapshots/probes__basic_turn.snap` beside
+    /// `cassettes/probes__basic_turn.json`.
+    #[test]
+    fn the_stem_is_the_snapshots() {
+        assert_eq!(stem("probes::basic_turn"), "probes__basic_turn");
+        assert_eq!(stem("a::b::c"), "a__b__c");
+        assert_eq!(stem("top"), "top");
+    }
+
+    #[test]
+    fn the_test_target_drops_cargos_hash_only() {
+        assert_eq!(test_target("live-0123456789abcdef"), "live");
+        assert_eq!(test_target("my-suite-0123456789ABCDEF"), "my-suite");
+        assert_eq!(test_target("selftest-scenarios"), "selftest-scenarios");
+        assert_eq!(test_target("live-0123"), "live-0123");
+        assert_eq!(test_target("-0123456789abcdef"), "-0123456789abcdef");
+        assert_eq!(test_target("live"), "live");
+    }
 }

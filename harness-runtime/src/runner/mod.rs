@@ -1,5 +1,6 @@
 //! The libtest-mimic runner: one trial per scenario, a tokio runtime and a ceiling each.
 
+mod admission;
 pub(crate) mod descriptor;
 mod entry;
 mod order;

@@ -7,10 +7,12 @@ use std::time::{Duration, Instant};
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
+use super::admission::{self, Admission};
 use super::panic::{self as panics, RedactorCell};
+use crate::cassette::Resolution;
 use crate::live::ScenarioInfo;
 use crate::progress::{progress, seconds};
-use crate::{Live, Scenario, requirements, settings};
+use crate::{Live, Scenario, settings};
 
 /// The scenario ceiling when the attribute gives none ("clearly stuck", before scaling).
 const DEFAULT_CEILING: Duration = Duration::from_secs(300);
@@ -47,12 +49,13 @@ impl Mode {
 ///
 /// Skips are reported at run time with their reason (`ignored, requires X: X is not set`);
 /// when listing (and under `--ignored`) the same scenarios are flagged ignored up front, so
-/// nextest, which decides from `--list`, reports them as skipped rather than passed.
+/// nextest, which decides from `--list`, reports them as skipped rather than passed. Both come
+/// from one `admission` (requirements per model plan).
 pub(crate) fn trial(scenario: &'static Scenario, mode: Mode) -> Trial {
-    let unmet = requirements::check(scenario.options.requires).is_err() && !mode.strict;
-    let skipped = scenario.options.ignore.is_some() || unmet;
-    Trial::ignorable_test(scenario.name(), move || run(scenario, mode))
-        .with_ignored_flag(skipped && (mode.list || mode.ignored))
+    let flagged = (mode.list || mode.ignored)
+        && (scenario.options.ignore.is_some()
+            || matches!(admission::admit(scenario, mode.strict), Admission::Skip(_)));
+    Trial::ignorable_test(scenario.name(), move || run(scenario, mode)).with_ignored_flag(flagged)
 }
 
 fn run(scenario: &'static Scenario, mode: Mode) -> Result<Completion, Failed> {
@@ -62,21 +65,25 @@ fn run(scenario: &'static Scenario, mode: Mode) -> Result<Completion, Failed> {
             return Ok(Completion::ignored_with(reason));
         }
     }
-    if let Err(unmet) = requirements::check(scenario.options.requires) {
-        let reason = requirements::describe(&unmet);
-        if mode.strict {
-            return Err(
-                format!("{reason} (LIVE_STRICT=1 makes a missing requirement a failure)").into(),
-            );
+    match admission::admit(scenario, mode.strict) {
+        Admission::Run(resolution) => execute(scenario, name, mode, &resolution),
+        // A missing requirement under LIVE_STRICT, recording without the real model, replaying
+        // without a cassette.
+        Admission::Fail(message) => Err(message.into()),
+        Admission::Skip(reason) => {
+            progress(&name, &format!("skipped: {reason}"));
+            Ok(Completion::ignored_with(reason))
         }
-        progress(&name, &format!("skipped: {reason}"));
-        return Ok(Completion::ignored_with(reason));
     }
-    execute(scenario, name, mode)
 }
 
 /// Runs the body under its ceiling on a fresh runtime, then always `Live::finish`.
-fn execute(scenario: &'static Scenario, name: String, mode: Mode) -> Result<Completion, Failed> {
+fn execute(
+    scenario: &'static Scenario,
+    name: String,
+    mode: Mode,
+    resolution: &Resolution,
+) -> Result<Completion, Failed> {
     let started = Instant::now();
     let cell = RedactorCell::default();
     let _panics = panics::redact_on_this_thread(cell.clone());
@@ -97,6 +104,10 @@ fn execute(scenario: &'static Scenario, name: String, mode: Mode) -> Result<Comp
     let redactor = Arc::clone(live.redactor());
     let _ = cell.set(Arc::clone(&redactor));
     progress(&name, "started");
+    // `cassette` scenarios say which model they talk to (replay, record, live, and why).
+    if let Some(line) = resolution.progress_line() {
+        progress(&name, &line);
+    }
 
     let ceiling = settings::scaled(scenario.options.timeout.unwrap_or(DEFAULT_CEILING));
     // The body is not `Send`: `block_on` drives it on this thread, the workers serve its tasks.

@@ -5,7 +5,8 @@ use std::path::Path;
 
 use libtest_mimic::Arguments;
 
-use crate::{Scenario, opencode, requirements};
+use super::admission;
+use crate::{Scenario, opencode};
 
 /// Starts the shared servers the selected scenarios will lease, in the background.
 pub(crate) fn prewarm(scenarios: &[&'static Scenario], args: &Arguments) {
@@ -30,7 +31,8 @@ pub(crate) fn prewarm(scenarios: &[&'static Scenario], args: &Arguments) {
 }
 
 /// Whether libtest will run `scenario`: its filter, `--exact`, `--skip`, ignored-ness and the
-/// scenario's requirements, as the runner decides them.
+/// scenario's requirements, as the runner decides them (strictness aside: under it a missing
+/// requirement fails instead of skipping, and runs no body either way).
 fn selected(scenario: &Scenario, args: &Arguments) -> bool {
     let name = scenario.name();
     let matches = |pattern: &str| {
@@ -48,5 +50,5 @@ fn selected(scenario: &Scenario, args: &Arguments) -> bool {
         } else {
             !ignored || args.include_ignored
         }
-        && requirements::check(scenario.options.requires).is_ok()
+        && admission::admit(scenario, false).runs()
 }
