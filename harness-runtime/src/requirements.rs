@@ -51,14 +51,13 @@ pub(crate) fn describe(unmet: &[Unmet]) -> String {
     )
 }
 
-/// Checks `requires` against the process environment.
-pub(crate) fn check(requires: &[&'static str]) -> Result<(), Vec<Unmet>> {
-    check_with(requires, settings::raw)
-}
-
-/// The value of the required variable `var`, if it meets the requirement.
-pub(crate) fn value(var: &'static str) -> Result<String, Unmet> {
-    checked(var, settings::raw(var)).map_err(|problem| Unmet { var, problem })
+/// The value of the required variable `var` in `lookup` (the environment's is
+/// `settings::raw`), if it meets the requirement.
+pub(crate) fn value_with(
+    var: &'static str,
+    lookup: impl Fn(&str) -> Option<OsString>,
+) -> Result<String, Unmet> {
+    checked(var, lookup(var)).map_err(|problem| Unmet { var, problem })
 }
 
 /// Checks `requires` against `lookup` (the environment, or a table in tests).

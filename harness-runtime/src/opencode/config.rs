@@ -1,38 +1,164 @@
 //! Which `OPENCODE_CONFIG_CONTENT` an agent gets, and which of its values are secrets.
 
+use std::ffi::OsString;
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::{AgentOptions, ProvisionError};
+use crate::cassette::{self, ModelPlan};
+use crate::model::{ModelError, ModelSlot};
 use crate::redact::Redactor;
+use crate::scenario::ScenarioOptions;
 
 /// The variable a real-model scenario supplies (and declares in `requires`).
 pub(crate) use crate::settings::CONFIG_CONTENT as CONFIG_ENV;
 
-/// Where the config comes from, in priority order: the options' explicit `config`; the
-/// environment, when the scenario `requires` it; the scripted model (`model_config`).
+/// The model side of an agent's config, per the scenario's [`ModelPlan`]: the scenario's
+/// [`ModelSlot`], or a stand-in in tests.
+pub(crate) trait ModelConfigs {
+    /// How the scenario's model is served.
+    fn plan(&self) -> &ModelPlan;
+    /// The config of the scripted model, with `permission`.
+    fn scripted(&mut self, permission: Value) -> Value;
+    /// The config of the cassette's replay, with `permission`.
+    fn replay(&mut self, permission: Value, redactor: &Arc<Redactor>) -> Result<Value, ModelError>;
+    /// `user_config` pointed at the recording relay.
+    fn record(&mut self, user_config: Value, redactor: &Arc<Redactor>)
+    -> Result<Value, ModelError>;
+}
+
+impl ModelConfigs for ModelSlot {
+    fn plan(&self) -> &ModelPlan {
+        ModelSlot::plan(self)
+    }
+
+    fn scripted(&mut self, permission: Value) -> Value {
+        self.opencode_config(permission)
+    }
+
+    fn replay(&mut self, permission: Value, redactor: &Arc<Redactor>) -> Result<Value, ModelError> {
+        self.replay_config(permission, redactor)
+    }
+
+    fn record(
+        &mut self,
+        user_config: Value,
+        redactor: &Arc<Redactor>,
+    ) -> Result<Value, ModelError> {
+        self.record_config(user_config, redactor)
+    }
+}
+
+/// Where the config comes from: the options' explicit `config` first; else the scenario's model
+/// plan: the scripted model, the user's config (`OPENCODE_CONFIG_CONTENT`, live), that config
+/// through the recording relay (record), or the cassette's replay.
 pub(crate) fn choose(
     options: &AgentOptions,
-    requires: &[&str],
-    model_config: impl FnOnce(Value) -> Value,
+    scenario: &ScenarioOptions,
+    name: &str,
+    model: &mut impl ModelConfigs,
+    redactor: &Arc<Redactor>,
+) -> Result<Value, ProvisionError> {
+    choose_with(
+        options,
+        scenario,
+        name,
+        model,
+        redactor,
+        crate::settings::raw,
+    )
+}
+
+/// [`choose`] with the environment given.
+fn choose_with(
+    options: &AgentOptions,
+    scenario: &ScenarioOptions,
+    name: &str,
+    model: &mut impl ModelConfigs,
+    redactor: &Arc<Redactor>,
+    lookup: impl Fn(&str) -> Option<OsString>,
 ) -> Result<Value, ProvisionError> {
     if let Some(config) = &options.config {
         return Ok(config.clone());
     }
-    if requires.contains(&CONFIG_ENV) {
-        let raw = crate::requirements::value(CONFIG_ENV).map_err(|unmet| {
-            ProvisionError::Config(format!("{unmet} (required by the scenario)"))
-        })?;
-        // serde_json's message names a line and column, never the content.
-        let mut config: Value = serde_json::from_str(&raw)
-            .map_err(|e| ProvisionError::Config(format!("{CONFIG_ENV} is not valid JSON: {e}")))?;
-        let model = match crate::requirements::value(MODEL_ENV) {
-            Ok(model) if requires.contains(&MODEL_ENV) => Some(model),
-            _ => None,
-        };
-        adapt_user_config(&mut config, model.as_deref(), &options.permission)?;
-        return Ok(config);
+    let permission = options.permission.clone();
+    match model.plan().clone() {
+        ModelPlan::Scripted => Ok(model.scripted(permission)),
+        ModelPlan::Live => user_config(options, scenario, &lookup),
+        ModelPlan::Record { .. } => {
+            let config = user_config(options, scenario, &lookup)?;
+            // The config handed on has its credentials removed: register them while they show.
+            register_secrets(&config, redactor);
+            model
+                .record(config, redactor)
+                .map_err(|e| cassette_error(Cassette::Record, &e, name, redactor))
+        }
+        ModelPlan::Replay { .. } => model
+            .replay(permission, redactor)
+            .map_err(|e| cassette_error(Cassette::Replay, &e, name, redactor)),
     }
-    Ok(model_config(options.permission.clone()))
+}
+
+/// The user's config of `OPENCODE_CONFIG_CONTENT`, adapted to the scenario.
+fn user_config(
+    options: &AgentOptions,
+    scenario: &ScenarioOptions,
+    lookup: &impl Fn(&str) -> Option<OsString>,
+) -> Result<Value, ProvisionError> {
+    let raw = crate::requirements::value_with(CONFIG_ENV, lookup)
+        .map_err(|unmet| ProvisionError::Config(format!("{unmet} (required by the scenario)")))?;
+    // serde_json's message names a line and column, never the content.
+    let mut config: Value = serde_json::from_str(&raw)
+        .map_err(|e| ProvisionError::Config(format!("{CONFIG_ENV} is not valid JSON: {e}")))?;
+    // A `cassette` scenario's real model is implied; others name it in `requires`.
+    let names_model = scenario.cassette || scenario.requires.contains(&MODEL_ENV);
+    let model = match crate::requirements::value_with(MODEL_ENV, lookup) {
+        Ok(model) if names_model => Some(model),
+        _ => None,
+    };
+    adapt_user_config(&mut config, model.as_deref(), &options.permission)?;
+    Ok(config)
+}
+
+/// Which side of a cassette failed.
+#[derive(Clone, Copy)]
+enum Cassette {
+    Replay,
+    Record,
+}
+
+/// A model error of a cassette plan, redacted, with what to do about it.
+fn cassette_error(
+    side: Cassette,
+    error: &ModelError,
+    name: &str,
+    redactor: &Redactor,
+) -> ProvisionError {
+    let (what, advice) = match side {
+        Cassette::Replay => (
+            "replay",
+            format!(
+                "fix the cassette or record it again with `{}`, or run the real model without \
+                 it with {}=live",
+                cassette::record_command(name),
+                crate::settings::CASSETTE,
+            ),
+        ),
+        Cassette::Record => (
+            "record",
+            format!(
+                "check the provider {MODEL_ENV} names in {CONFIG_ENV} (its `npm` package and \
+                 `options.baseURL`), or run the real model without recording with {}=live",
+                crate::settings::CASSETTE,
+            ),
+        ),
+    };
+    ProvisionError::Cassette {
+        what,
+        message: redactor.redact(&error.to_string()),
+        advice: redactor.redact(&advice),
+    }
 }
 
 /// The variable naming the real model among the config's providers.
@@ -150,18 +276,218 @@ mod tests {
         assert_eq!(config["permission"], json!({"bash": "ask"}));
     }
 
+    /// A stand-in for the slot: says which of its configs was asked for, with what.
+    struct Configs {
+        plan: ModelPlan,
+        fail: bool,
+        asked: Vec<(&'static str, Value)>,
+    }
+
+    impl Configs {
+        fn new(plan: ModelPlan) -> Self {
+            Configs {
+                plan,
+                fail: false,
+                asked: Vec::new(),
+            }
+        }
+    }
+
+    impl ModelConfigs for Configs {
+        fn plan(&self) -> &ModelPlan {
+            &self.plan
+        }
+
+        fn scripted(&mut self, permission: Value) -> Value {
+            self.asked.push(("scripted", permission.clone()));
+            json!({"scripted": permission})
+        }
+
+        fn replay(&mut self, permission: Value, _: &Arc<Redactor>) -> Result<Value, ModelError> {
+            self.asked.push(("replay", permission.clone()));
+            if self.fail {
+                return Err(ModelError::Stopped {
+                    what: "loading /home/someone/crate/cassettes/probes__basic_turn.json".into(),
+                });
+            }
+            Ok(json!({"replay": permission}))
+        }
+
+        fn record(&mut self, user: Value, _: &Arc<Redactor>) -> Result<Value, ModelError> {
+            self.asked.push(("record", user.clone()));
+            if self.fail {
+                return Err(ModelError::Stopped {
+                    what: "relaying to sk-canary-123456".into(),
+                });
+            }
+            Ok(json!({"recording": true}))
+        }
+    }
+
+    const USER_CONFIG: &str = r#"{"provider": {"ollama": {
+        "npm": "@ai-sdk/openai-compatible",
+        "options": {"apiKey": "sk-canary-123456", "baseURL": "http://10.0.0.1/v1"},
+        "models": {"gemma3:270m": {}}
+    }}}"#;
+
+    fn user_env() -> impl Fn(&str) -> Option<OsString> {
+        |var| match var {
+            "OPENCODE_CONFIG_CONTENT" => Some(USER_CONFIG.into()),
+            "TEST_OLLAMA_MODEL" => Some("gemma3:270m".into()),
+            _ => None,
+        }
+    }
+
+    const CASSETTE: ScenarioOptions = ScenarioOptions {
+        cassette: true,
+        ..ScenarioOptions::DEFAULT
+    };
+
+    fn choose_in(
+        options: &AgentOptions,
+        scenario: &ScenarioOptions,
+        configs: &mut Configs,
+        redactor: &Arc<Redactor>,
+    ) -> Result<Value, ProvisionError> {
+        choose_with(
+            options,
+            scenario,
+            "probes::basic_turn",
+            configs,
+            redactor,
+            user_env(),
+        )
+    }
+
     #[test]
     fn explicit_config_wins_then_the_model() {
+        let redactor = Arc::new(Redactor::for_scenario());
         let options = AgentOptions::default().config(json!({"a": 1}));
-        assert_eq!(
-            choose(&options, &[], |_| json!(0)).unwrap(),
-            json!({"a": 1})
-        );
+        for plan in [
+            ModelPlan::Scripted,
+            ModelPlan::Live,
+            ModelPlan::Replay {
+                path: "c.json".into(),
+            },
+        ] {
+            let mut configs = Configs::new(plan);
+            let config = choose_in(&options, &CASSETTE, &mut configs, &redactor).unwrap();
+            assert_eq!(config, json!({"a": 1}));
+            assert!(configs.asked.is_empty());
+        }
         let options = AgentOptions::default().permission(json!("ask"));
+        let mut configs = Configs::new(ModelPlan::Scripted);
         assert_eq!(
-            choose(&options, &[], |p| json!({"permission": p})).unwrap(),
-            json!({"permission": "ask"})
+            choose_in(&options, &ScenarioOptions::DEFAULT, &mut configs, &redactor).unwrap(),
+            json!({"scripted": "ask"})
         );
+    }
+
+    #[test]
+    fn each_plan_gets_its_config() {
+        let redactor = Arc::new(Redactor::for_scenario());
+        let options = AgentOptions::default().permission(json!({"bash": "ask"}));
+
+        // Live: the user's config, adapted; the model is implied by `cassette`.
+        let mut live = Configs::new(ModelPlan::Live);
+        let config = choose_in(&options, &CASSETTE, &mut live, &redactor).unwrap();
+        assert_eq!(config["model"], "ollama/gemma3:270m");
+        assert_eq!(config["permission"], json!({"bash": "ask"}));
+        assert!(live.asked.is_empty());
+
+        // Record: the same adapted config, handed to the relay; its secrets registered first.
+        let mut record = Configs::new(ModelPlan::Record {
+            path: "c.json".into(),
+        });
+        let recorded = choose_in(&options, &CASSETTE, &mut record, &redactor).unwrap();
+        assert_eq!(recorded, json!({"recording": true}));
+        assert_eq!(record.asked.len(), 1);
+        assert_eq!(record.asked[0].0, "record");
+        assert_eq!(record.asked[0].1, config);
+        assert_eq!(redactor.redact("sk-canary-123456"), "[secret]");
+
+        // Replay: the slot's config with the scenario's permission; no user config read.
+        let mut replay = Configs::new(ModelPlan::Replay {
+            path: "c.json".into(),
+        });
+        let replayed = choose_with(
+            &options,
+            &CASSETTE,
+            "probes::basic_turn",
+            &mut replay,
+            &redactor,
+            |var: &str| -> Option<OsString> { panic!("{var} was read to replay") },
+        )
+        .unwrap();
+        assert_eq!(replayed, json!({"replay": {"bash": "ask"}}));
+    }
+
+    /// Without `cassette`, the model is taken only when the scenario requires it (as before).
+    #[test]
+    fn live_without_cassette_names_the_model_only_when_required() {
+        let redactor = Arc::new(Redactor::for_scenario());
+        let only_config = ScenarioOptions {
+            requires: &["OPENCODE_CONFIG_CONTENT"],
+            ..ScenarioOptions::DEFAULT
+        };
+        let mut live = Configs::new(ModelPlan::Live);
+        let config =
+            choose_in(&AgentOptions::default(), &only_config, &mut live, &redactor).unwrap();
+        assert_eq!(config.get("model"), None);
+        let both = ScenarioOptions {
+            requires: &["TEST_OLLAMA_MODEL", "OPENCODE_CONFIG_CONTENT"],
+            ..ScenarioOptions::DEFAULT
+        };
+        let config = choose_in(&AgentOptions::default(), &both, &mut live, &redactor).unwrap();
+        assert_eq!(config["model"], "ollama/gemma3:270m");
+    }
+
+    #[test]
+    fn cassette_errors_say_what_to_do_and_show_no_secret() {
+        let redactor = Arc::new(Redactor::for_scenario());
+        redactor.add_path(std::path::Path::new("/home/someone/crate"), "[crate]");
+        let mut replay = Configs::new(ModelPlan::Replay {
+            path: "c.json".into(),
+        });
+        replay.fail = true;
+        let error =
+            choose_in(&AgentOptions::default(), &CASSETTE, &mut replay, &redactor).unwrap_err();
+        assert!(matches!(
+            error,
+            ProvisionError::Cassette { what: "replay", .. }
+        ));
+        let text = error.to_string();
+        assert!(
+            text.starts_with(
+                "could not replay the cassette: scripted model: stopped while loading \
+                 [crate]/cassettes/probes__basic_turn.json; fix the cassette or record it again \
+                 with `LIVE_CASSETTE=record cargo test --test "
+            ),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(
+                " -- probes::basic_turn --exact`, or run the real model without it with \
+                 LIVE_CASSETTE=live"
+            ),
+            "{text}"
+        );
+
+        let mut record = Configs::new(ModelPlan::Record {
+            path: "c.json".into(),
+        });
+        record.fail = true;
+        let error = choose_in(&AgentOptions::default(), &CASSETTE, &mut record, &redactor)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with(
+                "could not record the cassette: scripted model: stopped while relaying to \
+                 [secret]; check the provider TEST_OLLAMA_MODEL names in OPENCODE_CONFIG_CONTENT"
+            ),
+            "{error}"
+        );
+        assert!(!error.contains("sk-canary"), "{error}");
     }
 
     #[test]

@@ -81,6 +81,18 @@ pub enum ProvisionError {
         /// The refused operation, e.g. `stop`.
         operation: &'static str,
     },
+    /// A `cassette` scenario's model could not be served as its plan says: the cassette could
+    /// not be replayed (missing, corrupt, another format), or the relay that records it could
+    /// not start.
+    #[error("could not {what} the cassette: {message}; {advice}")]
+    Cassette {
+        /// `replay` or `record`.
+        what: &'static str,
+        /// What went wrong, redacted.
+        message: String,
+        /// What to do about it.
+        advice: String,
+    },
     /// The reaper that kills agents when the runner dies could not be started or told.
     #[error("could not hand the agent to the reaper: {0}")]
     Reaper(String),

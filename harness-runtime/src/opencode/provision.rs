@@ -22,7 +22,7 @@ pub(crate) struct ProvisionContext<'a> {
     pub(crate) options: &'a ScenarioOptions,
     /// The test crate's manifest dir, where `node_modules/.bin/opencode` is looked for.
     pub(crate) manifest_dir: &'a Path,
-    /// The scripted model the default config points at.
+    /// The scenario's model: its plan decides the config (`config::choose`).
     pub(crate) model: &'a mut ModelSlot,
     pub(crate) redactor: &'a Arc<Redactor>,
     pub(crate) gates: &'a Arc<Gates>,
@@ -36,8 +36,9 @@ pub(crate) struct ProvisionContext<'a> {
 
 /// Provisions an agent for the scenario: a real `opencode serve` (or the fixture agent, per the
 /// scenario's `agent` option) in its own isolated root, or a directory on a shared server when
-/// the scenario may share, pointed at the scripted model (or at `OPENCODE_CONFIG_CONTENT` when
-/// the scenario requires it); returns once it answers.
+/// the scenario may share, pointed at the model its plan names (scripted, the user's real model
+/// of `OPENCODE_CONFIG_CONTENT`, its relay while recording, a cassette's replay); returns once it
+/// answers.
 pub(crate) async fn provision(
     scenario: ProvisionContext<'_>,
     options: AgentOptions,
@@ -52,16 +53,21 @@ pub(crate) async fn provision(
         }
     };
     let model = scenario.model;
-    let config = config::choose(&options, scenario.options.requires, |permission| {
-        model.opencode_config(permission)
-    })?;
+    let config = config::choose(
+        &options,
+        scenario.options,
+        scenario.name,
+        model,
+        scenario.redactor,
+    )?;
     config::register_secrets(&config, scenario.redactor);
     for (name, value) in &options.env {
         scenario.redactor.add_env(name, value);
     }
 
+    let plan = model.plan();
     let share = share_policy::level(scenario.options) == Isolation::Shared
-        && match share_policy::check(scenario.options, &options, scenario.agents.len()) {
+        && match share_policy::check(scenario.options, plan, &options, scenario.agents.len()) {
             Ok(()) => true,
             Err(reason) => {
                 (scenario.progress)(&format!("a server of its own: {reason}"));

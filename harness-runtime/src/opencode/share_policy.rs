@@ -7,6 +7,7 @@
 use super::AgentOptions;
 use super::config::CONFIG_ENV;
 use crate::Isolation;
+use crate::cassette::ModelPlan;
 use crate::scenario::{AgentKind, ScenarioOptions};
 
 /// The isolation a scenario gets: its attribute's, else `LIVE_ISOLATION`'s (an invalid value
@@ -26,8 +27,11 @@ pub(crate) fn likely(scenario: &ScenarioOptions) -> bool {
 }
 
 /// `Ok` when the agent may share a server; else why it gets its own (shown as progress).
+/// `plan` is how the scenario's model is served: a replayed cassette shares like the scripted
+/// model; the real model (live, or recorded through the relay) does not.
 pub(crate) fn check(
     scenario: &ScenarioOptions,
+    plan: &ModelPlan,
     options: &AgentOptions,
     agents_so_far: usize,
 ) -> Result<(), &'static str> {
@@ -46,7 +50,7 @@ pub(crate) fn check(
     if options.ready_timeout != AgentOptions::default().ready_timeout {
         return Err("`AgentOptions::ready_timeout` is about the server's start");
     }
-    if scenario.requires.contains(&CONFIG_ENV) {
+    if matches!(plan, ModelPlan::Live | ModelPlan::Record { .. }) {
         return Err("a real-model config holds secrets that stay out of files");
     }
     Ok(())
@@ -61,32 +65,73 @@ mod tests {
     fn only_default_server_wide_options_share() {
         let scenario = ScenarioOptions::DEFAULT;
         let default = AgentOptions::default();
-        assert_eq!(check(&scenario, &default, 0), Ok(()));
+        assert_eq!(check(&scenario, &ModelPlan::Scripted, &default, 0), Ok(()));
         // A permission policy is per directory: it shares.
         let asking = AgentOptions::default().permission(serde_json::json!({"bash": "ask"}));
-        assert_eq!(check(&scenario, &asking, 0), Ok(()));
-        assert!(check(&scenario, &default, 1).is_err());
-        assert!(check(&scenario, &AgentOptions::default().env("A", "b"), 0).is_err());
+        assert_eq!(check(&scenario, &ModelPlan::Scripted, &asking, 0), Ok(()));
+        assert!(check(&scenario, &ModelPlan::Scripted, &default, 1).is_err());
         assert!(
             check(
                 &scenario,
+                &ModelPlan::Scripted,
+                &AgentOptions::default().env("A", "b"),
+                0
+            )
+            .is_err()
+        );
+        assert!(
+            check(
+                &scenario,
+                &ModelPlan::Scripted,
                 &AgentOptions::default().config(serde_json::json!({})),
                 0
             )
             .is_err()
         );
         let slow = AgentOptions::default().ready_timeout(Duration::from_secs(1));
-        assert!(check(&scenario, &slow, 0).is_err());
+        assert!(check(&scenario, &ModelPlan::Scripted, &slow, 0).is_err());
         let fixture = ScenarioOptions {
             agent: AgentKind::Fixture,
             ..ScenarioOptions::DEFAULT
         };
-        assert!(check(&fixture, &default, 0).is_err());
+        assert!(check(&fixture, &ModelPlan::Scripted, &default, 0).is_err());
+        // A scenario that requires the user's config gets the real model: it never shares.
         let real = ScenarioOptions {
             requires: &[CONFIG_ENV],
             ..ScenarioOptions::DEFAULT
         };
-        assert!(check(&real, &default, 0).is_err());
+        let plan = crate::cassette::plan(&real, "t::real", std::path::Path::new("/m")).unwrap();
+        assert_eq!(plan, ModelPlan::Live);
+        assert!(check(&real, &plan, &default, 0).is_err());
+    }
+
+    /// A `cassette` scenario shares only while it replays: the real model's config, also the
+    /// relay's, stays on a server of its own.
+    #[test]
+    fn a_cassette_shares_only_in_replay() {
+        let cassette = ScenarioOptions {
+            cassette: true,
+            ..ScenarioOptions::DEFAULT
+        };
+        let default = AgentOptions::default();
+        let path = std::path::PathBuf::from("cassettes/t__x.json");
+        assert_eq!(
+            check(
+                &cassette,
+                &ModelPlan::Replay { path: path.clone() },
+                &default,
+                0
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            check(&cassette, &ModelPlan::Record { path }, &default, 0),
+            Err("a real-model config holds secrets that stay out of files")
+        );
+        assert_eq!(
+            check(&cassette, &ModelPlan::Live, &default, 0),
+            Err("a real-model config holds secrets that stay out of files")
+        );
     }
 
     #[test]
