@@ -16,6 +16,7 @@ const SECRET: &str = "selftest-secret-value-7f3a";
 /// them.
 const ALL: &[&str] = &[
     "canary::secrets_never_leak",
+    "cassette::without_cassette",
     "hygiene::fixture_panics",
     "hygiene::fixture_passes",
     "hygiene::fixture_returns_err",
@@ -40,9 +41,11 @@ const ALL: &[&str] = &[
 ];
 
 /// The scenarios flagged ignored at list time without any variable set: the hygiene, shared and
-/// snapshot ones (they require `SELFTEST_SCRATCH`), `needs_token` and the `ignore`d one.
+/// snapshot ones (they require `SELFTEST_SCRATCH`), the cassette one (it has no cassette and no
+/// real model), `needs_token` and the `ignore`d one.
 const SKIPPED_WHEN_LISTED: &[&str] = &[
     "canary::secrets_never_leak",
+    "cassette::without_cassette",
     "hygiene::fixture_panics",
     "hygiene::fixture_passes",
     "hygiene::fixture_returns_err",
@@ -423,9 +426,10 @@ fn a_whole_run_reports_every_failure_and_fails() {
     let run = run(&["--test-threads", "2"], &[]);
     run.assert_code(101)
         // Ignored: the two of `skips`/`requirements`, the thirteen that require `SELFTEST_SCRATCH`
-        // or a canary, `run_skips::skips_with_reason` (skipped at run time), and the 114 of
-        // `reliability` (they require `SELFTEST_SCRATCH`, a real model or `LIVE_SNAPSHOT_DIR`).
-        .assert_stdout("1 passed; 5 failed; 130 ignored")
+        // or a canary, `run_skips::skips_with_reason` (skipped at run time), the cassette one (no
+        // cassette, no real model), and the 114 of `reliability` (they require
+        // `SELFTEST_SCRATCH`, a real model or `LIVE_SNAPSHOT_DIR`).
+        .assert_stdout("1 passed; 5 failed; 131 ignored")
         .assert_result("outcomes::passes", "ok")
         .assert_result("outcomes::times_out", "FAILED")
         .assert_result("skips::ignored_with_reason", "ignored")
@@ -433,6 +437,174 @@ fn a_whole_run_reports_every_failure_and_fails() {
         .assert_stdout("---- outcomes::panics ----")
         .assert_stdout("---- outcomes::times_out ----")
         .assert_nowhere(SECRET);
+}
+
+/// The `cassette` scenario of the binary, which has no cassette.
+const CASSETTE_SCENARIO: &str = "cassette::without_cassette";
+/// Where its cassette would be, as messages show it, and the command that records it.
+const CASSETTE_HINT: &str = "no cassette at cassettes/cassette__without_cassette.json; record one \
+     with `LIVE_CASSETTE=record cargo test --test selftest-scenarios -- \
+     cassette::without_cassette --exact`";
+
+/// The variables a cassette scenario's real model needs, named as missing.
+const MODEL_UNSET: [&str; 2] = [
+    "TEST_OLLAMA_MODEL is not set",
+    "OPENCODE_CONFIG_CONTENT is not set",
+];
+
+fn assert_no_cassette_in_the_crate() {
+    let cassette = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("cassettes/cassette__without_cassette.json");
+    assert!(
+        !cassette.exists(),
+        "{} exists: these tests are about a cassette scenario without one",
+        cassette.display()
+    );
+}
+
+/// Without its cassette and without the real model's variables, a `cassette` scenario is skipped
+/// as a real-model scenario is, and the reason says how to record the cassette; under
+/// `LIVE_CASSETTE=live` nothing is said about the cassette.
+#[test]
+fn a_cassette_scenario_without_cassette_or_model_skips_saying_how_to_record() {
+    assert_no_cassette_in_the_crate();
+    let skipped = run(&["--exact", CASSETTE_SCENARIO], &[]);
+    skipped
+        .assert_code(0)
+        .assert_result(CASSETTE_SCENARIO, "ignored")
+        .assert_stdout("1 ignored")
+        .assert_shows(&MODEL_UNSET)
+        .assert_stdout(CASSETTE_HINT)
+        .assert_stderr(&format!("[live] {CASSETTE_SCENARIO}: skipped: requires "));
+    // Its body never started: no `model: …` line, no `started`.
+    assert!(skipped.started().is_empty(), "\n{skipped}");
+    skipped.assert_nowhere("model: ");
+
+    run(
+        &["--exact", CASSETTE_SCENARIO],
+        &[("LIVE_CASSETTE", "live")],
+    )
+    .assert_code(0)
+    .assert_result(CASSETTE_SCENARIO, "ignored")
+    .assert_shows(&MODEL_UNSET)
+    .assert_nowhere("no cassette at");
+
+    // A cassette folder elsewhere is shown by its variable, never by its (temporary) path.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let dir = elsewhere.path().to_str().unwrap();
+    run(
+        &["--exact", CASSETTE_SCENARIO],
+        &[("LIVE_CASSETTE_DIR", dir)],
+    )
+    .assert_code(0)
+    .assert_stdout("no cassette at $LIVE_CASSETTE_DIR/cassette__without_cassette.json;")
+    .assert_nowhere(dir);
+}
+
+/// What was a skip fails when asked to: under `LIVE_STRICT=1`, when replay is forced and there is
+/// no cassette, and when recording is asked for without the real model.
+#[test]
+fn a_cassette_scenario_without_cassette_or_model_fails_when_asked_to() {
+    assert_no_cassette_in_the_crate();
+    run(&["--exact", CASSETTE_SCENARIO], &[("LIVE_STRICT", "1")])
+        .assert_code(101)
+        .assert_result(CASSETTE_SCENARIO, "FAILED")
+        .assert_shows(&MODEL_UNSET)
+        .assert_stdout(CASSETTE_HINT)
+        .assert_stdout("LIVE_STRICT=1 makes a missing requirement a failure");
+    let replay = run(
+        &["--exact", CASSETTE_SCENARIO],
+        &[("LIVE_CASSETTE", "replay")],
+    );
+    replay
+        .assert_code(101)
+        .assert_result(CASSETTE_SCENARIO, "FAILED")
+        .assert_stdout(
+            "LIVE_CASSETTE=replay, but there is no cassette at \
+             cassettes/cassette__without_cassette.json: record one with `LIVE_CASSETTE=record \
+             cargo test --test selftest-scenarios -- cassette::without_cassette --exact`",
+        )
+        // Replaying needs no model variable: they are not what failed it.
+        .assert_nowhere("TEST_OLLAMA_MODEL");
+    assert!(replay.started().is_empty(), "\n{replay}");
+    run(
+        &["--exact", CASSETTE_SCENARIO],
+        &[("LIVE_CASSETTE", "record")],
+    )
+    .assert_code(101)
+    .assert_result(CASSETTE_SCENARIO, "FAILED")
+    .assert_shows(&MODEL_UNSET)
+    .assert_stdout("LIVE_CASSETTE=record records the real model, which needs them");
+}
+
+/// Listing flags the cassette scenario ignored exactly when running would skip it (nextest
+/// decides from `--list`): not when replay is forced or strictness makes it fail, nor when its
+/// cassette exists (replaying needs no model variable).
+#[test]
+fn a_cassette_scenario_is_listed_as_it_would_run() {
+    let ignored = |env: &[(&str, &str)]| -> Vec<String> {
+        let listed = run(
+            &[
+                "--list",
+                "--format",
+                "terse",
+                "--ignored",
+                CASSETTE_SCENARIO,
+            ],
+            env,
+        );
+        listed.assert_code(0);
+        listed
+            .stdout_lines()
+            .into_iter()
+            .map(String::from)
+            .collect()
+    };
+    let flagged = vec![format!("{CASSETTE_SCENARIO}: test")];
+    assert_eq!(ignored(&[]), flagged);
+    assert_eq!(ignored(&[("LIVE_CASSETTE", "live")]), flagged);
+    assert!(ignored(&[("LIVE_CASSETTE", "replay")]).is_empty());
+    assert!(ignored(&[("LIVE_CASSETTE", "record")]).is_empty());
+    assert!(ignored(&[("LIVE_STRICT", "1")]).is_empty());
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::write(
+        elsewhere.path().join("cassette__without_cassette.json"),
+        "{}\n",
+    )
+    .unwrap();
+    let dir = elsewhere.path().to_str().unwrap();
+    // With the cassette present it replays; only its own `requires` (`SELFTEST_SCRATCH`) remain.
+    assert_eq!(ignored(&[("LIVE_CASSETTE_DIR", dir)]), flagged);
+    assert!(
+        ignored(&[("LIVE_CASSETTE_DIR", dir), ("SELFTEST_SCRATCH", dir)]).is_empty(),
+        "a replay was flagged as lacking the model's variables"
+    );
+    // With the same variables but no cassette, it lacks the real model.
+    let empty = tempfile::tempdir().unwrap();
+    let empty = empty.path().to_str().unwrap();
+    assert_eq!(
+        ignored(&[("LIVE_CASSETTE_DIR", empty), ("SELFTEST_SCRATCH", empty)]),
+        flagged
+    );
+}
+
+#[test]
+fn an_invalid_cassette_mode_is_an_error_before_any_trial() {
+    let invalid = run(
+        &["--exact", "outcomes::passes"],
+        &[("LIVE_CASSETTE", "replay\n"), ("LIVE_CASSETTE_DIR", "")],
+    );
+    invalid
+        .assert_code(2)
+        .assert_stderr("LIVE_CASSETTE has leading or trailing whitespace")
+        .assert_stderr("LIVE_CASSETTE_DIR is empty");
+    assert!(!invalid.stdout.contains("running"), "trials ran\n{invalid}");
+    run(
+        &["--exact", "outcomes::passes"],
+        &[("LIVE_CASSETTE", "record")],
+    )
+    .assert_code(0)
+    .assert_result("outcomes::passes", "ok");
 }
 
 #[test]

@@ -1,9 +1,9 @@
 //! Every scenario the harness's own tests drive, as a suite written exactly like a user's
 //! (`#[live_agent_test]` + `harness_runtime::runner::run()`), run as a child process:
 //!
-//! - `outcomes`, `requirements`, `skips`, `run_skips`: every outcome the runner must report
-//!   (pass, `Err`, panic, timeout, secrets in failures, unmet requirements, `ignore`, skips decided
-//!   at run time); driven by `tests/runner.rs`;
+//! - `outcomes`, `requirements`, `skips`, `run_skips`, `cassette`: every outcome the runner must
+//!   report (pass, `Err`, panic, timeout, secrets in failures, unmet requirements, `ignore`, skips
+//!   decided at run time, a cassette scenario's model plan); driven by `tests/runner.rs`;
 //! - `snapshot`: writes a snapshot for `tests/snapshots.rs` (requires `SELFTEST_SCRATCH`);
 //! - `hygiene`, `hygiene_probe`, `killed`, `canary`, `shared`: processes, roots and secrets left
 //!   by whole runs; driven by `tests/hygiene.rs`;
@@ -14,6 +14,7 @@
 //! so a plain run of the binary reports it skipped instead of starting servers.
 
 mod canary;
+mod cassette;
 mod hygiene;
 mod hygiene_probe;
 mod killed;
