@@ -308,6 +308,23 @@ mod tests {
             false,
         );
         assert_eq!(outcome(&skipped), "skip", "{skipped:?}");
+        // Without its cassette but with the real model, only its own variable is missing: the
+        // reason is the usual one, with no word about recording.
+        let no_cassette = crate_dir(false);
+        assert_eq!(
+            admission(
+                &options,
+                no_cassette.path(),
+                CassetteMode::Auto,
+                &model_vars(),
+                false
+            ),
+            Admission::Skip(
+                "requires SELFTEST_SCRATCH: SELFTEST_SCRATCH is not set; set it to run this \
+                 scenario"
+                    .into()
+            )
+        );
         // Live lists the scenario's own variables first, then the implied ones, each once.
         let Admission::Skip(reason) = admission(
             &options,
