@@ -25,6 +25,39 @@ pub fn live(info: ScenarioInfo) -> Live {
     Live::new(info)
 }
 
+/// How the model of a context made by [`live_with_cassette`] is served: a cassette, whatever the
+/// scenario's options and `LIVE_CASSETTE` say.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CassettePlan {
+    /// Records the cassette at the path. The agent's explicit
+    /// [`AgentOptions::config`](crate::opencode::AgentOptions::config) is the real model's
+    /// config (its `model`, `"<provider>/<model>"`, names the upstream); OpenCode gets it
+    /// pointed at the relay. [`finish`] writes the file (as `.json.pending` when not passed).
+    Record(PathBuf),
+    /// Serves the cassette at the path, recorded for a scenario of the same name.
+    Replay(PathBuf),
+}
+
+/// A scenario context for `info` whose model is served per `cassette`: a tool that builds a
+/// cassette in-process (the benchmark's `replay_turn`) records one from a scripted upstream,
+/// then replays it. End it with [`finish`].
+pub fn live_with_cassette(info: ScenarioInfo, cassette: CassettePlan) -> Live {
+    let mut live = Live::new(info);
+    let plan = match cassette {
+        CassettePlan::Record(path) => crate::cassette::ModelPlan::Record { path },
+        CassettePlan::Replay(path) => crate::cassette::ModelPlan::Replay { path },
+    };
+    live.model.set_plan(plan, &live.info.name);
+    live
+}
+
+/// Ends `live` as the runner ends a scenario: the model's part first (a replay's unmatched
+/// requests fail it; a recording is written, as pending when not `passed`), then its agents'
+/// ([`finish_agents`]). Progress lines go to stderr as a scenario's do.
+pub async fn finish(live: &mut Live, passed: bool) -> Result<(), String> {
+    live.finish(passed).await
+}
+
 /// Whether `LIVE_STRICT` asks for failures instead of skips, read by the runner's own rule (so
 /// a test binary with its own `main` decides as the runner does); an invalid value is the error,
 /// naming the variable and a valid value.

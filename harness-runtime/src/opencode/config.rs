@@ -50,9 +50,10 @@ impl ModelConfigs for ModelSlot {
     }
 }
 
-/// Where the config comes from: the options' explicit `config` first; else the scenario's model
-/// plan: the scripted model, the user's config (`OPENCODE_CONFIG_CONTENT`, live), that config
-/// through the recording relay (record), or the cassette's replay.
+/// Where the config comes from: the options' explicit `config` first (while recording, it is
+/// the upstream the relay records from, as the user's config would be); else the scenario's
+/// model plan: the scripted model, the user's config (`OPENCODE_CONFIG_CONTENT`, live), that
+/// config through the recording relay (record), or the cassette's replay.
 pub(crate) fn choose(
     options: &AgentOptions,
     scenario: &ScenarioOptions,
@@ -79,7 +80,8 @@ fn choose_with(
     redactor: &Arc<Redactor>,
     lookup: impl Fn(&str) -> Option<OsString>,
 ) -> Result<Value, ProvisionError> {
-    if let Some(config) = &options.config {
+    let recording = matches!(model.plan(), ModelPlan::Record { .. });
+    if let (Some(config), false) = (&options.config, recording) {
         return Ok(config.clone());
     }
     let permission = options.permission.clone();
@@ -87,7 +89,12 @@ fn choose_with(
         ModelPlan::Scripted => Ok(model.scripted(permission)),
         ModelPlan::Live => user_config(options, scenario, &lookup),
         ModelPlan::Record { .. } => {
-            let config = user_config(options, scenario, &lookup)?;
+            // An explicit config is taken as it is (a tool building cassettes names its own
+            // upstream); else the user's, adapted to the scenario.
+            let config = match &options.config {
+                Some(config) => config.clone(),
+                None => user_config(options, scenario, &lookup)?,
+            };
             // The config handed on has its credentials removed: register them while they show.
             register_secrets(&config, redactor);
             model
@@ -360,7 +367,7 @@ mod tests {
     }
 
     #[test]
-    fn explicit_config_wins_then_the_model() {
+    fn an_explicit_config_wins_and_is_what_a_recording_relays() {
         let redactor = Arc::new(Redactor::for_scenario());
         let options = AgentOptions::default().config(json!({"a": 1}));
         for plan in [
@@ -375,6 +382,25 @@ mod tests {
             assert_eq!(config, json!({"a": 1}));
             assert!(configs.asked.is_empty());
         }
+        // Recording relays whatever config the agent gets: the explicit one names the upstream,
+        // and no variable is read.
+        let explicit = json!({"provider": {"x": {"options": {"apiKey": "sk-explicit-0123"}}}});
+        let mut record = Configs::new(ModelPlan::Record {
+            path: "c.json".into(),
+        });
+        let relayed = choose_with(
+            &AgentOptions::default().config(explicit.clone()),
+            &CASSETTE,
+            "probes::basic_turn",
+            &mut record,
+            &redactor,
+            |var: &str| -> Option<OsString> { panic!("{var} was read to record") },
+        )
+        .unwrap();
+        assert_eq!(relayed, json!({"recording": true}));
+        assert_eq!(record.asked, [("record", explicit)]);
+        assert_eq!(redactor.redact("sk-explicit-0123"), "[secret]");
+
         let options = AgentOptions::default().permission(json!("ask"));
         let mut configs = Configs::new(ModelPlan::Scripted);
         assert_eq!(

@@ -19,7 +19,9 @@ pub struct AgentOptions {
     /// `{"*": "allow", "bash": "ask"}`. Ignored when the config comes from `config` or from
     /// `OPENCODE_CONFIG_CONTENT` (a scenario that `requires` it).
     pub permission: serde_json::Value,
-    /// The whole `OPENCODE_CONFIG_CONTENT`, replacing the one built for the scenario.
+    /// The whole `OPENCODE_CONFIG_CONTENT`, replacing the one built for the scenario. While a
+    /// cassette is recorded, it is the real model's config the relay records from (its `model`
+    /// names the provider), in place of the user's: OpenCode gets it pointed at the relay.
     pub config: Option<serde_json::Value>,
     /// Extra environment for the agent process, applied last.
     pub env: Vec<(String, String)>,
