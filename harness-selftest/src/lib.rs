@@ -1,10 +1,12 @@
 //! What the harness's own tests share: running a scenario binary in a sandbox and watching what
 //! it leaves (`sandbox`, `run`, `procs`), the scratch dir its scenarios record pids in
-//! (`scratch`), and the harness of the test binaries that run, skip or fail a test by what the
-//! machine has (`prerequisites`, used by harness-runtime's tests too).
+//! (`scratch`), the harness of the test binaries that run, skip or fail a test by what the
+//! machine has (`prerequisites`, used by harness-runtime's tests too), and the cases of the
+//! cassette round trip, which its scenarios and its test share (`round_trip`).
 
 pub mod prerequisites;
 pub mod procs;
+pub mod round_trip;
 pub mod run;
 pub mod sandbox;
 pub mod scratch;

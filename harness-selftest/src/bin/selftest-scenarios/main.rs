@@ -5,6 +5,8 @@
 //!   report (pass, `Err`, panic, timeout, secrets in failures, unmet requirements, `ignore`, skips
 //!   decided at run time, a cassette scenario's model plan); driven by `tests/runner.rs`;
 //! - `snapshot`: writes a snapshot for `tests/snapshots.rs` (requires `SELFTEST_SCRATCH`);
+//! - `round_trip`: `cassette` scenarios recorded from a scripted upstream, then replayed without
+//!   it; driven by `tests/cassettes`;
 //! - `hygiene`, `hygiene_probe`, `killed`, `canary`, `shared`: processes, roots and secrets left
 //!   by whole runs; driven by `tests/hygiene.rs`;
 //! - `reliability`: a hundred mixed fixture scenarios, real-OpenCode ones for the heavy run and
@@ -21,6 +23,7 @@ mod killed;
 mod outcomes;
 mod reliability;
 mod requirements;
+mod round_trip;
 mod run_skips;
 mod shared;
 mod skips;
