@@ -29,14 +29,11 @@ pub(crate) async fn answer(
         Api::OpenAi => WireApi::OpenAi,
         Api::Ollama => WireApi::Ollama,
     };
-    let source = shared.source();
-    if let Source::Script = source {
-        return None;
-    }
-    let raw: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-    Some(match source {
-        Source::Script => unreachable!("answered by the script above"),
+    let raw = || serde_json::from_slice::<Value>(body).unwrap_or(Value::Null);
+    Some(match shared.source() {
+        Source::Script => return None,
         Source::Replay(replay) => {
+            let raw = raw();
             let taken = replay.take(wire, &raw);
             let answer = match &taken {
                 Ok((interaction, _)) => Answer::Cassette {
@@ -56,6 +53,7 @@ pub(crate) async fn answer(
             }
         }
         Source::Relay(relay) => {
+            let raw = raw();
             shared.record(ModelRequest::parse(0, api, raw.clone()), Answer::Relayed);
             relay.forward(wire, body.clone(), &raw, reset).await
         }
