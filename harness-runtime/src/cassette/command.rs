@@ -3,14 +3,24 @@
 use std::path::Path;
 
 /// `path` relative to the working directory when below it (cargo runs tests in the crate's
-/// manifest dir, so this reads `cassettes/<stem>.json`), else as it is.
+/// manifest dir, so this reads `cassettes/<stem>.json`); below a `LIVE_CASSETTE_DIR` elsewhere,
+/// `$LIVE_CASSETTE_DIR/<stem>.json`, as the progress line shows it (such a folder is often a
+/// temp dir: volatile); else as it is.
 pub(crate) fn display_path(path: &Path) -> String {
-    std::env::current_dir()
-        .ok()
-        .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf))
-        .unwrap_or_else(|| path.to_path_buf())
-        .display()
-        .to_string()
+    let cwd = std::env::current_dir().ok();
+    let dir = crate::settings::cassette_dir().ok().flatten();
+    display_path_in(path, cwd.as_deref(), dir.as_deref())
+}
+
+/// [`display_path`] with the working directory and `LIVE_CASSETTE_DIR` given.
+fn display_path_in(path: &Path, cwd: Option<&Path>, cassette_dir: Option<&Path>) -> String {
+    if let Some(relative) = cwd.and_then(|cwd| path.strip_prefix(cwd).ok()) {
+        return relative.display().to_string();
+    }
+    if let Some(rest) = cassette_dir.and_then(|dir| path.strip_prefix(dir).ok()) {
+        return format!("${}/{}", crate::settings::CASSETTE_DIR, rest.display());
+    }
+    path.display().to_string()
 }
 
 /// The command that records the cassette of `scenario` (`<topic>::<fn>`) again, for the
@@ -58,6 +68,26 @@ mod tests {
         assert_eq!(
             display_path(Path::new("/elsewhere/x.json")),
             "/elsewhere/x.json"
+        );
+    }
+
+    #[test]
+    fn a_cassette_folder_elsewhere_is_shown_by_its_variable() {
+        let (cwd, dir) = (Path::new("/crate"), Path::new("/tmp/.tmpAbC"));
+        let shown = |path: &str| display_path_in(Path::new(path), Some(cwd), Some(dir));
+        assert_eq!(
+            shown("/tmp/.tmpAbC/a__b.json"),
+            "$LIVE_CASSETTE_DIR/a__b.json"
+        );
+        assert_eq!(
+            shown("/tmp/.tmpAbC/a__b.json.pending"),
+            "$LIVE_CASSETTE_DIR/a__b.json.pending"
+        );
+        assert_eq!(shown("/crate/cassettes/a__b.json"), "cassettes/a__b.json");
+        assert_eq!(shown("/elsewhere/x.json"), "/elsewhere/x.json");
+        assert_eq!(
+            display_path_in(Path::new("/tmp/.tmpAbC/a.json"), Some(cwd), None),
+            "/tmp/.tmpAbC/a.json"
         );
     }
 }
