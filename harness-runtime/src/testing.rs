@@ -58,6 +58,14 @@ pub async fn finish(live: &mut Live, passed: bool) -> Result<(), String> {
     live.finish(passed).await
 }
 
+/// The cassette at `path` as JSON, after the harness's own reader checked it as a replay does
+/// (its `format`, every field, any scenario name): for tests of what a recording wrote. The
+/// error names the file and what is wrong.
+pub fn read_cassette(path: &Path) -> Result<serde_json::Value, String> {
+    let cassette = crate::cassette::load(path, "").map_err(|e| e.to_string())?;
+    Ok(serde_json::to_value(&cassette).expect("a cassette is JSON"))
+}
+
 /// Whether `LIVE_STRICT` asks for failures instead of skips, read by the runner's own rule (so
 /// a test binary with its own `main` decides as the runner does); an invalid value is the error,
 /// naming the variable and a valid value.

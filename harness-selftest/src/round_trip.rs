@@ -20,12 +20,15 @@ pub const TEXT_IN_DELTAS: &str = "Round trip: answer in several pieces";
 pub const TOOL_CALL: &str = "Round trip: run a tool";
 /// A structured output (a `json_schema` prompt answered through `StructuredOutput`).
 pub const STRUCTURED_OUTPUT: &str = "Round trip: answer in the schema";
-/// A stream that sends some text, then an error chunk.
+/// A stream that sends some text, then an error chunk (retried after OpenCode's backoff), then
+/// a text.
 pub const ERROR_MID_STREAM: &str = "Round trip: fail in the middle of the answer";
 /// An HTTP 500 (retried at once: `retry-after-ms: 1`), then a text.
 pub const SERVER_ERROR: &str = "Round trip: survive a server error";
 /// A connection reset before any response (retried after OpenCode's backoff), then a text.
 pub const DROPPED_CONNECTION: &str = "Round trip: survive a dropped connection";
+/// An HTTP 400, which OpenCode does not retry: the turn ends with an `APIError`.
+pub const REFUSED_REQUEST: &str = "Round trip: send a request the model refuses";
 
 /// What the bash tool prints.
 pub const TOOL_OUTPUT: &str = "round-trip-tool-output";
@@ -48,8 +51,9 @@ pub fn schema() -> Value {
 }
 /// The text before the error chunk, and the error's message.
 pub const PARTIAL_TEXT: &str = "A partial answer that";
-pub const STREAM_ERROR: &str = "upstream overloaded";
-/// The answer after the retried 500 and after the retried reset.
+pub const STREAM_ERROR: &str = "the scripted upstream refused to continue";
+/// The answer after the retried error chunk, the retried 500 and the retried reset.
+pub const AFTER_ERROR_TEXT: &str = "Answered after the error in the stream.";
 pub const AFTER_500_TEXT: &str = "Answered after the server error.";
 pub const AFTER_RESET_TEXT: &str = "Answered after the dropped connection.";
 
@@ -73,8 +77,10 @@ pub fn script_upstream(model: &ScriptedModel) {
         )
         .rule(
             Rule::when(asks(ERROR_MID_STREAM))
-                .reply(Reply::error_mid_stream(PARTIAL_TEXT, STREAM_ERROR).in_deltas(2)),
+                .reply(Reply::error_mid_stream(PARTIAL_TEXT, STREAM_ERROR).in_deltas(2))
+                .times(1),
         )
+        .rule(Rule::when(asks(ERROR_MID_STREAM)).reply(Reply::text(AFTER_ERROR_TEXT)))
         .rule(
             Rule::when(asks(SERVER_ERROR))
                 .reply(
@@ -92,5 +98,9 @@ pub fn script_upstream(model: &ScriptedModel) {
                 .reply(Reply::reset())
                 .times(1),
         )
-        .rule(Rule::when(asks(DROPPED_CONNECTION)).reply(Reply::text(AFTER_RESET_TEXT)));
+        .rule(Rule::when(asks(DROPPED_CONNECTION)).reply(Reply::text(AFTER_RESET_TEXT)))
+        .rule(Rule::when(asks(REFUSED_REQUEST)).reply(Reply::http_error(
+            400,
+            json!({"error": {"message": "scripted invalid request", "type": "invalid_request_error"}}),
+        )));
 }

@@ -33,6 +33,7 @@ const ALL: &[&str] = &[
     "requirements::needs_token",
     "round_trip::dropped_connection_then_text",
     "round_trip::error_mid_stream",
+    "round_trip::refused_request",
     "round_trip::server_error_then_text",
     "round_trip::structured_output",
     "round_trip::text_in_deltas",
@@ -62,6 +63,7 @@ const SKIPPED_WHEN_LISTED: &[&str] = &[
     "requirements::needs_token",
     "round_trip::dropped_connection_then_text",
     "round_trip::error_mid_stream",
+    "round_trip::refused_request",
     "round_trip::server_error_then_text",
     "round_trip::structured_output",
     "round_trip::text_in_deltas",
@@ -437,11 +439,11 @@ fn quiet_and_nocapture_are_accepted() {
 fn a_whole_run_reports_every_failure_and_fails() {
     let run = run(&["--test-threads", "2"], &[]);
     run.assert_code(101)
-        // Ignored: the two of `skips`/`requirements`, the nineteen that require `SELFTEST_SCRATCH`
+        // Ignored: the two of `skips`/`requirements`, the twenty that require `SELFTEST_SCRATCH`
         // or a canary, `run_skips::skips_with_reason` (skipped at run time), the cassette one (no
         // cassette, no real model), and the 114 of `reliability` (they require
         // `SELFTEST_SCRATCH`, a real model or `LIVE_SNAPSHOT_DIR`).
-        .assert_stdout("1 passed; 5 failed; 137 ignored")
+        .assert_stdout("1 passed; 5 failed; 138 ignored")
         .assert_result("outcomes::passes", "ok")
         .assert_result("outcomes::times_out", "FAILED")
         .assert_result("skips::ignored_with_reason", "ignored")

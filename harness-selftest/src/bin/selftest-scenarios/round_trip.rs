@@ -88,3 +88,8 @@ async fn server_error_then_text(live: &mut Live) -> anyhow::Result<()> {
 async fn dropped_connection_then_text(live: &mut Live) -> anyhow::Result<()> {
     round_trip(live, prompt(case::DROPPED_CONNECTION)).await
 }
+
+#[live_agent_test(cassette, timeout = "180s", requires = ["SELFTEST_SCRATCH", "LIVE_CASSETTE_DIR", "LIVE_SNAPSHOT_DIR"])]
+async fn refused_request(live: &mut Live) -> anyhow::Result<()> {
+    round_trip(live, prompt(case::REFUSED_REQUEST)).await
+}
