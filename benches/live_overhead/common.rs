@@ -81,12 +81,17 @@ impl Bench {
     /// A scenario context outside the runner, as the harness's own integration tests make one.
     /// Must be called inside the tokio runtime (the scripted model starts on it).
     pub fn live(&self, name: &str, options: ScenarioOptions) -> Live {
-        testing::live(ScenarioInfo {
+        testing::live(self.info(name, options))
+    }
+
+    /// What a scenario context of the bench knows about itself.
+    pub fn info(&self, name: &str, options: ScenarioOptions) -> ScenarioInfo {
+        ScenarioInfo {
             name: name.to_string(),
             options,
             manifest_dir: self.manifest_dir.clone(),
             snapshot_assertion: harness_runtime::snapshot_assertion!(),
-        })
+        }
     }
 }
 

@@ -3,8 +3,9 @@
 //! machine; ratios measured in the same run do much less).
 //!
 //! `cargo bench --bench live_overhead -- --quick` is a short run (one sample per side, one
-//! scenario for the suite figures); `--only turn,model` measures some sections. Sample counts:
-//! `LIVE_BENCH_SAMPLES` (see `settings.rs`). Skips (exit 0) when OpenCode is not installed.
+//! scenario for the suite figures); `--only turn,replay_turn` measures some sections. Sample
+//! counts: `LIVE_BENCH_SAMPLES` (see `settings.rs`). Skips (exit 0) when OpenCode is not
+//! installed.
 
 mod common;
 mod fixture;
@@ -12,6 +13,7 @@ mod libtest;
 mod model;
 mod provisioning;
 mod raw;
+mod replay_turn;
 mod report;
 mod settings;
 mod sse;
@@ -28,9 +30,10 @@ use common::{Bench, BenchError, progress};
 use report::{Figure, Target};
 use settings::Settings;
 
-const TARGETS: [(&str, Target); 3] = [
+const TARGETS: [(&str, Target); 4] = [
     ("provisioning", Target::AtMost(1.05)),
     ("turn", Target::AtMost(1.05)),
+    ("replay_turn", Target::AtMost(1.05)),
     ("shared_speedup", Target::AtLeast(2.0)),
 ];
 
@@ -69,6 +72,8 @@ fn main() -> ExitCode {
          root layout and environment ({n} per side)\n  \
          turn: session.prompt() / bare reqwest prompt_async + /event until idle, same server \
          and scripted reply ({t} per side)\n  \
+         replay_turn: session.prompt() answered from a cassette (recorded first, in this run) / \
+         the same turn answered by the scripted model ({t} per side)\n  \
          shared_speedup: live suite wall time, LIVE_ISOLATION=server / shared; thread_scaling: \
          --test-threads 1 / 2 (filter {filter:?})\n  \
          also: fixture agent start-to-ready ({f} starts), scripted model time to first chunk \
@@ -155,6 +160,7 @@ fn run(bench: &Bench) -> (Vec<Figure>, Vec<(&'static str, BenchError)>) {
             "model" => runtime.block_on(model::measure(bench)),
             "fixture" => runtime.block_on(fixture::measure(bench)),
             "turn" => runtime.block_on(turn::measure(bench)),
+            "replay_turn" => runtime.block_on(replay_turn::measure(bench)),
             "provisioning" => runtime.block_on(provisioning::measure(bench)),
             "suite" => suite::measure(bench),
             _ => unreachable!("settings validates section names"),

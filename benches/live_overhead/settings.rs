@@ -11,7 +11,14 @@ pub const ONLY_ENV: &str = "LIVE_BENCH_ONLY";
 pub const SUITE_FILTER_ENV: &str = "LIVE_BENCH_SUITE_FILTER";
 
 /// The sections, in the order they run.
-pub const SECTIONS: [&str; 5] = ["model", "fixture", "turn", "provisioning", "suite"];
+pub const SECTIONS: [&str; 6] = [
+    "model",
+    "fixture",
+    "turn",
+    "replay_turn",
+    "provisioning",
+    "suite",
+];
 
 /// The run's settings.
 #[derive(Clone, Debug)]
@@ -96,7 +103,7 @@ impl Settings {
         self.samples * 4
     }
 
-    /// Turn pairs: a turn varies by ±60 ms around 250 ms.
+    /// Turn pairs (`turn` and `replay_turn`): a turn varies by ±60 ms around 250 ms.
     pub fn turn_pairs(&self) -> usize {
         self.samples * 12
     }

@@ -15,8 +15,10 @@ use crate::report::Figure;
 use crate::sse::RawEvents;
 
 const SECTION: &str = "turn";
-const PROMPT: &str = "Say pong";
-const REPLY: &str = "pong";
+/// The prompt of every turn (`replay_turn` measures the same turn).
+pub const PROMPT: &str = "Say pong";
+/// The scripted model's whole answer.
+pub const REPLY: &str = "pong";
 
 pub async fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
     let mut live = bench.live("bench::turn", ScenarioOptions::DEFAULT);
@@ -69,7 +71,8 @@ async fn measure_on(bench: &Bench, agent: &Agent, n: usize) -> Result<Vec<Figure
     .collect())
 }
 
-async fn harness_turn(agent: &Agent) -> Result<Duration, BenchError> {
+/// One turn through the harness client in a fresh session: [`PROMPT`], answered [`REPLY`].
+pub async fn harness_turn(agent: &Agent) -> Result<Duration, BenchError> {
     let session = agent.create_session().await.map_err(BenchError::harness)?;
     let started = Instant::now();
     let turn = session.prompt(PROMPT).await.map_err(BenchError::harness)?;

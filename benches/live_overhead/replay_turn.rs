@@ -1,0 +1,143 @@
+//! `replay_turn`: the `turn` section's turn (`session.prompt`, a fresh session each time) with
+//! the model's answer replayed from a cassette, against the same turn answered by the scripted
+//! model, samples interleaved. The cassette is recorded first, in this run, from a scripted
+//! upstream through the recording relay, with one interaction per replayed turn (a replay serves
+//! each recorded interaction once), so both sides stream the same chunks.
+
+use std::path::Path;
+use std::time::Duration;
+
+use harness_runtime::ScenarioOptions;
+use harness_runtime::model::Answer;
+use harness_runtime::opencode::{Agent, AgentOptions};
+use harness_runtime::prelude::*;
+use harness_runtime::testing::{self, CassettePlan, ModelSlot};
+
+use crate::common::{Bench, BenchError, finish, interleave, progress};
+use crate::report::Figure;
+use crate::turn::{REPLY, harness_turn};
+
+const SECTION: &str = "replay_turn";
+/// The scenario the cassette is recorded for and replayed by (a replay checks the name).
+const SCENARIO: &str = "bench::replay_turn";
+
+pub async fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
+    let n = bench.settings.turn_pairs();
+    let dir = tempfile::tempdir().map_err(|e| BenchError::io("create a temp dir", e))?;
+    let cassette = dir.path().join("bench__replay_turn.json");
+    // A warm-up turn per side, then n measured ones.
+    record(bench, &cassette, n + 1).await?;
+
+    let mut scripted = bench.live("bench::turn", ScenarioOptions::DEFAULT);
+    scripted
+        .model()
+        .rule(Rule::when(Matcher::any()).reply(Reply::text(REPLY)));
+    let mut replayed = testing::live_with_cassette(
+        bench.info(SCENARIO, ScenarioOptions::DEFAULT),
+        CassettePlan::Replay(cassette),
+    );
+    let measured = async {
+        let scripted_agent = scripted.opencode().await.map_err(BenchError::harness)?;
+        let replayed_agent = replayed.opencode().await.map_err(BenchError::harness)?;
+        bench.redactor.add_port(scripted_agent.port());
+        bench.redactor.add_port(replayed_agent.port());
+        measure_on(&replayed_agent, &scripted_agent, n).await
+    }
+    .await;
+    // Every turn of both sides reached its model once, and every replayed one was answered
+    // from the cassette (a request that matched nothing fails `finish`).
+    let scripted_requests = scripted.model().requests();
+    let replayed_requests = replayed.model().requests();
+    let replayed_finished = testing::finish(&mut replayed, measured.is_ok())
+        .await
+        .map_err(BenchError::Harness);
+    let scripted_finished = finish(scripted, measured.is_ok()).await;
+    let figures = measured?;
+    replayed_finished?;
+    scripted_finished?;
+    let from_cassette = replayed_requests
+        .iter()
+        .filter(|r| matches!(r.answer, Answer::Cassette { .. }))
+        .count();
+    let expected = n + 1;
+    if scripted_requests.len() != expected || from_cassette != expected {
+        return Err(BenchError::Harness(format!(
+            "for {expected} turns per side, the scripted model saw {} requests and the \
+             cassette answered {from_cassette} of {}",
+            scripted_requests.len(),
+            replayed_requests.len()
+        )));
+    }
+    Ok(figures)
+}
+
+/// Records `turns` turns of a scripted upstream into `cassette`.
+async fn record(bench: &Bench, cassette: &Path, turns: usize) -> Result<(), BenchError> {
+    let mut upstream = ModelSlot::default();
+    upstream
+        .model()
+        .map_err(BenchError::harness)?
+        .rule(Rule::when(Matcher::any()).reply(Reply::text(REPLY)));
+    // The scripted model's own config, as a user's config naming a real provider would be.
+    let config = upstream.opencode_config(AgentOptions::default().permission);
+    let mut live = testing::live_with_cassette(
+        bench.info(SCENARIO, ScenarioOptions::DEFAULT),
+        CassettePlan::Record(cassette.to_path_buf()),
+    );
+    let recorded = async {
+        let agent = live
+            .opencode_with(AgentOptions::default().config(config))
+            .await
+            .map_err(BenchError::harness)?;
+        for _ in 0..turns {
+            harness_turn(&agent).await?;
+        }
+        Ok::<_, BenchError>(())
+    }
+    .await;
+    let finished = testing::finish(&mut live, recorded.is_ok())
+        .await
+        .map_err(BenchError::Harness);
+    recorded?;
+    finished?;
+    let relayed = upstream.model().map_err(BenchError::harness)?.requests();
+    if relayed.len() != turns || !cassette.is_file() {
+        return Err(BenchError::Harness(format!(
+            "recording {turns} turns relayed {} requests and wrote {}",
+            relayed.len(),
+            if cassette.is_file() {
+                "the cassette"
+            } else {
+                "no cassette"
+            }
+        )));
+    }
+    progress(SECTION, &format!("recorded {turns} turns"));
+    Ok(())
+}
+
+async fn measure_on(
+    replayed: &Agent,
+    scripted: &Agent,
+    n: usize,
+) -> Result<Vec<Figure>, BenchError> {
+    // The first prompt loads the provider (seconds): a warm-up turn per side.
+    harness_turn(replayed).await?;
+    harness_turn(scripted).await?;
+    let [replay, script]: [Vec<Duration>; 2] = interleave(
+        SECTION,
+        n,
+        ["replay", "scripted"],
+        || harness_turn(replayed),
+        || harness_turn(scripted),
+    )
+    .await?;
+    Ok([
+        Figure::ratio("replay_turn", &replay, &script),
+        Figure::median("replay_turn.replay", &replay),
+        Figure::median("replay_turn.scripted", &script),
+    ]
+    .into_iter()
+    .flatten()
+    .collect())
+}
