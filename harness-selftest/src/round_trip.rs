@@ -49,12 +49,15 @@ pub fn schema() -> Value {
         "additionalProperties": false
     })
 }
-/// The text before the error chunk, and the error's message.
+/// The text before the error chunk.
 pub const PARTIAL_TEXT: &str = "A partial answer that";
+/// The error chunk's message (OpenCode retries it: the chunk says `server_error`).
 pub const STREAM_ERROR: &str = "the scripted upstream refused to continue";
-/// The answer after the retried error chunk, the retried 500 and the retried reset.
+/// The answer after the retried error chunk.
 pub const AFTER_ERROR_TEXT: &str = "Answered after the error in the stream.";
+/// The answer after the retried 500.
 pub const AFTER_500_TEXT: &str = "Answered after the server error.";
+/// The answer after the retried reset.
 pub const AFTER_RESET_TEXT: &str = "Answered after the dropped connection.";
 
 /// Scripts `model` as the upstream of every case: rules on the prompt, the failure of a case

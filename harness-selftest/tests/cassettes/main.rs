@@ -65,8 +65,10 @@ impl Places {
     }
 }
 
-/// Runs `args` of the scenario binary with the cassette and snapshot folders of `places`,
-/// `env` and nothing else of this process's settings; checks nothing of the run is left.
+/// Runs `args` of the scenario binary with the cassette folder `cassettes`, the snapshot folder
+/// of `places`, `env` and nothing else of this process's settings; checks nothing of the run is
+/// left running, and no canary is in what it left (the roots of failed scenarios: server logs,
+/// homes, workspaces).
 fn run(places: &Places, cassettes: &Path, args: &[&str], env: &[(&str, &str)]) -> Finished {
     let sandbox = Sandbox::new();
     let mut command = sandbox.command(SCENARIOS, args);
@@ -81,6 +83,7 @@ fn run(places: &Places, cassettes: &Path, args: &[&str], env: &[(&str, &str)]) -
             left.join("\n")
         );
     }
+    files::assert_no_canary_in_files(&[sandbox.tmp.path()]);
     finished
 }
 
@@ -95,8 +98,8 @@ fn assert_output_clean(finished: &Finished, places: &Places) {
 }
 
 /// Records the seven cases from the upstream (with the canaries in its config), replays them with
-/// the upstream stopped and no model variables, then checks a changed prompt and broken
-/// cassettes fail as they must.
+/// the upstream stopped and no model variables, then checks an edited answer replays as edited,
+/// and a changed prompt and broken cassettes fail as they must.
 fn recorded_turns_replay_as_recorded_without_a_model() {
     let places = Places::new();
     let mut upstream = Upstream::start();
@@ -231,8 +234,8 @@ fn assert_a_changed_prompt_misses(places: &Places) {
         ));
 }
 
-/// Run 4: a truncated cassette and one of another format fail before OpenCode starts, naming
-/// the file and what is wrong.
+/// Run 4: a truncated cassette and one of another format fail the scenario when it provisions
+/// its agent, naming the file and what is wrong.
 fn assert_broken_cassettes_fail_naming_the_file(places: &Places) {
     let name = "round_trip::text_in_deltas";
     let file = "round_trip__text_in_deltas.json";
