@@ -1,4 +1,4 @@
-//! Errors of the scripted model.
+//! Errors of the scripted model, and of the cassettes it replays and records.
 
 use std::time::Duration;
 
@@ -29,4 +29,8 @@ pub enum ModelError {
         /// What was waiting.
         what: String,
     },
+    /// A cassette could not be replayed (missing, unreadable, broken) or recorded (no usable
+    /// upstream in the user's config).
+    #[error(transparent)]
+    Cassette(#[from] crate::cassette::CassetteError),
 }

@@ -3,6 +3,8 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::cassette::message_text as content_text;
+
 /// The phrase OpenCode's title agent sends as a user message (`session/prompt.ts`).
 const TITLE_PHRASE: &str = "Generate a title for this conversation";
 
@@ -16,7 +18,7 @@ pub enum Api {
     Ollama,
 }
 
-/// How the script answered a request.
+/// How a request was answered: by the script, a cassette, or the real model.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "by")]
 pub enum Answer {
@@ -34,8 +36,16 @@ pub enum Answer {
     },
     /// The automatic answer to a title-generation request.
     Title,
-    /// Nothing answered it: HTTP 500, and the scenario fails at its end.
+    /// Nothing answered it (no scripted reply, or no recorded interaction of the cassette):
+    /// HTTP 400, and the scenario fails at its end.
     Miss,
+    /// A cassette's recorded response (replay).
+    Cassette {
+        /// 0-based position among the cassette's interactions.
+        interaction: usize,
+    },
+    /// Forwarded to the real model, and recorded (record).
+    Relayed,
 }
 
 /// One model request, parsed.
@@ -227,19 +237,6 @@ impl ModelRequest {
                 .unwrap_or_else(|| "none".into()),
             text,
         )
-    }
-}
-
-/// The text of a message's `content`: a string, or the `text` of its parts.
-fn content_text(content: Option<&Value>) -> String {
-    match content {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
     }
 }
 

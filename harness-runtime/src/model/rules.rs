@@ -170,6 +170,15 @@ impl Script {
         }
     }
 
+    /// Records `request` answered by something other than the script (a cassette, the relay),
+    /// numbering it; returns it as recorded.
+    pub(crate) fn record(&mut self, mut request: ModelRequest, answer: Answer) -> ModelRequest {
+        request.seq = self.requests.len();
+        request.answer = answer;
+        self.requests.push(request.clone());
+        request
+    }
+
     fn choose(&mut self, request: &ModelRequest) -> Choice {
         if request.is_title_request() {
             return Choice::Title(Reply::text("Scripted session"));

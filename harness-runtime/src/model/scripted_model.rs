@@ -1,7 +1,7 @@
 //! `ScriptedModel`: the cheap handle a scenario scripts and inspects.
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -10,6 +10,7 @@ use super::error::ModelError;
 use super::recording::{Answer, ModelRequest, ModelRequestSummary};
 use super::reply::Reply;
 use super::rules::{Rule, Script};
+use super::source::Source;
 
 /// State shared by the handle and the server.
 #[derive(Debug)]
@@ -19,6 +20,9 @@ pub(crate) struct Shared {
     pub(crate) addr: SocketAddr,
     /// The number of requests received so far, for waiters.
     pub(crate) arrivals: watch::Sender<usize>,
+    /// What answers chat requests, set once: the script unless a cassette is replayed or
+    /// recorded.
+    source: OnceLock<Source>,
 }
 
 impl Shared {
@@ -28,13 +32,38 @@ impl Shared {
             model_name,
             addr,
             arrivals: watch::channel(0).0,
+            source: OnceLock::new(),
         }
+    }
+
+    /// What answers chat requests.
+    pub(crate) fn source(&self) -> &Source {
+        static SCRIPT: Source = Source::Script;
+        self.source.get().unwrap_or(&SCRIPT)
+    }
+
+    /// Makes `source` answer chat requests from now on; false (and `source` dropped) when one
+    /// was set already.
+    pub(crate) fn set_source(&self, source: Source) -> bool {
+        self.source.set(source).is_ok()
     }
 
     pub(crate) fn script(&self) -> MutexGuard<'_, Script> {
         // A panic while holding the lock cannot leave the script half-updated (every update
         // is one push or pop), so a poisoned lock is still usable.
         self.script.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records `request` answered by `answer` (a cassette, the relay), numbering it, and wakes
+    /// waiters.
+    pub(crate) fn record(&self, request: ModelRequest, answer: Answer) -> ModelRequest {
+        let (recorded, count) = {
+            let mut script = self.script();
+            let recorded = script.record(request, answer);
+            (recorded, script.requests.len())
+        };
+        self.arrivals.send_replace(count);
+        recorded
     }
 
     /// Records `request` (numbering it), decides its reply, and wakes waiters.

@@ -1,7 +1,6 @@
 //! The HTTP server: one task per scenario accepting loopback connections, one per connection,
 //! all aborted when the guard drops.
 
-use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -24,8 +23,9 @@ use super::error::ModelError;
 use super::frames;
 use super::recording::{Api, ModelRequest};
 use super::reply::{Body, MidStreamEnd, Reply};
+use super::reset::{ResetConnection, reset_now};
 use super::scripted_model::{ScriptedModel, Shared};
-use super::{ollama, openai};
+use super::{cassette_answer, ollama, openai};
 
 /// The body of the answer to a request nothing in the script answers.
 pub(crate) const MISS_MESSAGE: &str = "scripted model: no reply queued for this request; queue one with live.model().reply(..) or add a rule";
@@ -87,10 +87,6 @@ async fn accept_loop(listener: TcpListener, router: Router) {
         }
     }
 }
-
-/// Lets a handler ask its connection to be reset.
-#[derive(Clone)]
-struct ResetConnection(Arc<Notify>);
 
 async fn connection(stream: TcpStream, router: Router) {
     // A duplicate of the socket lets us set SO_LINGER=0 (an RST on close) after hyper owns it.
@@ -187,13 +183,6 @@ async fn answer_common(reply: &Reply, reset: &ResetConnection, streamed: bool) -
     }
 }
 
-async fn reset_now(reset: &ResetConnection) -> Response {
-    reset.0.notify_one();
-    // The connection task drops this handler with the connection.
-    std::future::pending::<Infallible>().await;
-    unreachable!("the connection is reset before this handler resumes")
-}
-
 fn streaming(content_type: &'static str, steps: Vec<frames::Step>, reply: &Reply) -> Response {
     Response::builder()
         .status(StatusCode::OK)
@@ -203,14 +192,18 @@ fn streaming(content_type: &'static str, steps: Vec<frames::Step>, reply: &Reply
         .expect("static response parts are valid")
 }
 
-/// What both chat APIs do first: record the request, answer a miss or a reply every API
-/// renders alike (holds, HTTP errors, resets), and name the model to echo back.
+/// What both chat APIs do first: leave the request to the cassette or the relay when one
+/// answers, else record it, answer a miss or a reply every API renders alike (holds, HTTP
+/// errors, resets), and name the model to echo back.
 async fn prepare(
     shared: &Shared,
     api: Api,
     body: &Bytes,
     reset: &ResetConnection,
 ) -> Result<(ModelRequest, Reply, String), Response> {
+    if let Some(response) = cassette_answer::answer(shared, api, body, reset).await {
+        return Err(response);
+    }
     let (request, reply) = accept(shared, api, body).ok_or_else(miss)?;
     if let Some(response) = answer_common(&reply, reset, request.stream).await {
         return Err(response);

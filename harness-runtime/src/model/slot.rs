@@ -1,15 +1,18 @@
 //! The scenario's model slot: lazy start, OpenCode config, the end-of-scenario check.
 
-use std::sync::OnceLock;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Value, json};
 
-use std::sync::Arc;
-
 use super::error::ModelError;
+use super::relay::Relay;
+use super::replay::Replay;
 use super::scripted_model::ScriptedModel;
 use super::server::{self, ServerGuard};
-use crate::cassette::ModelPlan;
+use super::source::Source;
+use crate::cassette::{self, Cassette, ModelPlan, Upstream, WireApi};
 use crate::redact::Redactor;
 
 /// The provider id OpenCode's config uses for the scripted model.
@@ -79,25 +82,66 @@ impl ModelSlot {
 
     /// Replay: loads the plan's cassette, starts the server serving it, and returns the
     /// OpenCode config pointing at it (the recorded model's name and entry, `permission`).
+    /// A second agent of the scenario gets the same cassette.
+    ///
+    /// Panics unless the plan is [`ModelPlan::Replay`] (the caller routes by plan).
     pub(crate) fn replay_config(
         &mut self,
         permission: Value,
         redactor: &Arc<Redactor>,
     ) -> Result<Value, ModelError> {
-        let _ = (permission, redactor, &self.scenario);
-        todo!("cassette replay")
+        let ModelPlan::Replay { path } = &self.plan else {
+            panic!("replay_config for a scenario planned as {:?}", self.plan);
+        };
+        let shared = &self.model()?.shared;
+        if let Source::Script = shared.source() {
+            let cassette = cassette::load(path, &self.scenario)?;
+            let replay = Replay::new(
+                cassette,
+                path.clone(),
+                self.scenario.clone(),
+                Arc::clone(redactor),
+            );
+            shared.set_source(Source::Replay(replay));
+        }
+        let Source::Replay(replay) = shared.source() else {
+            panic!("the model server of a replayed scenario serves something else");
+        };
+        let cassette = replay.cassette();
+        let base_url = base_url(shared.addr, cassette.recorded.api);
+        Ok(cassette::opencode_config(cassette, &base_url, permission))
     }
 
     /// Record: starts the relay to the real provider of `user_config` (already adapted to the
     /// scenario: permission, `model`), and returns that config with the provider's base URL
-    /// pointing at the relay and its credentials removed (the relay adds them upstream).
+    /// pointing at the relay and its credentials removed (the relay adds them upstream). The
+    /// credentials are registered as secrets of `redactor` first. A second agent of the
+    /// scenario shares the relay.
+    ///
+    /// Panics unless the plan is [`ModelPlan::Record`] (the caller routes by plan).
     pub(crate) fn record_config(
         &mut self,
         user_config: Value,
         redactor: &Arc<Redactor>,
     ) -> Result<Value, ModelError> {
-        let _ = (user_config, redactor);
-        todo!("cassette record")
+        if !matches!(self.plan, ModelPlan::Record { .. }) {
+            panic!("record_config for a scenario planned as {:?}", self.plan);
+        }
+        let upstream = Upstream::from_config(&user_config, &|name| std::env::var(name).ok())?;
+        for secret in &upstream.secrets {
+            redactor.add_secret(secret);
+        }
+        let shared = &self.model()?.shared;
+        if let Source::Script = shared.source() {
+            let relay = Relay::new(upstream, redactor)?;
+            shared.set_source(Source::Relay(relay));
+        }
+        let Source::Relay(relay) = shared.source() else {
+            panic!("the model server of a recorded scenario serves something else");
+        };
+        let upstream = relay.upstream();
+        let base_url = base_url(shared.addr, upstream.recorded.api);
+        Ok(upstream.relay_config(&user_config, &base_url))
     }
 
     /// Ends the model's part of a scenario run by the runner: [`finish`](Self::finish), then per
@@ -110,8 +154,54 @@ impl ModelSlot {
         passed: bool,
         progress: &dyn Fn(&str),
     ) -> Result<(), String> {
-        let _ = (passed, progress);
-        self.finish(redactor)
+        let checked = self.finish(redactor);
+        let ModelPlan::Record { path } = &self.plan else {
+            return checked;
+        };
+        let written = self.write_cassette(path, redactor, passed && checked.is_ok(), progress);
+        checked.and(written)
+    }
+
+    /// Writes what the relay recorded to `path`, or beside it as pending when not `passed`.
+    fn write_cassette(
+        &self,
+        path: &Path,
+        redactor: &Redactor,
+        passed: bool,
+        progress: &dyn Fn(&str),
+    ) -> Result<(), String> {
+        let relay = self
+            .running
+            .get()
+            .and_then(|running| match running.model.shared.source() {
+                Source::Relay(relay) => Some(relay),
+                _ => None,
+            });
+        let Some(relay) = relay else {
+            progress(&format!(
+                "no cassette written: the scenario started no agent, so nothing was recorded \
+                 ({} is unchanged)",
+                cassette::display_path(path)
+            ));
+            return Ok(());
+        };
+        let recorded = Cassette {
+            format: cassette::FORMAT,
+            scenario: self.scenario.clone(),
+            recorded: relay.upstream().recorded.clone(),
+            interactions: relay.interactions(),
+        };
+        let written = cassette::save(path, &recorded, redactor, !passed)
+            .map_err(|e| redactor.redact(&e.to_string()))?;
+        let shown = cassette::display_path(&written);
+        progress(&if passed {
+            format!("cassette written: {shown}")
+        } else {
+            format!(
+                "cassette written as pending: {shown} (the scenario failed; fix it and record again)"
+            )
+        });
+        Ok(())
     }
 
     /// Ends the model's part of the scenario: an unanswered request fails it, with a summary
@@ -121,6 +211,9 @@ impl ModelSlot {
         let Some(running) = self.running.get() else {
             return Ok(());
         };
+        if let Source::Replay(replay) = running.model.shared.source() {
+            return replay.report(redactor);
+        }
         let misses = running.model.misses();
         if misses.is_empty() {
             return Ok(());
@@ -135,6 +228,14 @@ impl ModelSlot {
             message.push_str(&miss.one_line());
         }
         Err(redactor.redact(&message))
+    }
+}
+
+/// The chat API's base URL on the embedded server at `addr`.
+fn base_url(addr: SocketAddr, api: WireApi) -> String {
+    match api {
+        WireApi::OpenAi => format!("http://{addr}/v1"),
+        WireApi::Ollama => format!("http://{addr}/api"),
     }
 }
 

@@ -23,8 +23,13 @@ use super::secrets;
 /// `[workspace]`, `[home]`, `[timestamp]`, `[duration]`, and in JSON `[tokens]`, `[cost]`.
 #[derive(Default)]
 pub struct Redactor {
-    literals: Mutex<Literals>,
+    /// Shared with the redactors made by [`Redactor::with_fresh_numbering`], so they see what
+    /// is registered later (an agent's root after the model server started).
+    literals: Arc<Mutex<Literals>>,
     ids: Mutex<HashMap<&'static str, HashMap<String, usize>>>,
+    /// Every registered path as `(placeholder, path)`, in registration order, so a cassette's
+    /// placeholders can be turned back into this scenario's paths. Shared like `literals`.
+    paths: Arc<Mutex<Vec<(String, String)>>>,
 }
 
 /// A literal to replace, and with what.
@@ -161,6 +166,10 @@ impl Redactor {
             let canonical = canonical.display().to_string();
             texts.push(canonical.trim_end_matches(['/', '\\']).to_owned());
         }
+        if trimmed.chars().count() >= 3 {
+            let mut paths = self.paths.lock().unwrap_or_else(|e| e.into_inner());
+            paths.push((placeholder.clone(), trimmed.to_owned()));
+        }
         let mut literals = Vec::new();
         for text in texts {
             if text.chars().count() < 3 {
@@ -209,6 +218,51 @@ impl Redactor {
             literals.compiled = Some(Arc::new(LiteralPass::build(&literals.entries)));
         }
         literals.compiled.clone()
+    }
+
+    /// A redactor sharing this one's literals (secrets, paths, ports: registered before or
+    /// after, through either) whose numbered placeholders start afresh: a cassette's request
+    /// reads `[call-1]` whatever else the scenario redacted before it.
+    pub(crate) fn with_fresh_numbering(&self) -> Redactor {
+        Redactor {
+            literals: Arc::clone(&self.literals),
+            ids: Mutex::default(),
+            paths: Arc::clone(&self.paths),
+        }
+    }
+
+    /// Turns the path placeholders of `text` (`[root]`, `[workspace-2]`, `[home]`, …) back into
+    /// the paths registered for them, the latest registration winning (an agent's home after the
+    /// user's). Secrets and numbered placeholders stay as they are: nothing can restore them.
+    pub(crate) fn restore_paths(&self, text: &str) -> String {
+        if !text.contains('[') {
+            return text.to_owned();
+        }
+        let paths = self.paths.lock().unwrap_or_else(|e| e.into_inner());
+        let mut restored = text.to_owned();
+        let mut seen = std::collections::HashSet::new();
+        for (placeholder, path) in paths.iter().rev() {
+            if seen.insert(placeholder.as_str()) && restored.contains(placeholder.as_str()) {
+                restored = restored.replace(placeholder.as_str(), path);
+            }
+        }
+        restored
+    }
+
+    /// Whether `text` holds a registered secret in any of its encoded forms (checked before a
+    /// file that must never hold one is written).
+    pub(crate) fn contains_secret(&self, text: &str) -> bool {
+        let Some(pass) = self.literal_pass() else {
+            return false;
+        };
+        match &pass.secrets {
+            Some(secrets) => secrets.is_match(text),
+            // The automaton failed to build: the slower check over every secret literal.
+            None => pass
+                .replacements
+                .iter()
+                .any(|(literal, replacement)| replacement == SECRET && text.contains(literal)),
+        }
     }
 
     /// Redacts free text: registered literals first, then ids, UUIDs, ports, timestamps and
@@ -405,4 +459,57 @@ pub(crate) fn number_placeholder(
         return Some("[timestamp]");
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fresh_numbering_shares_the_literals_and_restarts_the_ids() {
+        let redactor = Redactor::default();
+        redactor.add_secret("sk-canary-0123");
+        redactor.add_path(Path::new("/tmp/live-root-a/workspace"), "[workspace]");
+        assert_eq!(redactor.redact("call_abc123"), "[call-1]");
+        assert_eq!(redactor.redact("call_def456"), "[call-2]");
+        let fresh = redactor.with_fresh_numbering();
+        redactor.add_path(Path::new("/tmp/live-root-b/workspace"), "[workspace-2]");
+        assert_eq!(
+            fresh.redact("call_def456 sk-canary-0123 /tmp/live-root-a/workspace/x"),
+            "[call-1] [secret] [workspace]/x"
+        );
+        assert_eq!(fresh.redact("/tmp/live-root-b/workspace"), "[workspace-2]");
+        assert_eq!(
+            fresh.restore_paths("[workspace-2]"),
+            "/tmp/live-root-b/workspace"
+        );
+        // The original's numbering is untouched.
+        assert_eq!(redactor.redact("call_def456"), "[call-2]");
+    }
+
+    #[test]
+    fn path_placeholders_are_restored_to_the_latest_path_and_secrets_are_not() {
+        let redactor = Redactor::default();
+        redactor.add_path(Path::new("/home/user"), "[home]");
+        redactor.add_path(Path::new("/tmp/root-b/home/"), "[home]");
+        redactor.add_path(Path::new("/tmp/root-b/workspace"), "[workspace]");
+        redactor.add_path(Path::new("/tmp/root-c/workspace"), "[workspace-2]");
+        redactor.add_secret("sk-canary-0123");
+        assert_eq!(
+            redactor.restore_paths("[workspace]/a [workspace-2]/b [home] [secret] [call-1]"),
+            "/tmp/root-b/workspace/a /tmp/root-c/workspace/b /tmp/root-b/home [secret] [call-1]"
+        );
+    }
+
+    #[test]
+    fn secrets_are_found_in_every_encoded_form_and_only_secrets() {
+        let redactor = Redactor::default();
+        assert!(!redactor.contains_secret("anything"));
+        redactor.add_path(Path::new("/tmp/root-b"), "[root]");
+        redactor.add_secret("sk \"canary\"");
+        assert!(redactor.contains_secret("x sk \"canary\" y"));
+        assert!(redactor.contains_secret(r#"{"k":"sk \"canary\""}"#));
+        assert!(redactor.contains_secret("sk%20%22canary%22"));
+        assert!(!redactor.contains_secret("/tmp/root-b sk canary"));
+    }
 }

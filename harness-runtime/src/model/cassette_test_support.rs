@@ -1,0 +1,286 @@
+//! What the cassette tests share: a scripted model as the "real" upstream, a recording and a
+//! replaying slot, a reqwest client that keeps every byte and every break.
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use eventsource_stream::Eventsource;
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+use crate::cassette::ModelPlan;
+use crate::model::ScriptedModel;
+use crate::model::slot::ModelSlot;
+use crate::redact::Redactor;
+
+/// The upstream's API key: it must reach the upstream and nothing else.
+pub(super) const CANARY_KEY: &str = "sk-canary-7f3a9c1e55";
+/// The upstream's extra header value: the same.
+pub(super) const CANARY_HEADER: &str = "hdr-canary-52b8d0aa";
+/// The scenario every test records and replays.
+pub(super) const SCENARIO: &str = "t::cassette";
+
+/// A scripted model standing in for the user's real provider.
+pub(super) fn upstream() -> (ModelSlot, ScriptedModel) {
+    let slot = ModelSlot::default();
+    let model = slot.model().expect("the upstream starts").clone();
+    (slot, model)
+}
+
+/// The user's config naming `base_url` as provider `real` (package `npm`), with the canary
+/// key and header.
+pub(super) fn user_config(base_url: &str, npm: &str) -> Value {
+    json!({
+        "model": "real/scripted-model",
+        "provider": {"real": {
+            "npm": npm,
+            "name": "Real model",
+            "options": {"baseURL": base_url, "apiKey": CANARY_KEY,
+                        "headers": {"X-Canary": CANARY_HEADER}},
+            "models": {"scripted-model": {"name": "Scripted", "tool_call": true,
+                                          "options": {"num_ctx": 8192}}},
+        }},
+        "permission": {"bash": "allow"},
+        "autoupdate": false,
+        "share": "disabled",
+    })
+}
+
+/// One side of a round trip: a scenario with its own workspace path, redactor and slot.
+pub(super) struct Side {
+    pub(super) workspace: tempfile::TempDir,
+    pub(super) redactor: Arc<Redactor>,
+    pub(super) slot: ModelSlot,
+    /// Every progress line.
+    pub(super) progress: RefCell<Vec<String>>,
+}
+
+impl Side {
+    fn new(plan: ModelPlan) -> Self {
+        let workspace = tempfile::tempdir().expect("a temp dir");
+        let redactor = Arc::new(Redactor::default());
+        redactor.add_path(workspace.path(), "[workspace]");
+        let mut slot = ModelSlot::default();
+        slot.set_plan(plan, SCENARIO);
+        Self {
+            workspace,
+            redactor,
+            slot,
+            progress: RefCell::default(),
+        }
+    }
+
+    /// A recording side writing to `path`, relaying to the provider of `config`; also returns
+    /// the config OpenCode would get.
+    pub(super) fn recording(path: &Path, config: &Value) -> (Self, Value) {
+        let mut side = Self::new(ModelPlan::Record {
+            path: path.to_path_buf(),
+        });
+        let config = side
+            .slot
+            .record_config(config.clone(), &side.redactor)
+            .expect("the relay starts");
+        (side, config)
+    }
+
+    /// A replaying side serving `path`; also returns the config OpenCode would get.
+    pub(super) fn replaying(path: &Path) -> (Self, Value) {
+        let mut side = Self::new(ModelPlan::Replay {
+            path: path.to_path_buf(),
+        });
+        let config = side
+            .slot
+            .replay_config(json!({"bash": "allow"}), &side.redactor)
+            .expect("the cassette loads");
+        (side, config)
+    }
+
+    /// A replaying side whose cassette does not load: the error.
+    pub(super) fn replay_error(path: &Path) -> String {
+        let mut side = Self::new(ModelPlan::Replay {
+            path: path.to_path_buf(),
+        });
+        side.slot
+            .replay_config(json!({}), &side.redactor)
+            .expect_err("the cassette must not load")
+            .to_string()
+    }
+
+    /// The workspace path as text.
+    pub(super) fn workspace(&self) -> String {
+        self.workspace.path().display().to_string()
+    }
+
+    /// Runs the slot's end of scenario.
+    pub(super) fn finish(&mut self, passed: bool) -> Result<(), String> {
+        let progress = &self.progress;
+        self.slot.finish_scenario(&self.redactor, passed, &|line| {
+            progress.borrow_mut().push(line.to_owned())
+        })
+    }
+}
+
+/// The chat URL of the provider `provider` in an OpenCode `config`.
+pub(super) fn chat_url(config: &Value, provider: &str) -> String {
+    let base = config["provider"][provider]["options"]["baseURL"]
+        .as_str()
+        .expect("the config names a base URL");
+    if base.ends_with("/api") {
+        format!("{base}/chat")
+    } else {
+        format!("{base}/chat/completions")
+    }
+}
+
+/// A chat request body as OpenCode sends it: a system prompt holding the date and the
+/// workspace, then the user's `text`.
+pub(super) fn chat(workspace: &str, text: &str, tools: &[&str], stream: bool) -> Value {
+    let tools: Vec<Value> = tools
+        .iter()
+        .map(|name| json!({"type": "function", "function": {"name": name, "parameters": {}}}))
+        .collect();
+    json!({
+        "model": "scripted-model",
+        "stream": stream,
+        "stream_options": {"include_usage": true},
+        "tool_choice": "auto",
+        "tools": tools,
+        "messages": [
+            // Differs between the two sides (the workspace): not part of the matching key.
+            {"role": "system", "content": format!("You are opencode. cwd {workspace}")},
+            {"role": "user", "content": text},
+        ],
+    })
+}
+
+/// What a client got: the head, every body byte, and whether the body ended cleanly.
+#[derive(Clone, PartialEq)]
+pub(super) struct Received {
+    pub(super) status: u16,
+    pub(super) content_type: String,
+    pub(super) retry_after_ms: Option<String>,
+    pub(super) body: Vec<u8>,
+    pub(super) complete: bool,
+}
+
+impl std::fmt::Debug for Received {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Received")
+            .field("status", &self.status)
+            .field("content_type", &self.content_type)
+            .field("retry_after_ms", &self.retry_after_ms)
+            .field("body", &String::from_utf8_lossy(&self.body))
+            .field("complete", &self.complete)
+            .finish()
+    }
+}
+
+impl Received {
+    /// The body's SSE `data` payloads, JSON ones parsed.
+    pub(super) fn events(&self) -> Vec<Value> {
+        let body = bytes::Bytes::from(self.body.clone());
+        let events: Vec<_> = futures::executor::block_on(
+            futures::stream::iter([Ok::<_, std::convert::Infallible>(body)])
+                .eventsource()
+                .collect::<Vec<_>>(),
+        );
+        events
+            .into_iter()
+            .map(|e| {
+                let data = e.expect("well-formed SSE").data;
+                serde_json::from_str(&data).unwrap_or(Value::String(data))
+            })
+            .collect()
+    }
+
+    /// The body's NDJSON lines, parsed.
+    pub(super) fn lines(&self) -> Vec<Value> {
+        String::from_utf8_lossy(&self.body)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("an NDJSON line"))
+            .collect()
+    }
+}
+
+/// Sends `body` to `url`; `Err` when no response came (a reset or refused connection).
+pub(super) async fn send(url: &str, body: &Value) -> Result<Received, String> {
+    let response = reqwest::Client::new()
+        .post(url)
+        .header("authorization", "Bearer cassette-relay")
+        .json(body)
+        .timeout(Duration::from_secs(10))
+        .send()
+        .await
+        .map_err(|e| format!("{e:?}"))?;
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let (status, content_type, retry_after_ms) = (
+        response.status().as_u16(),
+        header("content-type").unwrap_or_default(),
+        header("retry-after-ms"),
+    );
+    let mut stream = response.bytes_stream();
+    let (mut body, mut complete) = (Vec::new(), true);
+    while let Some(chunk) = stream.next().await {
+        match chunk {
+            Ok(bytes) => body.extend_from_slice(&bytes),
+            Err(_) => {
+                complete = false;
+                break;
+            }
+        }
+    }
+    Ok(Received {
+        status,
+        content_type,
+        retry_after_ms,
+        body,
+        complete,
+    })
+}
+
+/// Reads `url`'s streamed answer until it pauses for `quiet`: the bytes so far, and whether
+/// the stream was still open (a stream held open by the server).
+pub(super) async fn read_until_quiet(url: &str, body: &Value, quiet: Duration) -> (Vec<u8>, bool) {
+    let response = reqwest::Client::new()
+        .post(url)
+        .json(body)
+        .send()
+        .await
+        .expect("a response");
+    let mut stream = response.bytes_stream();
+    let mut bytes = Vec::new();
+    loop {
+        match tokio::time::timeout(quiet, stream.next()).await {
+            Ok(Some(Ok(chunk))) => bytes.extend_from_slice(&chunk),
+            Ok(_) => return (bytes, false),
+            Err(_) => return (bytes, true),
+        }
+    }
+}
+
+/// `cassettes/t__cassette.json` below `dir`.
+pub(super) fn cassette_path(dir: &Path) -> PathBuf {
+    dir.join("cassettes").join("t__cassette.json")
+}
+
+/// The cassette file's text, checked free of every canary.
+pub(super) fn cassette_text(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).expect("the cassette was written");
+    assert_no_canary(&text);
+    text
+}
+
+/// Fails when `text` holds a canary secret.
+pub(super) fn assert_no_canary(text: &str) {
+    for canary in [CANARY_KEY, CANARY_HEADER, "canary"] {
+        assert!(!text.contains(canary), "{canary} leaked into:\n{text}");
+    }
+}

@@ -1,0 +1,289 @@
+//! The recording relay: each chat request goes to the real provider with the user's
+//! credentials, and its response comes back to OpenCode as it arrives (event by event, line by
+//! line) while it is put on the tape (redacted when the cassette is written, once each streamed
+//! text is whole).
+//!
+//! Upstream failures are relayed as they happened: a non-2xx answer as it is, no connection as
+//! a reset connection, a body that breaks as a body that breaks. A stream OpenCode leaves
+//! stays on the tape as `client_closed` (its provisional end until the upstream ends it).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body as AxumBody;
+use axum::http::header;
+use axum::response::Response;
+use bytes::Bytes;
+use eventsource_stream::Eventsource;
+use futures::stream::BoxStream;
+use futures::{Stream, StreamExt};
+use serde_json::Value;
+
+use super::framing::{is_sse, ndjson_line, response_head, sse_event};
+use super::reset::{ResetConnection, reset_now};
+use crate::cassette::{
+    CassetteError, Head, Interaction, StreamEnd, Tape, Upstream, WireApi, chunk_data, normalize,
+};
+use crate::redact::Redactor;
+
+/// How long the relay waits for the upstream to accept a connection. The response itself
+/// has no ceiling but the scenario's: a real model may think for minutes.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The response headers a recording keeps: OpenCode's retry timing follows them.
+const KEPT_HEADERS: [&str; 2] = ["retry-after", "retry-after-ms"];
+
+/// A recording in progress.
+pub(crate) struct Relay {
+    upstream: Upstream,
+    client: reqwest::Client,
+    /// The scenario's: each request is normalized with a fresh-numbering copy, the tape is
+    /// redacted with it when read.
+    redactor: Arc<Redactor>,
+    tape: Arc<Tape>,
+}
+
+/// One streamed frame: the SSE event name (when not `message`) and the payload.
+type Frame = (Option<String>, String);
+
+impl Relay {
+    /// A relay to `upstream`, redacting with the scenario's `redactor`.
+    pub(crate) fn new(upstream: Upstream, redactor: &Arc<Redactor>) -> Result<Self, CassetteError> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(crate::settings::scaled(CONNECT_TIMEOUT))
+            // The upstream is named by the user's config, not by proxy variables.
+            .no_proxy()
+            .build()
+            .map_err(|e| {
+                CassetteError::Upstream(format!("could not build the HTTP client: {e}"))
+            })?;
+        Ok(Self {
+            upstream,
+            client,
+            redactor: Arc::clone(redactor),
+            tape: Arc::default(),
+        })
+    }
+
+    /// The real provider.
+    pub(crate) fn upstream(&self) -> &Upstream {
+        &self.upstream
+    }
+
+    /// What was recorded so far, in arrival order, redacted.
+    pub(crate) fn interactions(&self) -> Vec<Interaction> {
+        self.tape.interactions(&self.redactor)
+    }
+
+    /// Forwards the request `body` (`raw` parsed) that came in on `api`, and relays the answer.
+    pub(crate) async fn forward(
+        &self,
+        api: WireApi,
+        body: Bytes,
+        raw: &Value,
+        reset: &ResetConnection,
+    ) -> Response {
+        let index = self
+            .tape
+            .begin(normalize(api, raw, &self.redactor.with_fresh_numbering()));
+        let sent = self
+            .client
+            .post(&self.upstream.chat_url)
+            .headers(self.upstream.headers.clone())
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(body)
+            .send()
+            .await;
+        let response = match sent {
+            Ok(response) => response,
+            Err(error) => {
+                self.tape.dropped(index, detail(&error));
+                return reset_now(reset).await;
+            }
+        };
+        let head = head_of(&response);
+        let streamed = response.status().is_success()
+            && (is_sse(&head.content_type) || head.content_type.contains("ndjson"));
+        if !streamed {
+            return match response.bytes().await {
+                Ok(bytes) => {
+                    let text = String::from_utf8_lossy(&bytes);
+                    self.tape.body(index, head.clone(), chunk_data(&text));
+                    response_head(head.status, &head.content_type, &head.headers)
+                        .body(AxumBody::from(bytes))
+                        .expect("response parts are checked")
+                }
+                Err(error) => {
+                    let detail = format!("the body broke: {}", detail(&error));
+                    self.tape.dropped(index, detail);
+                    reset_now(reset).await
+                }
+            };
+        }
+        self.tape.stream(index, head.clone());
+        let sse = is_sse(&head.content_type);
+        let frames: BoxStream<'static, Result<Frame, ()>> = if sse {
+            response
+                .bytes_stream()
+                .eventsource()
+                .map(|event| match event {
+                    Ok(event) => Ok((
+                        (event.event != "message").then_some(event.event),
+                        event.data,
+                    )),
+                    Err(_) => Err(()),
+                })
+                .boxed()
+        } else {
+            ndjson_lines(response.bytes_stream()).boxed()
+        };
+        let recorder = Recorder {
+            tape: Arc::clone(&self.tape),
+            index,
+            sse,
+        };
+        response_head(head.status, &head.content_type, &head.headers)
+            .header(header::CACHE_CONTROL, "no-cache")
+            .body(AxumBody::from_stream(relayed(frames, recorder)))
+            .expect("response parts are checked")
+    }
+}
+
+/// What went wrong, without the upstream's address (a secret): the innermost cause.
+fn detail(error: &reqwest::Error) -> String {
+    let mut cause: &dyn std::error::Error = error;
+    while let Some(source) = cause.source() {
+        cause = source;
+    }
+    let what = if error.is_connect() {
+        "could not connect"
+    } else if error.is_timeout() {
+        "timed out"
+    } else {
+        "the connection failed"
+    };
+    format!("{what}: {cause}")
+}
+
+/// Puts one stream's frames on the tape.
+struct Recorder {
+    tape: Arc<Tape>,
+    index: usize,
+    sse: bool,
+}
+
+impl Recorder {
+    /// Records `frame` and returns its bytes for OpenCode.
+    fn relay(&self, (event, data): Frame) -> Bytes {
+        let bytes = if self.sse {
+            sse_event(event.as_deref(), &data)
+        } else {
+            ndjson_line(&data)
+        };
+        self.tape.chunk(self.index, event, chunk_data(&data));
+        bytes
+    }
+}
+
+/// The body OpenCode receives: each frame as it arrives, recorded on the way; an upstream
+/// break breaks this body too. Dropped early (OpenCode went away), the tape keeps the stream's
+/// provisional `client_closed` end.
+fn relayed(
+    frames: BoxStream<'static, Result<Frame, ()>>,
+    recorder: Recorder,
+) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static {
+    futures::stream::unfold(Some((frames, recorder)), |state| async move {
+        let (mut frames, recorder) = state?;
+        match frames.next().await {
+            Some(Ok(frame)) => {
+                let bytes = recorder.relay(frame);
+                Some((Ok(bytes), Some((frames, recorder))))
+            }
+            Some(Err(())) => {
+                recorder.tape.end(recorder.index, StreamEnd::Dropped);
+                // Let hyper flush what was relayed before the break.
+                tokio::task::yield_now().await;
+                let error = std::io::Error::new(
+                    std::io::ErrorKind::ConnectionAborted,
+                    "cassette relay: the upstream body broke",
+                );
+                Some((Err(error), None))
+            }
+            None => {
+                recorder.tape.end(recorder.index, StreamEnd::Complete);
+                None
+            }
+        }
+    })
+}
+
+/// The NDJSON lines of a body (blank lines skipped; a last line without a newline counts).
+fn ndjson_lines(
+    bytes: impl Stream<Item = reqwest::Result<Bytes>> + Send + 'static,
+) -> impl Stream<Item = Result<Frame, ()>> + Send + 'static {
+    let state = (
+        Box::pin(bytes),
+        Vec::<u8>::new(),
+        std::collections::VecDeque::new(),
+        false,
+    );
+    futures::stream::unfold(
+        state,
+        |(mut bytes, mut buffer, mut lines, mut done)| async move {
+            loop {
+                if let Some(line) = lines.pop_front() {
+                    return Some((Ok((None, line)), (bytes, buffer, lines, done)));
+                }
+                if done {
+                    return None;
+                }
+                match bytes.next().await {
+                    Some(Ok(chunk)) => {
+                        buffer.extend_from_slice(&chunk);
+                        while let Some(end) = buffer.iter().position(|b| *b == b'\n') {
+                            let line: Vec<u8> = buffer.drain(..=end).collect();
+                            push_line(&mut lines, &line[..end]);
+                        }
+                    }
+                    Some(Err(_)) => {
+                        done = true;
+                        return Some((Err(()), (bytes, buffer, lines, done)));
+                    }
+                    None => {
+                        done = true;
+                        push_line(&mut lines, &std::mem::take(&mut buffer));
+                    }
+                }
+            }
+        },
+    )
+}
+
+fn push_line(lines: &mut std::collections::VecDeque<String>, line: &[u8]) {
+    let text = String::from_utf8_lossy(line);
+    let text = text.trim_end_matches('\r');
+    if !text.trim().is_empty() {
+        lines.push_back(text.to_owned());
+    }
+}
+
+/// The recorded head of an upstream response.
+fn head_of(response: &reqwest::Response) -> Head {
+    let headers = response.headers();
+    Head {
+        status: response.status().as_u16(),
+        content_type: headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned(),
+        headers: KEPT_HEADERS
+            .iter()
+            .filter_map(|name| {
+                let value = headers.get(*name)?.to_str().ok()?;
+                Some(((*name).to_owned(), value.to_owned()))
+            })
+            .collect::<BTreeMap<_, _>>(),
+    }
+}
