@@ -14,7 +14,7 @@
 
 use std::time::Duration;
 
-use harness_runtime::client::{ClientError, Event, MessageError, SessionStatus};
+use harness_runtime::client::{ClientError, Event, MessageError};
 use harness_runtime::prelude::*;
 
 /// A probe's whole-turn ceiling (scaled by `LIVE_TIMEOUT_SCALE`).
@@ -175,16 +175,19 @@ async fn abort_mid_turn(live: &mut Live) -> anyhow::Result<()> {
             .with_ceiling(TURN),
     );
     let abort = async {
-        // Abort once the turn is provably running: its busy status, not a sleep.
+        // Abort once the model is provably streaming its reply (its first text delta), not on
+        // a sleep, nor on the busy status: that comes before the request reaches the model, so
+        // the abort would never meet the model (and a cassette would hold no traffic).
         let ceiling = tokio::time::sleep(TURN);
         tokio::pin!(ceiling);
         loop {
             tokio::select! {
-                _ = &mut ceiling => anyhow::bail!("the session never became busy"),
+                _ = &mut ceiling => anyhow::bail!("the model never streamed any text"),
                 event = events.next_event() => match event? {
-                    Some(Event::SessionStatus { session_id, status: SessionStatus::Busy }) if session_id == session.id() => break,
+                    Some(Event::MessagePartDelta { session_id, field, .. })
+                        if session_id == session.id() && field == "text" => break,
                     Some(_) => {}
-                    None => anyhow::bail!("the event stream ended before the session became busy"),
+                    None => anyhow::bail!("the event stream ended before the model streamed text"),
                 },
             }
         }
