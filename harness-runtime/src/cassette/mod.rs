@@ -27,7 +27,7 @@ pub(crate) use format::{
     chunk_data, chunk_text,
 };
 pub(crate) use matching::{diagnose, find_unused};
-pub(crate) use normalize::{message_text, normalize};
+pub(crate) use normalize::normalize;
 #[cfg(test)]
 pub(crate) use plan::{CassetteSettings, resolve};
 pub(crate) use plan::{ModelPlan, Resolution, plan, resolution};
