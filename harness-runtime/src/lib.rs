@@ -29,6 +29,7 @@ compile_error!(
 );
 
 mod cassette;
+mod chat_body;
 pub mod client;
 pub mod evidence;
 pub mod fixture;

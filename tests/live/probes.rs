@@ -1,6 +1,11 @@
 //! Real-model probes: the same OpenCode, configured by `OPENCODE_CONFIG_CONTENT` to reach the
 //! model named by `TEST_OLLAMA_MODEL` (a real Ollama, or `scripts/local-model`).
 //!
+//! Each is a `cassette` scenario: on a fresh clone it replays `cassettes/probes__<fn>.json`, the
+//! traffic of a real model recorded once (`LIVE_CASSETTE=record`), so the real model's
+//! trajectory runs through real OpenCode with no model and no network; `LIVE_CASSETTE=live`
+//! talks to the model instead.
+//!
 //! Verdicts are structural (a turn completed, a tool was called, an ask was answered), never the
 //! model's wording. A capability the model did not exercise (it answered in prose instead of
 //! calling the tool) is reported as skipped with that reason: never a false pass, never a false
@@ -9,7 +14,7 @@
 
 use std::time::Duration;
 
-use harness_runtime::client::{ClientError, Event, MessageError, SessionStatus};
+use harness_runtime::client::{ClientError, Event, MessageError};
 use harness_runtime::prelude::*;
 
 /// A probe's whole-turn ceiling (scaled by `LIVE_TIMEOUT_SCALE`).
@@ -22,7 +27,7 @@ fn structural(turn: &Turn) -> serde_json::Value {
     })
 }
 
-#[live_agent_test(timeout = "600s", requires = ["TEST_OLLAMA_MODEL", "OPENCODE_CONFIG_CONTENT"])]
+#[live_agent_test(cassette, timeout = "600s")]
 async fn basic_turn(live: &mut Live) -> anyhow::Result<()> {
     let agent = live.opencode().await?;
     let session = agent.create_session().await?;
@@ -51,7 +56,7 @@ async fn basic_turn(live: &mut Live) -> anyhow::Result<()> {
     Ok(())
 }
 
-#[live_agent_test(timeout = "600s", requires = ["TEST_OLLAMA_MODEL", "OPENCODE_CONFIG_CONTENT"])]
+#[live_agent_test(cassette, timeout = "600s")]
 async fn streaming_turn(live: &mut Live) -> anyhow::Result<()> {
     let agent = live.opencode().await?;
     let session = agent.create_session().await?;
@@ -78,7 +83,7 @@ async fn streaming_turn(live: &mut Live) -> anyhow::Result<()> {
     Ok(())
 }
 
-#[live_agent_test(timeout = "600s", requires = ["TEST_OLLAMA_MODEL", "OPENCODE_CONFIG_CONTENT"])]
+#[live_agent_test(cassette, timeout = "600s")]
 async fn tool_call(live: &mut Live) -> anyhow::Result<()> {
     let agent = live.opencode().await?;
     let session = agent.create_session().await?;
@@ -149,17 +154,17 @@ async fn permission_probe(
     Ok(())
 }
 
-#[live_agent_test(timeout = "600s", requires = ["TEST_OLLAMA_MODEL", "OPENCODE_CONFIG_CONTENT"])]
+#[live_agent_test(cassette, timeout = "600s")]
 async fn permission_answered(live: &mut Live) -> anyhow::Result<()> {
     permission_probe(live, PermissionPolicy::Once, "once", "completed").await
 }
 
-#[live_agent_test(timeout = "600s", requires = ["TEST_OLLAMA_MODEL", "OPENCODE_CONFIG_CONTENT"])]
+#[live_agent_test(cassette, timeout = "600s")]
 async fn permission_rejected(live: &mut Live) -> anyhow::Result<()> {
     permission_probe(live, PermissionPolicy::Reject, "reject", "error").await
 }
 
-#[live_agent_test(timeout = "600s", requires = ["TEST_OLLAMA_MODEL", "OPENCODE_CONFIG_CONTENT"])]
+#[live_agent_test(cassette, timeout = "600s")]
 async fn abort_mid_turn(live: &mut Live) -> anyhow::Result<()> {
     let agent = live.opencode().await?;
     let session = agent.create_session().await?;
@@ -170,16 +175,19 @@ async fn abort_mid_turn(live: &mut Live) -> anyhow::Result<()> {
             .with_ceiling(TURN),
     );
     let abort = async {
-        // Abort once the turn is provably running: its busy status, not a sleep.
+        // Abort once the model is provably streaming its reply (its first text delta), not on
+        // a sleep, nor on the busy status: that comes before the request reaches the model, so
+        // the abort would never meet the model (and a cassette would hold no traffic).
         let ceiling = tokio::time::sleep(TURN);
         tokio::pin!(ceiling);
         loop {
             tokio::select! {
-                _ = &mut ceiling => anyhow::bail!("the session never became busy"),
+                _ = &mut ceiling => anyhow::bail!("the model never streamed any text"),
                 event = events.next_event() => match event? {
-                    Some(Event::SessionStatus { session_id, status: SessionStatus::Busy }) if session_id == session.id() => break,
+                    Some(Event::MessagePartDelta { session_id, field, .. })
+                        if session_id == session.id() && field == "text" => break,
                     Some(_) => {}
-                    None => anyhow::bail!("the event stream ended before the session became busy"),
+                    None => anyhow::bail!("the event stream ended before the model streamed text"),
                 },
             }
         }
@@ -203,7 +211,7 @@ async fn abort_mid_turn(live: &mut Live) -> anyhow::Result<()> {
     Ok(())
 }
 
-#[live_agent_test(timeout = "600s", requires = ["TEST_OLLAMA_MODEL", "OPENCODE_CONFIG_CONTENT"])]
+#[live_agent_test(cassette, timeout = "600s")]
 async fn structured_output(live: &mut Live) -> anyhow::Result<()> {
     let agent = live.opencode().await?;
     let session = agent.create_session().await?;

@@ -226,7 +226,10 @@ mod tests {
         let path = dir.path().join("t__x.json");
         std::fs::write(&path, text).unwrap();
         let error = load(&path, "t::x").unwrap_err().to_string();
-        assert!(error.contains(&path.display().to_string()), "{error}");
+        assert!(
+            error.contains(&crate::cassette::display_path(&path)),
+            "{error}"
+        );
         assert!(
             error
                 .contains("LIVE_CASSETTE=record cargo test --test harness_runtime -- t::x --exact"),

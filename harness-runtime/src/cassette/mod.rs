@@ -27,10 +27,10 @@ pub(crate) use format::{
     chunk_data, chunk_text,
 };
 pub(crate) use matching::{diagnose, find_unused};
-pub(crate) use normalize::{message_text, normalize};
+pub(crate) use normalize::normalize;
 #[cfg(test)]
 pub(crate) use plan::{CassetteSettings, resolve};
-pub(crate) use plan::{ModelPlan, Resolution, plan, record_command, resolution};
+pub(crate) use plan::{ModelPlan, Resolution, plan, resolution};
 pub(crate) use replay_config::opencode_config;
 pub(crate) use scrub::restore_json;
 pub(crate) use tape::{Head, Tape};

@@ -8,81 +8,34 @@ use serde_json::Value;
 
 use super::format::{NormalizedRequest, WireApi};
 use super::scrub::redact_json;
+use crate::chat_body;
 use crate::redact::Redactor;
 
 /// The normalized form of the request body `raw` that came in on `api`. `redactor` should
 /// number afresh ([`Redactor::with_fresh_numbering`]), so the result does not depend on what
 /// the scenario redacted before.
 pub(crate) fn normalize(api: WireApi, raw: &Value, redactor: &Redactor) -> NormalizedRequest {
-    let messages: &[Value] = raw
-        .get("messages")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    let role = |m: &Value| {
-        m.get("role")
-            .and_then(Value::as_str)
-            .unwrap_or("?")
-            .to_owned()
-    };
-    let text = |m: &Value| redactor.redact(&message_text(m.get("content")));
-    let present = |key: &str| {
-        raw.get(key)
-            .filter(|v| !v.is_null())
-            .map(|v| redact_json(redactor, v))
-    };
+    let ollama = api == WireApi::Ollama;
+    let text = |m: &Value| redactor.redact(&chat_body::text(m));
+    let present = |v: Option<&Value>| v.map(|v| redact_json(redactor, v));
+    let messages = chat_body::messages(raw);
     NormalizedRequest {
         api,
-        model: redactor.redact(raw.get("model").and_then(Value::as_str).unwrap_or_default()),
-        // Ollama streams unless told not to; OpenAI only when asked.
-        stream: raw
-            .get("stream")
-            .and_then(Value::as_bool)
-            .unwrap_or(api == WireApi::Ollama),
-        tools: raw
-            .get("tools")
-            .and_then(Value::as_array)
-            .map(|tools| {
-                tools
-                    .iter()
-                    .filter_map(|t| {
-                        t.pointer("/function/name")
-                            .or_else(|| t.get("name"))
-                            .and_then(Value::as_str)
-                            .map(|name| redactor.redact(name))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default(),
-        tool_choice: present("tool_choice"),
-        response_format: present(match api {
-            WireApi::OpenAi => "response_format",
-            WireApi::Ollama => "format",
-        }),
-        roles: messages.iter().map(role).collect(),
-        last_user_text: messages
-            .iter()
-            .rev()
-            .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
-            .map(text),
+        model: redactor.redact(chat_body::model(raw)),
+        stream: chat_body::stream(raw, ollama),
+        tools: chat_body::tool_names(raw)
+            .into_iter()
+            .map(|name| redactor.redact(name))
+            .collect(),
+        tool_choice: present(chat_body::present(raw, "tool_choice")),
+        response_format: present(chat_body::response_format(raw, ollama)),
+        roles: messages.iter().map(chat_body::role).collect(),
+        last_user_text: chat_body::last_user(raw).map(text),
         tool_results: messages
             .iter()
-            .filter(|m| m.get("role").and_then(Value::as_str) == Some("tool"))
+            .filter(|m| chat_body::has_role(m, "tool"))
             .map(text)
             .collect(),
-    }
-}
-
-/// The text of a message's `content`: a string, or the `text` of its parts joined by newlines.
-pub(crate) fn message_text(content: Option<&Value>) -> String {
-    match content {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
     }
 }
 

@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::command::{rerecord_command, shown};
 use crate::scenario::ScenarioOptions;
 use crate::settings::{self, CassetteMode};
 
@@ -99,7 +100,7 @@ impl Resolution {
             format!(
                 "no cassette at {}; record one with `{}`",
                 cassette.shown,
-                record_command(&cassette.scenario)
+                rerecord_command(&cassette.scenario)
             )
         })
     }
@@ -151,7 +152,7 @@ pub(crate) fn resolve(
         None => manifest_dir.join(DEFAULT_DIR),
     }
     .join(&file);
-    let shown = shown(&path, manifest_dir, &file);
+    let shown = shown(&path, manifest_dir);
     // `try_exists`: a folder that cannot be read is an error to see, not a missing cassette.
     let found = path
         .try_exists()
@@ -165,7 +166,7 @@ pub(crate) fn resolve(
                 "{}=replay, but there is no cassette at {shown}: record one with `{}`, or unset \
                  {} to run the real model when the cassette is missing",
                 settings::CASSETTE,
-                record_command(name),
+                rerecord_command(name),
                 settings::CASSETTE,
             ));
         }
@@ -186,46 +187,6 @@ pub(crate) fn resolve(
 /// snapshot's name.
 fn stem(scenario: &str) -> String {
     scenario.replace("::", "__")
-}
-
-/// The cassette `path` as messages show it: relative to the test crate when below it (stable
-/// across clones), else `$LIVE_CASSETTE_DIR/<file>` (a folder elsewhere is the user's, often a
-/// temp dir: volatile).
-fn shown(path: &Path, manifest_dir: &Path, file: &str) -> String {
-    match path.strip_prefix(manifest_dir) {
-        Ok(relative) => relative.display().to_string(),
-        Err(_) => format!("${}/{file}", settings::CASSETTE_DIR),
-    }
-}
-
-/// The command that records the scenario `name`'s cassette:
-/// `LIVE_CASSETTE=record cargo test --test <target> -- <name> --exact`.
-pub(crate) fn record_command(name: &str) -> String {
-    let exe = std::env::current_exe().ok();
-    let stem = exe
-        .as_deref()
-        .and_then(Path::file_stem)
-        .and_then(|s| s.to_str())
-        .unwrap_or("<target>");
-    format!(
-        "{}=record cargo test --test {} -- {name} --exact",
-        settings::CASSETTE,
-        test_target(stem)
-    )
-}
-
-/// The test target of a test binary's file stem: cargo names it `<target>-<16 hex digits>`.
-fn test_target(stem: &str) -> &str {
-    match stem.rsplit_once('-') {
-        Some((target, hash))
-            if !target.is_empty()
-                && hash.len() == 16
-                && hash.chars().all(|c| c.is_ascii_hexdigit()) =>
-        {
-            target
-        }
-        _ => stem,
-    }
 }
 
 #[cfg(test)]
@@ -462,15 +423,5 @@ mod tests {
         assert_eq!(stem("probes::basic_turn"), "probes__basic_turn");
         assert_eq!(stem("a::b::c"), "a__b__c");
         assert_eq!(stem("top"), "top");
-    }
-
-    #[test]
-    fn the_test_target_drops_cargos_hash_only() {
-        assert_eq!(test_target("live-0123456789abcdef"), "live");
-        assert_eq!(test_target("my-suite-0123456789ABCDEF"), "my-suite");
-        assert_eq!(test_target("selftest-scenarios"), "selftest-scenarios");
-        assert_eq!(test_target("live-0123"), "live-0123");
-        assert_eq!(test_target("-0123456789abcdef"), "-0123456789abcdef");
-        assert_eq!(test_target("live"), "live");
     }
 }

@@ -39,7 +39,7 @@ async fn a_changed_prompt_is_a_miss_naming_the_field_and_the_command_that_record
     for expected in [
         &format!(
             "cassette {}: 1 request(s) matched no recorded interaction",
-            path.display()
+            crate::cassette::display_path(&path)
         ),
         "first difference: last_user_text",
         "recorded: \"Say hello\"",
@@ -56,7 +56,7 @@ async fn broken_cassettes_are_errors_naming_the_file_and_what_is_wrong() {
     let path = cassette_path(dir.path());
     record_hello(&path, true).await;
     let good = std::fs::read_to_string(&path).unwrap();
-    let shown = path.display().to_string();
+    let shown = crate::cassette::display_path(&path);
 
     std::fs::write(&path, &good[..good.len() / 2]).unwrap();
     let error = Side::replay_error(&path);
@@ -273,7 +273,7 @@ async fn a_failed_scenario_writes_its_cassette_as_pending_until_a_passing_record
         *failed.progress.borrow(),
         [format!(
             "cassette written as pending: {} (the scenario failed; fix it and record again)",
-            pending.display()
+            crate::cassette::display_path(&pending)
         )]
     );
     record_hello(&path, true).await;

@@ -59,7 +59,10 @@ async fn an_openai_recording_replays_every_answer_as_it_was_relayed() {
     recording.finish(true).unwrap();
     assert_eq!(
         *recording.progress.borrow(),
-        [format!("cassette written: {}", path.display())]
+        [format!(
+            "cassette written: {}",
+            crate::cassette::display_path(&path)
+        )]
     );
     let text = cassette_text(&path);
     assert!(text.ends_with("}\n"), "pretty JSON with a trailing newline");

@@ -8,9 +8,9 @@
 //! (replay), or the real model through the recording relay (record).
 
 mod cassette_answer;
+mod cassette_wire;
 mod error;
 mod frames;
-mod framing;
 mod ollama;
 mod openai;
 mod recording;

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::cassette::message_text as content_text;
+use crate::chat_body;
 
 /// The phrase OpenCode's title agent sends as a user message (`session/prompt.ts`).
 const TITLE_PHRASE: &str = "Generate a title for this conversation";
@@ -101,62 +101,23 @@ pub struct ModelRequestSummary {
 impl ModelRequest {
     /// Parses a request body; `raw` is `Value::Null` for a body that is not JSON.
     pub(crate) fn parse(seq: usize, api: Api, raw: Value) -> Self {
-        let messages: &[Value] = raw
-            .get("messages")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        let tools_offered = raw
-            .get("tools")
-            .and_then(Value::as_array)
-            .map(|tools| {
-                tools
-                    .iter()
-                    .filter_map(|t| {
-                        t.pointer("/function/name")
-                            .or_else(|| t.get("name"))
-                            .and_then(Value::as_str)
-                            .map(str::to_string)
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let stream = match api {
-            Api::OpenAi => raw.get("stream").and_then(Value::as_bool).unwrap_or(false),
-            Api::Ollama => raw.get("stream").and_then(Value::as_bool).unwrap_or(true),
-        };
-        let response_format = match api {
-            Api::OpenAi => raw.get("response_format"),
-            Api::Ollama => raw.get("format"),
-        }
-        .filter(|v| !v.is_null())
-        .cloned();
+        let ollama = api == Api::Ollama;
         Self {
             seq,
             api,
-            model: raw
-                .get("model")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            stream,
-            tools_offered,
-            tool_choice: raw.get("tool_choice").filter(|v| !v.is_null()).cloned(),
-            message_roles: messages
-                .iter()
-                .map(|m| {
-                    m.get("role")
-                        .and_then(Value::as_str)
-                        .unwrap_or("?")
-                        .to_string()
-                })
+            model: chat_body::model(&raw).to_owned(),
+            stream: chat_body::stream(&raw, ollama),
+            tools_offered: chat_body::tool_names(&raw)
+                .into_iter()
+                .map(str::to_owned)
                 .collect(),
-            last_user_text: messages
+            tool_choice: chat_body::present(&raw, "tool_choice").cloned(),
+            message_roles: chat_body::messages(&raw)
                 .iter()
-                .rev()
-                .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
-                .map(|m| content_text(m.get("content"))),
-            response_format,
+                .map(chat_body::role)
+                .collect(),
+            last_user_text: chat_body::last_user(&raw).map(chat_body::text),
+            response_format: chat_body::response_format(&raw, ollama).cloned(),
             include_usage: raw
                 .pointer("/stream_options/include_usage")
                 .and_then(Value::as_bool)
@@ -180,16 +141,9 @@ impl ModelRequest {
     /// title (OpenCode sends it when a session is created without a title).
     pub fn is_title_request(&self) -> bool {
         self.tools_offered.is_empty()
-            && self
-                .raw
-                .get("messages")
-                .and_then(Value::as_array)
-                .is_some_and(|messages| {
-                    messages.iter().any(|m| {
-                        m.get("role").and_then(Value::as_str) == Some("user")
-                            && content_text(m.get("content")).contains(TITLE_PHRASE)
-                    })
-                })
+            && chat_body::messages(&self.raw).iter().any(|m| {
+                chat_body::has_role(m, "user") && chat_body::text(m).contains(TITLE_PHRASE)
+            })
     }
 
     /// The compact summary for evidence.

@@ -20,7 +20,7 @@ use futures::stream::BoxStream;
 use futures::{Stream, StreamExt};
 use serde_json::Value;
 
-use super::framing::{is_sse, ndjson_line, response_head, sse_event};
+use super::cassette_wire::{is_sse, ndjson_line, response_head, sse_event};
 use super::reset::{ResetConnection, reset_now};
 use crate::cassette::{
     CassetteError, Head, Interaction, StreamEnd, Tape, Upstream, WireApi, chunk_data, normalize,

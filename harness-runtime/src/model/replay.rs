@@ -10,8 +10,8 @@ use axum::http::header;
 use axum::response::Response;
 use serde_json::Value;
 
+use super::cassette_wire::{is_sse, ndjson_line, response_head, sse_event};
 use super::frames::{self, Step};
-use super::framing::{is_sse, ndjson_line, response_head, sse_event};
 use super::reset::{ResetConnection, reset_now};
 use crate::cassette::{
     self, Cassette, NormalizedRequest, RecordedResponse, StreamEnd, WireApi, chunk_text,

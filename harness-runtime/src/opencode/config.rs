@@ -148,7 +148,7 @@ fn cassette_error(
             format!(
                 "fix the cassette or record it again with `{}`, or run the real model without \
                  it with {}=live",
-                cassette::record_command(name),
+                cassette::rerecord_command(name),
                 crate::settings::CASSETTE,
             ),
         ),

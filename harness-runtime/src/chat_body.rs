@@ -1,0 +1,84 @@
+//! What a chat request's body says, read alike on the OpenAI and Ollama APIs.
+//!
+//! A base module: the scripted model's request log (`model`) and a cassette's matching key
+//! (`cassette`) read a request the same way, here.
+
+use serde_json::Value;
+
+/// The body's `messages`, empty when missing.
+pub(crate) fn messages(raw: &Value) -> &[Value] {
+    raw.get("messages")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+}
+
+/// A message's `role`, `?` when missing.
+pub(crate) fn role(message: &Value) -> String {
+    message
+        .get("role")
+        .and_then(Value::as_str)
+        .unwrap_or("?")
+        .to_owned()
+}
+
+/// Whether `message` has the role `role`.
+pub(crate) fn has_role(message: &Value, role: &str) -> bool {
+    message.get("role").and_then(Value::as_str) == Some(role)
+}
+
+/// The text of a message: its `content` string, or the `text` of its parts joined by newlines.
+pub(crate) fn text(message: &Value) -> String {
+    match message.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// The last message with the role `user`.
+pub(crate) fn last_user(raw: &Value) -> Option<&Value> {
+    messages(raw).iter().rev().find(|m| has_role(m, "user"))
+}
+
+/// The names of the offered tools, in the order sent (OpenAI's `function.name`, or `name`).
+pub(crate) fn tool_names(raw: &Value) -> Vec<&str> {
+    raw.get("tools")
+        .and_then(Value::as_array)
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| {
+                    t.pointer("/function/name")
+                        .or_else(|| t.get("name"))
+                        .and_then(Value::as_str)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether the client asked for a stream: Ollama streams unless told not to, OpenAI only when
+/// asked.
+pub(crate) fn stream(raw: &Value, ollama: bool) -> bool {
+    raw.get("stream").and_then(Value::as_bool).unwrap_or(ollama)
+}
+
+/// The requested output format: OpenAI's `response_format`, Ollama's `format`.
+pub(crate) fn response_format(raw: &Value, ollama: bool) -> Option<&Value> {
+    present(raw, if ollama { "format" } else { "response_format" })
+}
+
+/// The field `key`, unless missing or `null`.
+pub(crate) fn present<'a>(raw: &'a Value, key: &str) -> Option<&'a Value> {
+    raw.get(key).filter(|v| !v.is_null())
+}
+
+/// The `model` field, empty when missing.
+pub(crate) fn model(raw: &Value) -> &str {
+    raw.get("model").and_then(Value::as_str).unwrap_or_default()
+}
