@@ -44,6 +44,7 @@ mod requirements;
 pub mod runner;
 mod scenario;
 mod settings;
+mod test_target;
 pub mod testing;
 
 pub use harness_macros::live_agent_test;

@@ -30,29 +30,11 @@ pub(crate) fn shown(path: &Path, base: &Path) -> String {
 /// The command that records the cassette of `scenario` (`<topic>::<fn>`) again, for the
 /// running test binary.
 pub(crate) fn rerecord_command(scenario: &str) -> String {
-    let target = std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.file_stem().map(|s| s.to_string_lossy().into_owned()))
-        .map(|stem| test_target(&stem).to_owned())
-        .unwrap_or_else(|| "<target>".to_owned());
     format!(
-        "{}=record cargo test --test {target} -- {scenario} --exact",
-        crate::settings::CASSETTE
+        "{}=record cargo test --test {} -- {scenario} --exact",
+        crate::settings::CASSETTE,
+        crate::test_target::running()
     )
-}
-
-/// A test binary's target name: its file stem without cargo's `-<16 hex digits>` suffix.
-fn test_target(stem: &str) -> &str {
-    match stem.rsplit_once('-') {
-        Some((name, hash))
-            if !name.is_empty()
-                && hash.len() == 16
-                && hash.bytes().all(|b| b.is_ascii_hexdigit()) =>
-        {
-            name
-        }
-        _ => stem,
-    }
 }
 
 #[cfg(test)]
@@ -60,16 +42,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_target_is_the_stem_without_cargos_hash() {
-        assert_eq!(test_target("live-0123456789abcdef"), "live");
-        assert_eq!(test_target("my-suite-0123456789abcdef"), "my-suite");
-        assert_eq!(test_target("my-suite-0123456789ABCDEF"), "my-suite");
-        assert_eq!(test_target("my-suite"), "my-suite");
-        assert_eq!(test_target("live-0123"), "live-0123");
-        assert_eq!(test_target("-0123456789abcdef"), "-0123456789abcdef");
-        assert!(rerecord_command("probes::basic_turn").starts_with(
+    fn the_command_names_the_running_target_and_the_scenario() {
+        assert_eq!(
+            rerecord_command("probes::basic_turn"),
             "LIVE_CASSETTE=record cargo test --test harness_runtime -- probes::basic_turn --exact"
-        ));
+        );
     }
 
     #[test]

@@ -145,9 +145,10 @@ pub(crate) fn assert_evidence(
             "{}",
             redactor.redact(&format!(
                 "the evidence of `{}` does not match `{file}` (insta printed the diff above): \
-                 review it with `cargo insta test --test live --review`, or accept every \
+                 review it with `cargo insta test --test {} --review`, or accept every \
                  pending snapshot with `cargo insta accept`",
-                info.name
+                info.name,
+                crate::test_target::running()
             ))
         ),
         Some(message) => panic!(
