@@ -41,6 +41,7 @@ mod progress;
 pub mod redact;
 mod requirements;
 pub mod runner;
+mod sandbox;
 mod scenario;
 mod settings;
 pub mod testing;

@@ -611,6 +611,6 @@ fn an_invalid_cassette_mode_is_an_error_before_any_trial() {
 fn an_unknown_role_is_a_clear_error() {
     run(&[], &[("HARNESS_RUNTIME_ROLE", "wizard")])
         .assert_code(2)
-        .assert_stderr("HARNESS_RUNTIME_ROLE must be `fixture-agent` or `reaper`")
+        .assert_stderr("HARNESS_RUNTIME_ROLE must be `fixture-agent`, `reaper` or `sandbox`")
         .assert_stderr("unset it to run the scenarios");
 }
