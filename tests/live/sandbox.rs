@@ -128,7 +128,9 @@ fn bash_output(turn: &Turn, index: usize) -> anyhow::Result<String> {
     Ok(call.output.clone().unwrap_or_default())
 }
 
-#[live_agent_test(timeout = "180s")]
+// A server of its own: a shared server's TCP connect is not restricted (it talks to the model of
+// every scenario that leases it), so the foreign-port attack needs the scenario's own ports.
+#[live_agent_test(timeout = "180s", isolation = "server")]
 async fn bash_attacks_outside_the_root_are_refused(live: &mut Live) -> anyhow::Result<()> {
     sandbox_wanted(live)?;
     let home = Planted::new(&real_home()?, "home")?;
@@ -387,6 +389,85 @@ async fn the_fixture_agent_is_confined_too(live: &mut Live) -> anyhow::Result<()
             "workspace file": work,
         }),
     );
+    live.assert_evidence();
+    Ok(())
+}
+
+/// A shared server is confined to the pool's directory: a leasing scenario's bash commands
+/// cannot write into the real home or a temp dir, read the planted file or kill the runner
+/// either, and its own workspace (inside the pool's directory) works.
+#[live_agent_test(timeout = "180s", isolation = "shared")]
+async fn a_shared_server_is_confined_to_the_pool(live: &mut Live) -> anyhow::Result<()> {
+    sandbox_wanted(live)?;
+    let home = Planted::new(&real_home()?, "shared-home")?;
+    let temp = Planted::new(&std::env::temp_dir(), "shared-temp")?;
+    let redactor = live.redactor().clone();
+    redactor.add_path(&home.dir, "[real-home-plant]");
+    redactor.add_path(&temp.dir, "[temp-plant]");
+    let attacks = [
+        Attack {
+            name: "write into the real home",
+            command: format!("echo pwned > {}/written.txt", home.dir.display()),
+            refused_with: DENIED,
+        },
+        Attack {
+            name: "write into a temp dir outside the pool",
+            command: format!("echo pwned > {}/written.txt", temp.dir.display()),
+            refused_with: DENIED,
+        },
+        Attack {
+            name: "read a file planted in the real home",
+            command: format!("cat {}", home.secret_file().display()),
+            refused_with: DENIED,
+        },
+        Attack {
+            name: "kill the runner",
+            command: format!("kill -TERM {}", std::process::id()),
+            refused_with: NOT_PERMITTED,
+        },
+    ];
+    for attack in &attacks {
+        live.model().reply(Reply::tool_call(
+            "bash",
+            json!({"command": attack.command, "description": attack.name}),
+        ));
+    }
+    live.model()
+        .reply(Reply::tool_call(
+            "bash",
+            json!({"command": "echo done > work.txt", "description": "the scenario's own work"}),
+        ))
+        .reply(Reply::text("Done."));
+
+    let agent = live
+        .opencode_with(AgentOptions::default().permission(json!({"*": "allow"})))
+        .await?;
+    let session = agent.create_session().await?;
+    let turn = session.prompt("Try to get out, then do the work.").await?;
+    anyhow::ensure!(turn.error().is_none(), "turn failed: {:?}", turn.error());
+
+    let mut refused = serde_json::Map::new();
+    for (index, attack) in attacks.iter().enumerate() {
+        let output = bash_output(&turn, index)?;
+        anyhow::ensure!(
+            output.contains(attack.refused_with),
+            "`{}` was not refused with {:?}; the tool said: {}",
+            attack.name,
+            attack.refused_with,
+            redactor.redact(&output)
+        );
+        refused.insert(attack.name.into(), json!(attack.refused_with));
+    }
+    bash_output(&turn, attacks.len())?;
+    let work = std::fs::read_to_string(agent.workspace().join("work.txt"))?;
+    anyhow::ensure!(work == "done\n", "work.txt holds {work:?}");
+    home.untouched()?;
+    temp.untouched()?;
+
+    live.evidence().record_turn(&turn);
+    live.evidence()
+        .record("refused", serde_json::Value::Object(refused));
+    live.evidence().record("work.txt", work);
     live.assert_evidence();
     Ok(())
 }
