@@ -154,12 +154,17 @@ fn an_invalid_timeout_scale_is_an_error_before_any_trial() {
 fn invalid_flags_are_errors_before_any_trial() {
     let invalid = run(
         &["--exact", "outcomes::passes"],
-        &[("LIVE_STRICT", "on"), ("LIVE_KEEP", "1 ")],
+        &[
+            ("LIVE_STRICT", "on"),
+            ("LIVE_KEEP", "1 "),
+            ("LIVE_SANDBOX", "off"),
+        ],
     );
     invalid
         .assert_code(2)
         .assert_stderr("LIVE_STRICT must be 1, true or yes (on), or 0, false or no (off)")
-        .assert_stderr("LIVE_KEEP has leading or trailing whitespace");
+        .assert_stderr("LIVE_KEEP has leading or trailing whitespace")
+        .assert_stderr("LIVE_SANDBOX must be 1, true or yes (on), or 0, false or no (off)");
     assert!(!invalid.stdout.contains("running"), "trials ran\n{invalid}");
     run(
         &["--exact", "outcomes::passes"],
