@@ -485,4 +485,37 @@ mod tests {
         assert!(process::carriers(&token).is_empty());
         std::fs::remove_dir_all(&server.root().root).unwrap();
     }
+
+    /// The path provisioning takes: a confined server starts through the sandbox launcher, works
+    /// in its root, is refused outside it, and leaves no carrier of its mark behind.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_confined_server_is_refused_outside_its_root() {
+        if crate::sandbox::current(false).map(|s| s.is_on()) != Ok(true) {
+            eprintln!("not run: this kernel has no Landlock");
+            return;
+        }
+        let outside = tempfile::tempdir().unwrap();
+        let escaped = outside.path().join("escaped.txt");
+        let script = format!(
+            "echo in > inside.txt && echo out > {}; exit 3",
+            escaped.display()
+        );
+        let server = sh_server(&script, Vec::new(), Arc::new(Redactor::for_scenario()));
+        let root = server.root().root.clone();
+        let mut policy = Policy::system();
+        policy.allow_write(&root);
+        let server = server.confined(policy);
+        let text = server.start().await.unwrap_err().to_string();
+        assert!(text.contains("exit status: 3"), "{text}");
+        assert!(text.contains("Permission denied"), "{text}");
+        assert_eq!(
+            std::fs::read_to_string(root.join("workspace/inside.txt")).unwrap(),
+            "in\n"
+        );
+        assert!(!escaped.exists());
+        let token = vec![server.owner_token().to_string()];
+        assert!(process::carriers(&token).is_empty());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 }
