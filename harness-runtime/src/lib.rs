@@ -42,6 +42,7 @@ mod progress;
 pub mod redact;
 mod requirements;
 pub mod runner;
+mod sandbox;
 mod scenario;
 mod settings;
 mod test_target;

@@ -130,9 +130,13 @@ pub fn sweep(token: &str) -> usize {
     crate::process::sweep(&[token.to_string()])
 }
 
-/// Makes this process start its reaper as `program args…` (with `HARNESS_RUNTIME_ROLE=reaper`).
-pub fn use_reaper_command(program: PathBuf, args: Vec<String>) {
-    crate::process::set_reaper_command(program, args);
+/// Makes this process start its helper roles — the reaper and the sandbox launcher — as
+/// `program args…` (with `HARNESS_RUNTIME_ROLE` set to the role) instead of re-executing itself
+/// without arguments (once per process; later calls are ignored). For test binaries under
+/// libtest's own harness: point it at an ignored test that calls
+/// [`runner::run_role`](crate::runner::run_role), or at a binary whose `main` does.
+pub fn use_role_command(program: PathBuf, args: Vec<String>) {
+    crate::process::set_role_command(program, args);
 }
 
 /// Makes this process start the fixture agent as `program serve …` instead of re-executing

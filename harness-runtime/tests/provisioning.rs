@@ -222,7 +222,7 @@ fn the_sweep_kills_a_detached_carrier() {
 
 /// The runner's SIGKILL, as the reaper sees it: its pipe closes. Everything it was told about dies.
 fn the_reaper_sweeps_when_the_runner_pipe_closes() {
-    let (program, args) = support::agents::reaper_command();
+    let (program, args) = support::agents::role_command();
     let mut reaper = testing::Reaper::spawn(&program, &args).unwrap();
     let token = testing::new_token();
     reaper.register(&token).unwrap();
@@ -240,8 +240,8 @@ fn runner_role() {
     let Ok(token) = std::env::var("PROVISIONING_TEST_TOKEN") else {
         return;
     };
-    let (program, args) = support::agents::reaper_command();
-    testing::use_reaper_command(program, args);
+    let (program, args) = support::agents::role_command();
+    testing::use_role_command(program, args);
     testing::register_with_reaper(&token).unwrap();
     detached_sleep(&token);
     println!("carrier started");

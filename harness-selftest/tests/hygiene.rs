@@ -31,6 +31,7 @@ fn main() -> ExitCode {
         test!(a_missing_opencode_is_skipped_and_fails_under_strict),
         test!(secrets_reach_no_snapshot_output_failure_or_kept_log).needs(OpenCode),
         test!(a_test_without_opencode_is_skipped_and_fails_under_ci_or_strict),
+        test!(the_progress_line_says_whether_agents_are_confined),
     ])
 }
 
@@ -358,4 +359,34 @@ fn a_test_without_opencode_is_skipped_and_fails_under_ci_or_strict() {
             command.env("LIVE_OPENCODE_BIN", empty.path().join("opencode"));
         },
     );
+}
+
+/// Issue #20: each agent's progress line says its sandbox — `landlock ABI n` where the kernel
+/// has Landlock, else a warning (and under `LIVE_STRICT=1` a failure) — and `LIVE_SANDBOX=0`
+/// turns it off without either, also under `LIVE_STRICT=1`.
+fn the_progress_line_says_whether_agents_are_confined() {
+    let scenario = "hygiene::fixture_passes";
+    let args = ["--exact", scenario];
+    let strict = run(&Sandbox::new(), &args, &[("LIVE_STRICT", "1")]);
+    let confined = format!("{scenario}: sandbox: landlock ABI ");
+    let warned = format!("{scenario}: sandbox: off — warning: ");
+    if strict.stderr.contains(&confined) {
+        strict.assert_result(scenario, "ok");
+    } else {
+        // No Landlock here: strict fails the agent, and without strict the run warns.
+        strict.assert_result(scenario, "FAILED");
+        strict.assert_stdout("the agent's sandbox is unavailable");
+        let lax = run(&Sandbox::new(), &args, &[]);
+        lax.assert_result(scenario, "ok");
+        lax.assert_stderr(&warned);
+    }
+    let off = run(
+        &Sandbox::new(),
+        &args,
+        &[("LIVE_SANDBOX", "0"), ("LIVE_STRICT", "1")],
+    );
+    off.assert_result(scenario, "ok");
+    off.assert_stderr(&format!("{scenario}: sandbox: off (LIVE_SANDBOX=0)"));
+    assert!(!off.stderr.contains(&confined), "\n{off}");
+    assert!(!off.stderr.contains("warning"), "\n{off}");
 }

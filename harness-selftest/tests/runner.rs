@@ -168,12 +168,17 @@ fn an_invalid_timeout_scale_is_an_error_before_any_trial() {
 fn invalid_flags_are_errors_before_any_trial() {
     let invalid = run(
         &["--exact", "outcomes::passes"],
-        &[("LIVE_STRICT", "on"), ("LIVE_KEEP", "1 ")],
+        &[
+            ("LIVE_STRICT", "on"),
+            ("LIVE_KEEP", "1 "),
+            ("LIVE_SANDBOX", "off"),
+        ],
     );
     invalid
         .assert_code(2)
         .assert_stderr("LIVE_STRICT must be 1, true or yes (on), or 0, false or no (off)")
-        .assert_stderr("LIVE_KEEP has leading or trailing whitespace");
+        .assert_stderr("LIVE_KEEP has leading or trailing whitespace")
+        .assert_stderr("LIVE_SANDBOX must be 1, true or yes (on), or 0, false or no (off)");
     assert!(!invalid.stdout.contains("running"), "trials ran\n{invalid}");
     run(
         &["--exact", "outcomes::passes"],
@@ -625,6 +630,6 @@ fn an_invalid_cassette_mode_is_an_error_before_any_trial() {
 fn an_unknown_role_is_a_clear_error() {
     run(&[], &[("HARNESS_RUNTIME_ROLE", "wizard")])
         .assert_code(2)
-        .assert_stderr("HARNESS_RUNTIME_ROLE must be `fixture-agent` or `reaper`")
+        .assert_stderr("HARNESS_RUNTIME_ROLE must be `fixture-agent`, `reaper` or `sandbox`")
         .assert_stderr("unset it to run the scenarios");
 }

@@ -10,6 +10,7 @@ mod permissions;
 mod probes;
 mod provisioning;
 mod questions;
+mod sandbox;
 mod structured;
 mod tools;
 mod turns;

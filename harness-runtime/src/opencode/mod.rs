@@ -11,6 +11,7 @@ mod port;
 mod provision;
 mod ready;
 mod root;
+mod sandbox_plan;
 mod server_process;
 mod share_policy;
 mod shared_pool;

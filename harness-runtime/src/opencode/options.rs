@@ -1,5 +1,6 @@
 //! What a scenario can choose about the agent it provisions.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// Options of [`Live::opencode_with`](crate::Live::opencode_with).
@@ -27,6 +28,12 @@ pub struct AgentOptions {
     pub env: Vec<(String, String)>,
     /// The readiness ceiling before `LIVE_TIMEOUT_SCALE` (default 60 s).
     pub ready_timeout: Duration,
+    /// Paths the sandboxed agent and its tools may read, list and execute beneath, besides
+    /// the system's directories, its program and its root (see the README's *Sandbox*).
+    pub read_only: Vec<PathBuf>,
+    /// Paths the sandboxed agent and its tools may also write beneath (create, change, remove),
+    /// besides its root.
+    pub writable: Vec<PathBuf>,
 }
 
 impl Default for AgentOptions {
@@ -36,6 +43,8 @@ impl Default for AgentOptions {
             config: None,
             env: Vec::new(),
             ready_timeout: Duration::from_secs(60),
+            read_only: Vec::new(),
+            writable: Vec::new(),
         }
     }
 }
@@ -62,6 +71,22 @@ impl AgentOptions {
     /// Sets [`ready_timeout`](Self::ready_timeout).
     pub fn ready_timeout(mut self, ceiling: Duration) -> Self {
         self.ready_timeout = ceiling;
+        self
+    }
+
+    /// Adds a path to [`read_only`](Self::read_only): the agent's sandbox lets it and its tools
+    /// read beneath `path` (a directory) or read `path` (a file). A path that does not exist
+    /// when the agent starts grants nothing.
+    pub fn read_only(mut self, path: impl Into<PathBuf>) -> Self {
+        self.read_only.push(path.into());
+        self
+    }
+
+    /// Adds a path to [`writable`](Self::writable): the agent's sandbox lets it and its tools
+    /// read and write beneath `path`. A path that does not exist when the agent starts grants
+    /// nothing.
+    pub fn writable(mut self, path: impl Into<PathBuf>) -> Self {
+        self.writable.push(path.into());
         self
     }
 }

@@ -7,7 +7,7 @@ use super::root::AgentRoot;
 use super::server_process::{Launch, ServerProcess};
 use super::share_policy;
 use super::shared_pool;
-use super::{Agent, AgentOptions, AgentSlot, ProvisionError, config, discover};
+use super::{Agent, AgentOptions, AgentSlot, ProvisionError, config, discover, sandbox_plan};
 use crate::Isolation;
 use crate::fixture::FixtureControl;
 use crate::gates::Gates;
@@ -75,8 +75,15 @@ pub(crate) async fn provision(
             }
         };
 
-    let root = AgentRoot::create(scenario.name)
-        .map_err(|e| ProvisionError::io("create the scenario root", e))?;
+    // Before anything is created: under LIVE_STRICT=1 an unavailable sandbox fails here.
+    let sandbox =
+        crate::sandbox::current(crate::settings::strict()).map_err(ProvisionError::Sandbox)?;
+    let root = if share {
+        shared_pool::dir().and_then(|pool| AgentRoot::create_in(&pool, scenario.name))
+    } else {
+        AgentRoot::create(scenario.name)
+    }
+    .map_err(|e| ProvisionError::io("create the scenario root", e))?;
     let index = scenario.agents.len() + 1;
     root.register(scenario.redactor, index);
     if share {
@@ -90,6 +97,7 @@ pub(crate) async fn provision(
         )
         .await?;
         (scenario.progress)("on a shared server");
+        (scenario.progress)(&sandbox.line(Some(sandbox_plan::SHARED_TCP)));
         scenario.agents.push(agent.clone());
         return Ok(agent);
     }
@@ -100,15 +108,20 @@ pub(crate) async fn provision(
         }
     }
     env.extend(root.hermetic_env(&config.to_string()));
+    let (policy, tcp_open) = sandbox_plan::own_server(&root.root, &program, &config, &options);
+    (scenario.progress)(&sandbox.line(tcp_open.as_deref()));
     env.extend(options.env);
 
-    let process = ServerProcess::new(
+    let mut process = ServerProcess::new(
         root,
         Launch { program, env },
         options.ready_timeout,
         scenario.redactor.clone(),
         scenario.gates.clone(),
     );
+    if sandbox.is_on() {
+        process = process.confined(policy);
+    }
     let agent = Agent::own(index, process);
     // Tracked before the start: a failed start keeps its root and logs for the diagnosis.
     scenario.agents.push(agent.clone());

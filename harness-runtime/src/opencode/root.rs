@@ -50,20 +50,29 @@ fn nonce() -> String {
 const PLUGIN_PACKAGE: &str = r#"{"dependencies":{"@opencode-ai/plugin":"*"}}"#;
 const PLUGIN_LOCK: &str = r#"{"packages":{"":{"dependencies":{"@opencode-ai/plugin":"*"}}}}"#;
 
+/// Creates `<parent>/live-<name>-<pid>-<nonce>` (sanitized `name`) and returns it canonical, so
+/// the paths OpenCode reports (it resolves symlinks) match the redactor's.
+pub(crate) fn create_unique_dir(parent: &Path, name: &str) -> std::io::Result<PathBuf> {
+    let dir = parent.join(format!(
+        "live-{}-{}-{}",
+        sanitize(name),
+        std::process::id(),
+        nonce()
+    ));
+    // `create_dir` (not `_all`): fails if the name exists, so the directory is ours alone.
+    std::fs::create_dir(&dir)?;
+    dir.canonicalize()
+}
+
 impl AgentRoot {
     /// Creates `live-<scenario>-<pid>-<nonce>` under the temp dir with its whole layout.
     pub(crate) fn create(scenario: &str) -> std::io::Result<Self> {
-        let name = format!(
-            "live-{}-{}-{}",
-            sanitize(scenario),
-            std::process::id(),
-            nonce()
-        );
-        let root = std::env::temp_dir().join(name);
-        // `create_dir` (not `_all`): fails if the name exists, so the root is ours alone.
-        std::fs::create_dir(&root)?;
-        // Canonical, so the paths OpenCode reports (it resolves symlinks) match the redactor's.
-        let root = root.canonicalize()?;
+        Self::create_in(&std::env::temp_dir(), scenario)
+    }
+
+    /// Creates `live-<scenario>-<pid>-<nonce>` under `parent` with its whole layout.
+    pub(crate) fn create_in(parent: &Path, scenario: &str) -> std::io::Result<Self> {
+        let root = create_unique_dir(parent, scenario)?;
         let layout = Self {
             workspace: root.join("workspace"),
             home: root.join("home"),

@@ -19,6 +19,7 @@ use super::root::AgentRoot;
 use crate::gates::{Counter, Gates};
 use crate::process::{self, OwnedChild};
 use crate::redact::Redactor;
+use crate::sandbox::{self, Policy};
 
 /// How long a server gets between SIGTERM and SIGKILL (OpenCode exits in ~0.1 s).
 const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -43,7 +44,10 @@ fn inherited_to_remove() -> Vec<String> {
     std::env::vars_os()
         .filter_map(|(k, _)| k.into_string().ok())
         .filter(|k| {
-            k.starts_with("OPENCODE_") || k == crate::settings::ROLE || k == crate::settings::OWNER
+            k.starts_with("OPENCODE_")
+                || k == crate::settings::ROLE
+                || k == crate::settings::OWNER
+                || k == crate::settings::SANDBOX_LAUNCH
         })
         .collect()
 }
@@ -53,6 +57,8 @@ fn inherited_to_remove() -> Vec<String> {
 pub(crate) struct ServerProcess {
     root: AgentRoot,
     launch: Launch,
+    /// The sandbox every start confines the server to (its own port added); `None`: unconfined.
+    sandbox: Option<Policy>,
     token: String,
     ready_timeout: Duration,
     redactor: Arc<Redactor>,
@@ -80,6 +86,7 @@ impl ServerProcess {
         Self {
             root,
             launch,
+            sandbox: None,
             token: process::new_token(),
             ready_timeout,
             redactor,
@@ -91,6 +98,13 @@ impl ServerProcess {
             op: tokio::sync::Mutex::new(()),
             http: crate::client::loopback_http_client(),
         }
+    }
+
+    /// Confines every start of the server, and every process it starts, to `policy` (plus the
+    /// port it listens on), through the sandbox launcher.
+    pub(crate) fn confined(mut self, policy: Policy) -> Self {
+        self.sandbox = Some(policy);
+        self
     }
 
     /// The root the server runs in (its workspace is the working directory, its logs are here).
@@ -274,20 +288,48 @@ impl ServerProcess {
         self.register_port(port);
         let command_line = self.command_line(port);
 
-        let mut command = Command::new(&self.launch.program);
-        command
-            .args([
-                "serve",
-                "--hostname",
-                "127.0.0.1",
-                "--port",
-                &port.to_string(),
-            ])
-            .current_dir(&self.root.workspace);
+        let args: Vec<String> = [
+            "serve",
+            "--hostname",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+        ]
+        .map(String::from)
+        .to_vec();
+        let spawn_error = |message: String| ProvisionError::Spawn {
+            command: command_line.clone(),
+            message: self.redactor.redact(&message),
+        };
+        // Confined: this binary in the sandbox launcher role, which becomes the server by
+        // `exec` (same pid, group and owner mark) once it confined itself.
+        let mut command = match &self.sandbox {
+            Some(_) => sandbox::Launch::launcher_command()
+                .map_err(|e| spawn_error(format!("could not find the sandbox launcher: {e}")))?,
+            None => {
+                let mut command = Command::new(&self.launch.program);
+                command.args(&args);
+                command
+            }
+        };
+        command.current_dir(&self.root.workspace);
         for name in inherited_to_remove() {
             command.env_remove(name);
         }
         command.envs(self.launch.env.iter().map(|(k, v)| (k, v)));
+        if let Some(policy) = &self.sandbox {
+            let mut policy = policy.clone();
+            policy.allow_connect(port);
+            let launch = sandbox::Launch {
+                program: self.launch.program.clone(),
+                args,
+                role: None,
+                policy,
+            };
+            launch
+                .hand_over(&mut command)
+                .map_err(|e| spawn_error(e.to_string()))?;
+        }
 
         let stdout_log = self.open_log(&self.root.stdout_log())?;
         let stderr_log = self.open_log(&self.root.stderr_log())?;
@@ -296,10 +338,7 @@ impl ServerProcess {
             .map_err(|e| ProvisionError::Reaper(self.redactor.redact(&e.to_string())))?;
         self.log.mark(&format!("start on 127.0.0.1:{port}"));
         let spawned =
-            OwnedChild::spawn(command, &self.token).map_err(|e| ProvisionError::Spawn {
-                command: command_line.clone(),
-                message: self.redactor.redact(&e.to_string()),
-            })?;
+            OwnedChild::spawn(command, &self.token).map_err(|e| spawn_error(e.to_string()))?;
         let mut child = spawned.child;
         let (port_tx, port_rx) = watch::channel(None);
         let (out_done, mut out_drained) = watch::channel(false);
@@ -445,5 +484,38 @@ mod tests {
         let token = vec![server.owner_token().to_string()];
         assert!(process::carriers(&token).is_empty());
         std::fs::remove_dir_all(&server.root().root).unwrap();
+    }
+
+    /// The path provisioning takes: a confined server starts through the sandbox launcher, works
+    /// in its root, is refused outside it, and leaves no carrier of its mark behind.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_confined_server_is_refused_outside_its_root() {
+        if crate::sandbox::current(false).map(|s| s.is_on()) != Ok(true) {
+            eprintln!("not run: this kernel has no Landlock");
+            return;
+        }
+        let outside = tempfile::tempdir().unwrap();
+        let escaped = outside.path().join("escaped.txt");
+        let script = format!(
+            "echo in > inside.txt && echo out > {}; exit 3",
+            escaped.display()
+        );
+        let server = sh_server(&script, Vec::new(), Arc::new(Redactor::for_scenario()));
+        let root = server.root().root.clone();
+        let mut policy = Policy::system();
+        policy.allow_write(&root);
+        let server = server.confined(policy);
+        let text = server.start().await.unwrap_err().to_string();
+        assert!(text.contains("exit status: 3"), "{text}");
+        assert!(text.contains("Permission denied"), "{text}");
+        assert_eq!(
+            std::fs::read_to_string(root.join("workspace/inside.txt")).unwrap(),
+            "in\n"
+        );
+        assert!(!escaped.exists());
+        let token = vec![server.owner_token().to_string()];
+        assert!(process::carriers(&token).is_empty());
+        std::fs::remove_dir_all(&root).unwrap();
     }
 }

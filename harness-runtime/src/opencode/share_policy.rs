@@ -47,6 +47,9 @@ pub(crate) fn check(
     if options.config.is_some() {
         return Err("`AgentOptions::config` replaces the server's whole config");
     }
+    if !options.read_only.is_empty() || !options.writable.is_empty() {
+        return Err("`AgentOptions::read_only` and `writable` widen the server's sandbox");
+    }
     if options.ready_timeout != AgentOptions::default().ready_timeout {
         return Err("`AgentOptions::ready_timeout` is about the server's start");
     }
@@ -88,6 +91,12 @@ mod tests {
             )
             .is_err()
         );
+        for widened in [
+            AgentOptions::default().read_only("/srv"),
+            AgentOptions::default().writable("/srv"),
+        ] {
+            assert!(check(&scenario, &ModelPlan::Scripted, &widened, 0).is_err());
+        }
         let slow = AgentOptions::default().ready_timeout(Duration::from_secs(1));
         assert!(check(&scenario, &ModelPlan::Scripted, &slow, 0).is_err());
         let fixture = ScenarioOptions {

@@ -4,6 +4,9 @@
 //! what it saves is the server's start. The runner owns the pool: [`shutdown`] stops every server
 //! at exit, and each server carries an owner mark like any agent, so the sweep and the reaper
 //! cover them too.
+//!
+//! Every shared server and every leasing scenario's root lives in one directory of the pool's
+//! (`live-shared-pool-<pid>-<nonce>`): a shared server's sandbox writes beneath it alone.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,9 +15,9 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use super::root::AgentRoot;
+use super::root::{self, AgentRoot};
 use super::server_process::{Launch, ServerProcess};
-use super::{AgentOptions, ProvisionError};
+use super::{AgentOptions, ProvisionError, sandbox_plan};
 use crate::redact::Redactor;
 
 /// What every shared server is started with: only the switches that hold for every scenario.
@@ -23,6 +26,8 @@ use crate::redact::Redactor;
 const SERVER_CONFIG: &str = r#"{"autoupdate":false,"share":"disabled"}"#;
 /// The name the servers' roots carry (`live-shared-server-<pid>-<nonce>`).
 const ROOT_NAME: &str = "shared-server";
+/// The name of the pool's directory (`live-shared-pool-<pid>-<nonce>`).
+const POOL_NAME: &str = "shared-pool";
 /// How long a released lease's instance may take to dispose, before scaling.
 const DISPOSE_CEILING: Duration = Duration::from_secs(15);
 /// How long the runner waits for the servers to stop at exit, before scaling.
@@ -47,11 +52,25 @@ pub(crate) struct SharedServer {
 }
 
 static POOL: Mutex<Vec<Arc<SharedServer>>> = Mutex::new(Vec::new());
+/// The pool's directory, created on first use; removed at shutdown once empty.
+static POOL_DIR: Mutex<Option<PathBuf>> = Mutex::new(None);
 /// The thread starting warm servers, joined before the shutdown stops them.
 static WARMING: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None);
 
 fn pool() -> std::sync::MutexGuard<'static, Vec<Arc<SharedServer>>> {
     POOL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The pool's directory: the shared servers' roots and the roots of the scenarios that lease
+/// them are created in it.
+pub(crate) fn dir() -> std::io::Result<PathBuf> {
+    let mut dir = POOL_DIR.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(dir) = &*dir {
+        return Ok(dir.clone());
+    }
+    let created = root::create_unique_dir(&std::env::temp_dir(), POOL_NAME)?;
+    *dir = Some(created.clone());
+    Ok(created)
 }
 
 impl SharedServer {
@@ -179,12 +198,16 @@ pub(crate) async fn lease(program: &Path) -> Result<Lease, ProvisionError> {
 }
 
 async fn start(program: &Path, leased: bool) -> Result<Arc<SharedServer>, ProvisionError> {
-    let root = AgentRoot::create(ROOT_NAME)
+    let sandbox =
+        crate::sandbox::current(crate::settings::strict()).map_err(ProvisionError::Sandbox)?;
+    let pool_dir =
+        dir().map_err(|e| ProvisionError::io("create the shared servers' directory", e))?;
+    let root = AgentRoot::create_in(&pool_dir, ROOT_NAME)
         .map_err(|e| ProvisionError::io("create a shared server's root", e))?;
     let redactor = Arc::new(Redactor::for_scenario());
     root.register(&redactor, 1);
     let env = root.hermetic_env(SERVER_CONFIG);
-    let process = ServerProcess::new(
+    let mut process = ServerProcess::new(
         root,
         Launch {
             program: program.to_path_buf(),
@@ -194,6 +217,9 @@ async fn start(program: &Path, leased: bool) -> Result<Arc<SharedServer>, Provis
         redactor,
         Arc::default(),
     );
+    if sandbox.is_on() {
+        process = process.confined(sandbox_plan::shared_server(&pool_dir, program));
+    }
     let server = Arc::new(SharedServer {
         process,
         busy: AtomicBool::new(leased),
@@ -256,7 +282,9 @@ pub(crate) fn shutdown() {
         let _ = warming.join();
     }
     let servers: Vec<_> = std::mem::take(&mut *pool());
+    let pool_dir = POOL_DIR.lock().unwrap_or_else(|p| p.into_inner()).take();
     if servers.is_empty() {
+        remove_if_empty(pool_dir);
         return;
     }
     let stopped = match tokio::runtime::Builder::new_current_thread()
@@ -283,5 +311,14 @@ pub(crate) fn shutdown() {
         if keep || std::fs::remove_dir_all(server.root()).is_err() {
             eprintln!("kept shared server root: {}", server.root().display());
         }
+    }
+    remove_if_empty(pool_dir);
+}
+
+/// Removes the pool's directory when nothing was kept in it (a kept root stays where its
+/// printed path says).
+fn remove_if_empty(pool_dir: Option<PathBuf>) {
+    if let Some(dir) = pool_dir {
+        let _ = std::fs::remove_dir(dir);
     }
 }

@@ -11,13 +11,13 @@
 
 mod child;
 mod reaper;
+mod role_command;
 mod sweep;
 mod token;
 
 pub(crate) use child::OwnedChild;
 pub use reaper::run_reaper;
-pub(crate) use reaper::{
-    ReaperHandle, register as register_token, set_command as set_reaper_command,
-};
+pub(crate) use reaper::{ReaperHandle, register as register_token};
+pub(crate) use role_command::{get as role_command, set as set_role_command};
 pub(crate) use sweep::{carriers, sweep};
 pub(crate) use token::{OWNER_ENV, new_token};

@@ -8,9 +8,8 @@
 
 use std::io::{BufRead, Write};
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, ExitCode, Stdio};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use super::token::OWNER_ENV;
@@ -106,37 +105,8 @@ impl ReaperHandle {
     }
 }
 
-/// The command that starts the reaper: the test binary itself by default.
-static COMMAND: OnceLock<(PathBuf, Vec<String>)> = OnceLock::new();
-
 /// The runner's reaper and the tokens it was given (re-sent if the reaper has to be restarted).
 static REAPER: Mutex<Option<(ReaperHandle, Vec<String>)>> = Mutex::new(None);
-
-/// Overrides how the reaper is started (once per process; later calls are ignored). Tests that
-/// run under libtest's own harness use it to reach the reaper role through an ignored test.
-pub(crate) fn set_command(program: PathBuf, args: Vec<String>) {
-    let _ = COMMAND.set((program, args));
-}
-
-fn command() -> std::io::Result<(PathBuf, Vec<String>)> {
-    match COMMAND.get() {
-        Some(command) => Ok(command.clone()),
-        // The unit-test binary runs libtest's main, not the runner's: reach the role through
-        // the ignored test below instead of re-running every test.
-        None if cfg!(test) => Ok((
-            std::env::current_exe()?,
-            [
-                "--exact",
-                "process::reaper::tests::reaper_role",
-                "--ignored",
-                "-q",
-            ]
-            .map(String::from)
-            .to_vec(),
-        )),
-        None => Ok((std::env::current_exe()?, Vec::new())),
-    }
-}
 
 /// Registers `token` with this runner's reaper, starting the reaper on first use (or again, if it
 /// died). Call it before spawning the process that carries the token.
@@ -157,7 +127,7 @@ pub(crate) fn register(token: &str) -> std::io::Result<()> {
         }
     }
     let tokens = guard.take().map(|(_, tokens)| tokens).unwrap_or_default();
-    let (program, args) = command()?;
+    let (program, args) = super::role_command::get()?;
     let mut handle = ReaperHandle::spawn(&program, &args)?;
     for known in tokens.iter().map(String::as_str).chain([token]) {
         handle.register(known)?;
@@ -172,19 +142,10 @@ pub(crate) fn register(token: &str) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
-    /// The reaper role for this unit-test binary (see `command`).
-    #[test]
-    #[ignore = "entry point of the reaper role, run by the reaper tests"]
-    fn reaper_role() {
-        if settings::role() == Ok(Some(Role::Reaper)) {
-            let _ = run_reaper();
-        }
-    }
-
     /// What the runner's death looks like to the reaper: EOF on its stdin.
     #[test]
     fn closing_the_pipe_sweeps_every_registered_token() {
-        let (program, args) = command().unwrap();
+        let (program, args) = crate::process::role_command::get().unwrap();
         let mut reaper = ReaperHandle::spawn(&program, &args).unwrap();
         let tokens = [crate::process::new_token(), crate::process::new_token()];
         for token in &tokens {

@@ -14,6 +14,8 @@ pub(crate) enum Role {
     FixtureAgent,
     /// The per-runner reaper (`process::run_reaper`).
     Reaper,
+    /// The sandbox launcher (`sandbox::run_launcher`): confines itself, then runs the agent.
+    SandboxLauncher,
 }
 
 impl Role {
@@ -22,16 +24,17 @@ impl Role {
         match self {
             Role::FixtureAgent => "fixture-agent",
             Role::Reaper => "reaper",
+            Role::SandboxLauncher => "sandbox",
         }
     }
 }
 
 const ROLE: Setting<Role> = Setting {
     name: names::ROLE,
-    expected: "`fixture-agent` or `reaper` (the harness sets it on its helper processes; unset \
-               it to run the scenarios)",
+    expected: "`fixture-agent`, `reaper` or `sandbox` (the harness sets it on its helper \
+               processes; unset it to run the scenarios)",
     parse: |text| {
-        [Role::FixtureAgent, Role::Reaper]
+        [Role::FixtureAgent, Role::Reaper, Role::SandboxLauncher]
             .into_iter()
             .find(|role| role.value() == text)
     },
@@ -46,6 +49,17 @@ pub(crate) fn role() -> Result<Option<Role>, InvalidSetting> {
 /// start helpers of its own (they would recurse).
 pub(crate) fn in_helper_role() -> bool {
     raw(names::ROLE).is_some()
+}
+
+const SANDBOX_LAUNCH: Setting<String> = Setting {
+    name: names::SANDBOX_LAUNCH,
+    expected: "what the sandbox launcher runs, as JSON (the harness sets it)",
+    parse: verbatim,
+};
+
+/// The launch the sandbox launcher confines and runs, as the harness wrote it; `None` when unset.
+pub(crate) fn sandbox_launch() -> Result<Option<String>, InvalidSetting> {
+    SANDBOX_LAUNCH.read()
 }
 
 /// The real server's heartbeat period, the fixture agent's default.
@@ -131,15 +145,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn roles_are_the_two_helpers() {
+    fn roles_are_the_three_helpers() {
         assert_eq!(ROLE.test_read("reaper"), Ok(Some(Role::Reaper)));
+        assert_eq!(ROLE.test_read("sandbox"), Ok(Some(Role::SandboxLauncher)));
         assert_eq!(
             ROLE.test_read("fixture-agent"),
             Ok(Some(Role::FixtureAgent))
         );
         let unknown = ROLE.test_read("wizard").unwrap_err();
         assert!(
-            unknown.starts_with("HARNESS_RUNTIME_ROLE must be `fixture-agent` or `reaper`"),
+            unknown
+                .starts_with("HARNESS_RUNTIME_ROLE must be `fixture-agent`, `reaper` or `sandbox`"),
             "{unknown}"
         );
         assert!(

@@ -12,11 +12,11 @@ mod rule;
 mod user;
 
 pub(crate) use foreign::{insta_overwrites, path_var};
-pub(crate) use internal::{FixtureAgentEnv, Role, in_helper_role, role};
+pub(crate) use internal::{FixtureAgentEnv, Role, in_helper_role, role, sandbox_launch};
 pub(crate) use names::*;
 pub(crate) use rule::{Flaw, raw, text};
 pub(crate) use user::{
     CassetteMode, cassette_dir, cassette_mode, check_all, fixture_bin, isolation, keep_roots,
-    opencode_bin, snapshot_dir, strict, strict_setting, timeout_scale,
+    opencode_bin, sandbox_setting, snapshot_dir, strict, strict_setting, timeout_scale,
 };
 pub use user::{Isolation, scaled};

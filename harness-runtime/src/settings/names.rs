@@ -23,6 +23,8 @@ pub(crate) const SNAPSHOT_DIR: &str = "LIVE_SNAPSHOT_DIR";
 pub(crate) const CASSETTE: &str = "LIVE_CASSETTE";
 /// `LIVE_CASSETTE_DIR`: where cassettes are read and written, instead of `<test crate>/cassettes`.
 pub(crate) const CASSETTE_DIR: &str = "LIVE_CASSETTE_DIR";
+/// `LIVE_SANDBOX`: whether agents run confined by Landlock (on by default).
+pub(crate) const SANDBOX: &str = "LIVE_SANDBOX";
 /// `OPENCODE_CONFIG_CONTENT`: the user's OpenCode config of a real-model scenario (and the
 /// variable every agent gets its config through).
 pub(crate) const CONFIG_CONTENT: &str = "OPENCODE_CONFIG_CONTENT";
@@ -35,6 +37,8 @@ pub(crate) const MODEL: &str = "TEST_OLLAMA_MODEL";
 pub(crate) const ROLE: &str = "HARNESS_RUNTIME_ROLE";
 /// `LIVE_HARNESS_OWNER`: the owner mark every spawned agent and all its descendants carry.
 pub(crate) const OWNER: &str = "LIVE_HARNESS_OWNER";
+/// `LIVE_SANDBOX_LAUNCH`: what the sandbox launcher confines and then runs (JSON).
+pub(crate) const SANDBOX_LAUNCH: &str = "LIVE_SANDBOX_LAUNCH";
 /// `LIVE_FIXTURE_HEARTBEAT_MS`: the fixture agent's heartbeat period.
 pub(crate) const FIXTURE_HEARTBEAT_MS: &str = "LIVE_FIXTURE_HEARTBEAT_MS";
 /// `LF_RUN_ID`: the run id the fixture agent records per launch.

@@ -75,6 +75,12 @@ const KEEP: Setting<bool> = Setting {
     parse: flag,
 };
 
+const SANDBOX: Setting<bool> = Setting {
+    name: names::SANDBOX,
+    expected: FLAG_VALUES,
+    parse: flag,
+};
+
 const OPENCODE_BIN: Setting<PathBuf> = Setting {
     name: names::OPENCODE_BIN,
     expected: "the path of the opencode executable",
@@ -122,6 +128,7 @@ pub(crate) fn check_all() -> Result<(), Vec<InvalidSetting>> {
         ISOLATION.read().err(),
         STRICT.read().err(),
         KEEP.read().err(),
+        SANDBOX.read().err(),
         OPENCODE_BIN.read().err(),
         FIXTURE_BIN.read().err(),
         SNAPSHOT_DIR.read().err(),
@@ -168,6 +175,12 @@ pub(crate) fn strict_setting() -> Result<bool, InvalidSetting> {
 /// reports it before any trial).
 pub(crate) fn keep_roots() -> bool {
     KEEP.read().ok().flatten().unwrap_or(false)
+}
+
+/// Whether `LIVE_SANDBOX` leaves the sandbox on (the default) or turns it off; an invalid value
+/// is the error naming it.
+pub(crate) fn sandbox_setting() -> Result<bool, InvalidSetting> {
+    SANDBOX.read().map(|on| on.unwrap_or(true))
 }
 
 /// `LIVE_OPENCODE_BIN`, if set.
@@ -247,7 +260,7 @@ mod tests {
     /// `flag()` used to trim, and took anything unknown for "off": `LIVE_STRICT=on` ran lax.
     #[test]
     fn flags_refuse_padding_and_unknown_words() {
-        for setting in [&STRICT, &KEEP] {
+        for setting in [&STRICT, &KEEP, &SANDBOX] {
             assert_eq!(setting.test_read("yes"), Ok(Some(true)));
             assert_eq!(setting.test_read("0"), Ok(Some(false)));
             let name = setting.name;
@@ -286,6 +299,20 @@ mod tests {
                     .starts_with(&format!("{name} has leading or trailing whitespace"))
             );
         }
+    }
+
+    /// The sandbox is on unless the flag says off: unset is on, `0` off, a typo an error.
+    #[test]
+    fn the_sandbox_flag_defaults_to_on() {
+        assert_eq!(SANDBOX.parse_raw(None), Ok(None));
+        assert_eq!(SANDBOX.test_read("0"), Ok(Some(false)));
+        assert_eq!(SANDBOX.test_read("1"), Ok(Some(true)));
+        assert!(
+            SANDBOX
+                .test_read("off")
+                .unwrap_err()
+                .starts_with("LIVE_SANDBOX must be")
+        );
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Provisioning real agents outside a `live` suite: a scenario context, a patient start, and
-//! the reaper role of the test binary.
+//! the helper roles (reaper, sandbox launcher) of the test binary.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -10,34 +10,34 @@ use harness_runtime::{Live, ScenarioOptions};
 use harness_selftest::prerequisites::{Test, libtest_name};
 use harness_selftest::test;
 
-/// The reaper role of this test binary: the tests' `main` does not dispatch roles, so the reaper
-/// is reached through this ignored test (see `live`).
-fn reaper_role() {
-    if std::env::var(harness_runtime::runner::ROLE_ENV).as_deref() == Ok("reaper") {
-        let _ = testing::run_reaper();
+/// The helper roles of this test binary (the reaper, the sandbox launcher): the tests' `main`
+/// does not dispatch roles, so they are reached through this ignored test (see `live`).
+fn helper_role() {
+    if std::env::var_os(harness_runtime::runner::ROLE_ENV).is_some() {
+        let _ = harness_runtime::runner::run_role();
     }
 }
 
-/// The tests every binary that provisions agents holds: the reaper role's entry point.
+/// The tests every binary that provisions agents holds: the helper roles' entry point.
 pub fn tests() -> Vec<Test> {
     vec![
-        test!(reaper_role)
-            .ignore("entry point of the reaper role, run by the tests that provision agents"),
+        test!(helper_role)
+            .ignore("entry point of the helper roles, run by the tests that provision agents"),
     ]
 }
 
-/// This binary re-executed in the reaper role.
-pub fn reaper_command() -> (PathBuf, Vec<String>) {
-    // The name `test!(reaper_role)` gives the entry point.
-    let entry = libtest_name(module_path!(), "reaper_role");
+/// This binary re-executed in a helper role (the role is in its environment).
+pub fn role_command() -> (PathBuf, Vec<String>) {
+    // The name `test!(helper_role)` gives the entry point.
+    let entry = libtest_name(module_path!(), "helper_role");
     let args = ["--exact", &entry, "--ignored", "-q"].map(String::from);
     (std::env::current_exe().unwrap(), args.to_vec())
 }
 
-/// A scenario context for `name`, whose reaper is this binary's `reaper_role`.
+/// A scenario context for `name`, whose helpers are this binary's `helper_role`.
 pub fn live(name: &str) -> Live {
-    let (program, args) = reaper_command();
-    testing::use_reaper_command(program, args);
+    let (program, args) = role_command();
+    testing::use_role_command(program, args);
     testing::live(ScenarioInfo {
         name: name.to_string(),
         options: ScenarioOptions::DEFAULT,

@@ -11,13 +11,13 @@ pub fn ceiling(secs: u64) -> Duration {
     harness_runtime::scaled(Duration::from_secs(secs))
 }
 
-/// Points the fixture agent and the reaper of this process at `selftest-scenarios`, a suite
+/// Points the fixture agent and the helper roles (reaper, sandbox launcher) of this process at `selftest-scenarios`, a suite
 /// binary whose `main` dispatches helper roles as a user's does: this binary's `main` does not,
 /// so re-executing it would re-run its tests.
 pub fn use_roles_bin() {
     let bin = PathBuf::from(crate::SCENARIOS);
     testing::use_fixture_program(bin.clone());
-    testing::use_reaper_command(bin, Vec::new());
+    testing::use_role_command(bin, Vec::new());
 }
 
 pub const MIB: u64 = 1 << 20;

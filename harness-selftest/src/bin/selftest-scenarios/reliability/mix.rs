@@ -22,7 +22,7 @@ use harness_runtime::client::ClientError;
 use harness_runtime::opencode::Agent;
 use harness_runtime::prelude::*;
 use harness_runtime::testing::owner_token;
-use harness_selftest::scratch::{read_pid, record_owned};
+use harness_selftest::scratch::{SCRATCH, read_pid, record_owned};
 
 use super::daemon::DAEMON;
 
@@ -41,10 +41,13 @@ async fn agent(live: &mut Live, faults: &[Fault]) -> anyhow::Result<Agent> {
 
 /// A fixture agent with only its daemon: a scenario's fault controls follow its latest agent
 /// once that agent started, so faults cannot be set up for a second agent before it starts.
+/// The agent records itself and its daemon in the scratch dir, outside its root: its sandbox
+/// is widened to let it.
 async fn agent_with_daemon(live: &mut Live) -> anyhow::Result<Agent> {
-    Ok(live
-        .opencode_with(AgentOptions::default().env(DAEMON, "1"))
-        .await?)
+    let scratch =
+        std::env::var_os(SCRATCH).ok_or_else(|| anyhow::anyhow!("{SCRATCH} is not set"))?;
+    let options = AgentOptions::default().env(DAEMON, "1").writable(scratch);
+    Ok(live.opencode_with(options).await?)
 }
 
 async fn one_turn(agent: &Agent) -> anyhow::Result<()> {

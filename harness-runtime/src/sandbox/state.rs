@@ -1,0 +1,157 @@
+//! Whether agents run confined, and the progress line that says so.
+
+use std::sync::OnceLock;
+
+use super::kernel::{self, Unavailable};
+
+/// The ABI from which TCP connect can be restricted per port.
+const NET_ABI: u32 = 4;
+/// The ABI from which signals to processes outside the sandbox are refused.
+const SIGNAL_ABI: u32 = 6;
+
+/// How the agents of this run are started.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Sandbox {
+    /// Confined by Landlock; the kernel offers this ABI.
+    On {
+        /// The kernel's Landlock ABI.
+        abi: u32,
+    },
+    /// Unconfined; the progress line says why (a warning when nobody asked for it).
+    Off {
+        /// `sandbox: off …`.
+        line: String,
+    },
+}
+
+impl Sandbox {
+    /// The progress line of an agent: `sandbox: landlock ABI 7`, with what this ABI leaves out
+    /// and `tcp_open` (why TCP connect is not restricted for this agent), or why it is off.
+    pub(crate) fn line(&self, tcp_open: Option<&str>) -> String {
+        let abi = match self {
+            Sandbox::Off { line } => return line.clone(),
+            Sandbox::On { abi } => *abi,
+        };
+        let mut line = format!("sandbox: landlock ABI {abi}");
+        if abi < NET_ABI {
+            line.push_str(&format!(
+                " (tcp connect and signals not restricted: they need ABI {NET_ABI} and \
+                 {SIGNAL_ABI})"
+            ));
+        } else if abi < SIGNAL_ABI {
+            line.push_str(&format!(
+                " (signals to processes outside the sandbox not refused: that needs ABI \
+                 {SIGNAL_ABI})"
+            ));
+        }
+        if let Some(why) = tcp_open.filter(|_| abi >= NET_ABI) {
+            line.push_str(&format!("; tcp connect not restricted: {why}"));
+        }
+        line
+    }
+
+    /// Whether agents are confined.
+    pub(crate) fn is_on(&self) -> bool {
+        matches!(self, Sandbox::On { .. })
+    }
+}
+
+/// The sandbox of this process's agents: `LIVE_SANDBOX` (on unless `0`), the kernel (asked
+/// once), and `strict` (`LIVE_STRICT=1`: an unavailable sandbox is the error, not a warning).
+pub(crate) fn current(strict: bool) -> Result<Sandbox, String> {
+    static KERNEL: OnceLock<Result<u32, Unavailable>> = OnceLock::new();
+    // An invalid value was reported by the runner before any trial; here it counts as on.
+    let wanted = crate::settings::sandbox_setting().unwrap_or(true);
+    decide(wanted, *KERNEL.get_or_init(kernel::abi), strict)
+}
+
+/// [`current`] with its inputs made explicit.
+fn decide(wanted: bool, kernel: Result<u32, Unavailable>, strict: bool) -> Result<Sandbox, String> {
+    let var = crate::settings::SANDBOX;
+    if !wanted {
+        return Ok(Sandbox::Off {
+            line: format!("sandbox: off ({var}=0)"),
+        });
+    }
+    match kernel {
+        Ok(abi) => Ok(Sandbox::On { abi }),
+        Err(why) if strict => Err(format!(
+            "the agent's sandbox is unavailable: {why}; LIVE_STRICT=1 makes that a failure: run \
+             where Landlock is enabled, or set {var}=0 to run agents unconfined"
+        )),
+        Err(why) => Ok(Sandbox::Off {
+            line: format!(
+                "sandbox: off — warning: {why}, so the agent runs unconfined (LIVE_STRICT=1 \
+                 fails instead; {var}=0 turns the sandbox off without this warning)"
+            ),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn on_by_default_where_the_kernel_has_landlock() {
+        let on = decide(true, Ok(7), false).unwrap();
+        assert_eq!(on, Sandbox::On { abi: 7 });
+        assert_eq!(on.line(None), "sandbox: landlock ABI 7");
+        assert_eq!(decide(true, Ok(7), true), Ok(on));
+    }
+
+    #[test]
+    fn the_variable_turns_it_off_without_a_warning_even_when_strict() {
+        for kernel in [Ok(7), Err(Unavailable::Absent)] {
+            let off = decide(false, kernel, true).unwrap();
+            assert!(!off.is_on());
+            assert_eq!(off.line(None), "sandbox: off (LIVE_SANDBOX=0)");
+        }
+    }
+
+    /// No Landlock: a one-line warning that says why and what to do, or under LIVE_STRICT=1
+    /// the failure.
+    #[test]
+    fn unavailable_warns_or_fails_under_strict() {
+        for why in [
+            Unavailable::Disabled,
+            Unavailable::Absent,
+            Unavailable::OtherOs,
+        ] {
+            let off = decide(true, Err(why), false).unwrap();
+            let line = off.line(None);
+            assert!(line.starts_with("sandbox: off — warning: "), "{line}");
+            assert!(line.contains(&why.to_string()), "{line}");
+            assert!(line.contains("LIVE_STRICT=1") && line.contains("LIVE_SANDBOX=0"));
+            assert!(!line.contains('\n'));
+            let failure = decide(true, Err(why), true).unwrap_err();
+            assert!(failure.contains(&why.to_string()), "{failure}");
+            assert!(failure.contains("LIVE_SANDBOX=0"), "{failure}");
+        }
+    }
+
+    /// An older kernel confines what its ABI can, and the line says what is left out.
+    #[test]
+    fn the_line_names_what_an_older_abi_leaves_out() {
+        let line = |abi, tcp| Sandbox::On { abi }.line(tcp);
+        assert!(line(3, None).contains("tcp connect and signals not restricted"));
+        assert!(line(5, None).contains("signals to processes outside"));
+        assert_eq!(
+            line(7, Some("a shared server")),
+            "sandbox: landlock ABI 7; tcp connect not restricted: a shared server"
+        );
+        // Below ABI 4 the reason is already given.
+        assert!(!line(3, Some("a shared server")).contains("shared"));
+    }
+
+    /// This machine's kernel: the probe answers without confining the test process.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_probe_confines_nothing() {
+        let _ = kernel::abi();
+        std::fs::metadata(std::env::temp_dir()).unwrap();
+        let probe = std::env::temp_dir().join(format!("live-probe-{}", std::process::id()));
+        std::fs::write(&probe, "x").unwrap();
+        std::fs::remove_file(probe).unwrap();
+    }
+}

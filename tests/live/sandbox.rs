@@ -1,0 +1,473 @@
+//! The sandbox (issue #20): the model's bash commands attack what lies outside the scenario's
+//! root — the runner's real home, the checkout, a temp dir, the runner's process, a loopback
+//! port of someone else — and the kernel refuses each inside the tool, while the scenario's own
+//! work in its workspace succeeds and nothing outside the root changes.
+//!
+//! OpenCode's own guard is switched off (`"*": "allow"`, no `external_directory: deny`): what
+//! refuses here is Landlock, not OpenCode's reading of the command. Under `LIVE_SANDBOX=0` these
+//! scenarios are skipped: they prove the sandbox, which is then off on purpose.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+
+use harness_runtime::client::{ToolStatus, Turn};
+use harness_runtime::prelude::*;
+
+/// What the kernel answers a refused file access, and a refused signal.
+const DENIED: &str = "Permission denied";
+const NOT_PERMITTED: &str = "Operation not permitted";
+/// What bash's `/dev/tcp` says when a connect is refused by the kernel (EACCES).
+const CONNECT_DENIED: &str = "connect: Permission denied";
+
+/// A directory the scenario makes outside its root, removed when dropped, with a file planted in
+/// it whose content must not change (nor be read by the agent).
+struct Planted {
+    dir: PathBuf,
+    secret: String,
+}
+
+impl Planted {
+    /// `<parent>/.live-sandbox-<label>-<pid>-<nanos>/secret.txt`.
+    fn new(parent: &Path, label: &str) -> anyhow::Result<Self> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)?
+            .as_nanos();
+        let unique = format!("{}-{nanos}", std::process::id());
+        let dir = parent.join(format!(".live-sandbox-{label}-{unique}"));
+        std::fs::create_dir(&dir)?;
+        let planted = Planted {
+            dir: dir.canonicalize()?,
+            secret: format!("planted-secret-{unique}"),
+        };
+        std::fs::write(planted.secret_file(), &planted.secret)?;
+        Ok(planted)
+    }
+
+    fn secret_file(&self) -> PathBuf {
+        self.dir.join("secret.txt")
+    }
+
+    /// Nothing but the planted file, unchanged.
+    fn untouched(&self) -> anyhow::Result<()> {
+        let mut entries: Vec<String> = std::fs::read_dir(&self.dir)?
+            .map(|e| Ok(e?.file_name().to_string_lossy().into_owned()))
+            .collect::<std::io::Result<_>>()?;
+        entries.sort();
+        anyhow::ensure!(
+            entries == ["secret.txt"],
+            "{} holds {entries:?}",
+            self.dir.display()
+        );
+        let content = std::fs::read_to_string(self.secret_file())?;
+        anyhow::ensure!(content == self.secret, "the planted file changed");
+        Ok(())
+    }
+}
+
+impl Drop for Planted {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A file the agent must not create, removed when dropped should it exist after all (a failed
+/// sandbox must not leave litter in the checkout).
+struct MustNotExist(PathBuf);
+
+impl Drop for MustNotExist {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The runner's real home (the agent's `HOME` is inside its root).
+fn real_home() -> anyhow::Result<PathBuf> {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .ok_or_else(|| anyhow::anyhow!("HOME is not set: there is no real home to attack"))
+}
+
+/// The checkout: the test crate's folder, where the suite's sources and snapshots live.
+fn checkout() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A skip when the sandbox is off on purpose (`LIVE_SANDBOX=0`); unavailable, the progress line
+/// warned and the attacks fail the scenario, as they should.
+fn sandbox_wanted(live: &mut Live) -> Result<(), Skipped> {
+    match std::env::var("LIVE_SANDBOX").as_deref() {
+        Ok("0" | "false" | "no") => Err(live.skip("LIVE_SANDBOX turns the sandbox off")),
+        _ => Ok(()),
+    }
+}
+
+/// One attack: a bash command and the kernel's word it must fail with.
+struct Attack {
+    name: &'static str,
+    command: String,
+    refused_with: &'static str,
+}
+
+/// The output of the `index`-th bash call of `turn`, which must have completed (the command ran
+/// and failed inside the tool; the tool itself did not error).
+fn bash_output(turn: &Turn, index: usize) -> anyhow::Result<String> {
+    let calls: Vec<_> = turn
+        .tool_calls
+        .iter()
+        .filter(|c| c.tool == "bash")
+        .collect();
+    let call = calls
+        .get(index)
+        .ok_or_else(|| anyhow::anyhow!("no bash call #{index} in {:?}", turn.tool_calls))?;
+    anyhow::ensure!(
+        call.status == ToolStatus::Completed,
+        "bash call #{index} ended {:?}: {:?}",
+        call.status,
+        call.output
+    );
+    Ok(call.output.clone().unwrap_or_default())
+}
+
+// A server of its own: a shared server's TCP connect is not restricted (it talks to the model of
+// every scenario that leases it), so the foreign-port attack needs the scenario's own ports.
+#[live_agent_test(timeout = "180s", isolation = "server")]
+async fn bash_attacks_outside_the_root_are_refused(live: &mut Live) -> anyhow::Result<()> {
+    sandbox_wanted(live)?;
+    let home = Planted::new(&real_home()?, "home")?;
+    let temp = Planted::new(&std::env::temp_dir(), "temp")?;
+    let checkout_file =
+        MustNotExist(checkout().join(format!(".live-sandbox-attack-{}.txt", std::process::id())));
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    listener.set_nonblocking(true)?;
+    let foreign_port = listener.local_addr()?.port();
+    let redactor = live.redactor().clone();
+    redactor.add_path(&home.dir, "[real-home-plant]");
+    redactor.add_path(&temp.dir, "[temp-plant]");
+    redactor.add_port(foreign_port);
+
+    let runner = std::process::id();
+    let attacks = [
+        Attack {
+            name: "write into the real home",
+            command: format!("echo pwned > {}/written.txt", home.dir.display()),
+            refused_with: DENIED,
+        },
+        Attack {
+            name: "write into the checkout",
+            command: format!("echo pwned > {}", checkout_file.0.display()),
+            refused_with: DENIED,
+        },
+        Attack {
+            name: "write into a temp dir outside the root",
+            command: format!("echo pwned > {}/written.txt", temp.dir.display()),
+            refused_with: DENIED,
+        },
+        Attack {
+            name: "write from a command detached into its own session",
+            command: format!(
+                "setsid -w bash -c 'echo pwned > {}/detached.txt'",
+                temp.dir.display()
+            ),
+            refused_with: DENIED,
+        },
+        Attack {
+            name: "read a file planted in the real home",
+            command: format!("cat {}", home.secret_file().display()),
+            refused_with: DENIED,
+        },
+        Attack {
+            name: "kill the runner",
+            command: format!("kill -TERM {runner}"),
+            refused_with: NOT_PERMITTED,
+        },
+        Attack {
+            name: "connect to a loopback port that is not the scenario's",
+            command: format!("bash -c 'exec 3<>/dev/tcp/127.0.0.1/{foreign_port}'"),
+            refused_with: CONNECT_DENIED,
+        },
+    ];
+    let model_port = live
+        .model()
+        .base_url()
+        .rsplit(':')
+        .next()
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|port| port.parse::<u16>().ok())
+        .ok_or_else(|| anyhow::anyhow!("no port in the model's base URL"))?;
+    // The scenario's own work: a file in its workspace, and a connect to its own model.
+    let work = format!(
+        "echo done > work.txt && cat work.txt && \
+         bash -c 'exec 3<>/dev/tcp/127.0.0.1/{model_port}' && echo reached-own-model"
+    );
+    for attack in &attacks {
+        live.model().reply(Reply::tool_call(
+            "bash",
+            json!({"command": attack.command, "description": attack.name}),
+        ));
+    }
+    live.model()
+        .reply(Reply::tool_call(
+            "bash",
+            json!({"command": work, "description": "the scenario's own work"}),
+        ))
+        .reply(Reply::text("Done."));
+
+    let agent = live
+        .opencode_with(AgentOptions::default().permission(json!({"*": "allow"})))
+        .await?;
+    let session = agent.create_session().await?;
+    let turn = session.prompt("Try to get out, then do the work.").await?;
+    anyhow::ensure!(turn.error().is_none(), "turn failed: {:?}", turn.error());
+
+    let mut refused = serde_json::Map::new();
+    for (index, attack) in attacks.iter().enumerate() {
+        let output = bash_output(&turn, index)?;
+        anyhow::ensure!(
+            output.contains(attack.refused_with),
+            "`{}` was not refused with {:?}; the tool said: {}",
+            attack.name,
+            attack.refused_with,
+            redactor.redact(&output)
+        );
+        refused.insert(attack.name.into(), json!(attack.refused_with));
+    }
+    let own = bash_output(&turn, attacks.len())?;
+    anyhow::ensure!(
+        own.contains("done") && own.contains("reached-own-model"),
+        "the scenario's own work failed: {}",
+        redactor.redact(&own)
+    );
+    let work_file = std::fs::read_to_string(agent.workspace().join("work.txt"))?;
+    anyhow::ensure!(work_file == "done\n", "work.txt holds {work_file:?}");
+
+    // Nothing outside the root changed, and nothing reached what was refused.
+    home.untouched()?;
+    temp.untouched()?;
+    anyhow::ensure!(
+        !checkout_file.0.exists(),
+        "the agent wrote into the checkout: {}",
+        checkout_file.0.display()
+    );
+    anyhow::ensure!(
+        matches!(listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the foreign port got a connection"
+    );
+    let seen_by_model = serde_json::to_string(
+        &live
+            .model()
+            .requests()
+            .iter()
+            .map(|r| r.raw.clone())
+            .collect::<Vec<_>>(),
+    )?;
+    anyhow::ensure!(
+        !seen_by_model.contains(&home.secret),
+        "the planted secret reached the model"
+    );
+
+    live.evidence().record_turn(&turn);
+    live.evidence()
+        .record("refused", serde_json::Value::Object(refused));
+    live.evidence().record(
+        "after",
+        json!({
+            "work.txt": work_file,
+            "planted files untouched": true,
+            "checkout untouched": true,
+            "foreign port connected to": false,
+        }),
+    );
+    live.assert_evidence();
+    Ok(())
+}
+
+/// The scenario widens its agent's sandbox: a read-only path can be read but not written, a
+/// writable one written; the rest stays refused.
+#[live_agent_test(timeout = "180s")]
+async fn paths_added_by_the_options_are_allowed_and_no_more(live: &mut Live) -> anyhow::Result<()> {
+    sandbox_wanted(live)?;
+    let readable = Planted::new(&std::env::temp_dir(), "readable")?;
+    let writable = Planted::new(&std::env::temp_dir(), "writable")?;
+    let redactor = live.redactor().clone();
+    redactor.add_path(&readable.dir, "[readable]");
+    redactor.add_path(&writable.dir, "[writable]");
+    let commands = [
+        format!("cat {}", readable.secret_file().display()),
+        format!("echo pwned > {}/written.txt", readable.dir.display()),
+        format!("echo allowed > {}/written.txt", writable.dir.display()),
+    ];
+    for command in &commands {
+        live.model().reply(Reply::tool_call(
+            "bash",
+            json!({"command": command, "description": "widened"}),
+        ));
+    }
+    live.model().reply(Reply::text("Done."));
+
+    let options = AgentOptions::default()
+        .permission(json!({"*": "allow"}))
+        .read_only(&readable.dir)
+        .writable(&writable.dir);
+    let agent = live.opencode_with(options).await?;
+    let session = agent.create_session().await?;
+    let turn = session.prompt("Use the paths you were given.").await?;
+    anyhow::ensure!(turn.error().is_none(), "turn failed: {:?}", turn.error());
+
+    let read = bash_output(&turn, 0)?;
+    anyhow::ensure!(
+        read.contains(&readable.secret),
+        "the read-only path could not be read: {}",
+        redactor.redact(&read)
+    );
+    let refused = bash_output(&turn, 1)?;
+    anyhow::ensure!(
+        refused.contains(DENIED),
+        "a read-only path was writable: {}",
+        redactor.redact(&refused)
+    );
+    readable.untouched()?;
+    let written = std::fs::read_to_string(writable.dir.join("written.txt"))?;
+    anyhow::ensure!(
+        written == "allowed\n",
+        "the writable path holds {written:?}"
+    );
+
+    live.evidence().record_turn(&turn);
+    live.evidence().record(
+        "paths",
+        json!({"read-only: read": true, "read-only: write refused": true, "writable: written": written}),
+    );
+    live.assert_evidence();
+    Ok(())
+}
+
+/// The fixture agent runs confined too: the command its tool hook runs (a child of the agent,
+/// as a tool's would be) is refused outside the root and works inside it.
+#[live_agent_test(agent = "fixture", timeout = "60s")]
+async fn the_fixture_agent_is_confined_too(live: &mut Live) -> anyhow::Result<()> {
+    sandbox_wanted(live)?;
+    let home = Planted::new(&real_home()?, "fixture-home")?;
+    let temp = Planted::new(&std::env::temp_dir(), "fixture-temp")?;
+    let agent = live.opencode().await?;
+    let script = format!(
+        "echo pwned > {temp}/written.txt; cat {secret}; kill -TERM {runner}; \
+         echo ok > {workspace}/fixture-work.txt",
+        temp = temp.dir.display(),
+        secret = home.secret_file().display(),
+        runner = std::process::id(),
+        workspace = agent.workspace().display(),
+    );
+    let home_dir = agent.root().join("home");
+    std::fs::write(
+        home_dir.join("tool-command.json"),
+        json!({"argv": ["bash", "-c", script], "cwd": agent.workspace()}).to_string(),
+    )?;
+    let session = agent.create_session().await?;
+    let _turn = session.prompt("run the tool").await?;
+
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(home_dir.join("tool-result.json"))?)?;
+    let stderr = result["stderr"].as_str().unwrap_or_default();
+    anyhow::ensure!(
+        stderr.matches(DENIED).count() == 2 && stderr.contains(NOT_PERMITTED),
+        "the fixture's tool command was not refused twice and its kill not refused: {}",
+        live.redactor().redact(stderr)
+    );
+    anyhow::ensure!(
+        !stderr.contains(&home.secret),
+        "the planted secret was read"
+    );
+    let work = std::fs::read_to_string(agent.workspace().join("fixture-work.txt"))?;
+    anyhow::ensure!(work == "ok\n", "fixture-work.txt holds {work:?}");
+    home.untouched()?;
+    temp.untouched()?;
+    live.evidence().record(
+        "fixture tool command",
+        json!({
+            "exit code": result["code"],
+            "refused with": [DENIED, DENIED, NOT_PERMITTED],
+            "workspace file": work,
+        }),
+    );
+    live.assert_evidence();
+    Ok(())
+}
+
+/// A shared server is confined to the pool's directory: a leasing scenario's bash commands
+/// cannot write into the real home or a temp dir, read the planted file or kill the runner
+/// either, and its own workspace (inside the pool's directory) works.
+#[live_agent_test(timeout = "180s", isolation = "shared")]
+async fn a_shared_server_is_confined_to_the_pool(live: &mut Live) -> anyhow::Result<()> {
+    sandbox_wanted(live)?;
+    let home = Planted::new(&real_home()?, "shared-home")?;
+    let temp = Planted::new(&std::env::temp_dir(), "shared-temp")?;
+    let redactor = live.redactor().clone();
+    redactor.add_path(&home.dir, "[real-home-plant]");
+    redactor.add_path(&temp.dir, "[temp-plant]");
+    let attacks = [
+        Attack {
+            name: "write into the real home",
+            command: format!("echo pwned > {}/written.txt", home.dir.display()),
+            refused_with: DENIED,
+        },
+        Attack {
+            name: "write into a temp dir outside the pool",
+            command: format!("echo pwned > {}/written.txt", temp.dir.display()),
+            refused_with: DENIED,
+        },
+        Attack {
+            name: "read a file planted in the real home",
+            command: format!("cat {}", home.secret_file().display()),
+            refused_with: DENIED,
+        },
+        Attack {
+            name: "kill the runner",
+            command: format!("kill -TERM {}", std::process::id()),
+            refused_with: NOT_PERMITTED,
+        },
+    ];
+    for attack in &attacks {
+        live.model().reply(Reply::tool_call(
+            "bash",
+            json!({"command": attack.command, "description": attack.name}),
+        ));
+    }
+    live.model()
+        .reply(Reply::tool_call(
+            "bash",
+            json!({"command": "echo done > work.txt", "description": "the scenario's own work"}),
+        ))
+        .reply(Reply::text("Done."));
+
+    let agent = live
+        .opencode_with(AgentOptions::default().permission(json!({"*": "allow"})))
+        .await?;
+    let session = agent.create_session().await?;
+    let turn = session.prompt("Try to get out, then do the work.").await?;
+    anyhow::ensure!(turn.error().is_none(), "turn failed: {:?}", turn.error());
+
+    let mut refused = serde_json::Map::new();
+    for (index, attack) in attacks.iter().enumerate() {
+        let output = bash_output(&turn, index)?;
+        anyhow::ensure!(
+            output.contains(attack.refused_with),
+            "`{}` was not refused with {:?}; the tool said: {}",
+            attack.name,
+            attack.refused_with,
+            redactor.redact(&output)
+        );
+        refused.insert(attack.name.into(), json!(attack.refused_with));
+    }
+    bash_output(&turn, attacks.len())?;
+    let work = std::fs::read_to_string(agent.workspace().join("work.txt"))?;
+    anyhow::ensure!(work == "done\n", "work.txt holds {work:?}");
+    home.untouched()?;
+    temp.untouched()?;
+
+    live.evidence().record_turn(&turn);
+    live.evidence()
+        .record("refused", serde_json::Value::Object(refused));
+    live.evidence().record("work.txt", work);
+    live.assert_evidence();
+    Ok(())
+}
