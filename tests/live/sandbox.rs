@@ -128,6 +128,49 @@ fn bash_output(turn: &Turn, index: usize) -> anyhow::Result<String> {
     Ok(call.output.clone().unwrap_or_default())
 }
 
+/// Runs `attacks` as the agent's bash calls, then `work` (the scenario's own), with OpenCode's
+/// own guard off (`"*": "allow"`), so only the kernel refuses; each attack must fail inside its
+/// tool with its word. Returns the agent, the turn, and each attack's word for the evidence.
+async fn attack_then_work(
+    live: &mut Live,
+    attacks: &[Attack],
+    work: &str,
+) -> anyhow::Result<(Agent, Turn, serde_json::Map<String, serde_json::Value>)> {
+    for attack in attacks {
+        live.model().reply(Reply::tool_call(
+            "bash",
+            json!({"command": attack.command, "description": attack.name}),
+        ));
+    }
+    live.model()
+        .reply(Reply::tool_call(
+            "bash",
+            json!({"command": work, "description": "the scenario's own work"}),
+        ))
+        .reply(Reply::text("Done."));
+
+    let agent = live
+        .opencode_with(AgentOptions::default().permission(json!({"*": "allow"})))
+        .await?;
+    let session = agent.create_session().await?;
+    let turn = session.prompt("Try to get out, then do the work.").await?;
+    anyhow::ensure!(turn.error().is_none(), "turn failed: {:?}", turn.error());
+
+    let mut refused = serde_json::Map::new();
+    for (index, attack) in attacks.iter().enumerate() {
+        let output = bash_output(&turn, index)?;
+        anyhow::ensure!(
+            output.contains(attack.refused_with),
+            "`{}` was not refused with {:?}; the tool said: {}",
+            attack.name,
+            attack.refused_with,
+            live.redactor().redact(&output)
+        );
+        refused.insert(attack.name.into(), json!(attack.refused_with));
+    }
+    Ok((agent, turn, refused))
+}
+
 // A server of its own: a shared server's TCP connect is not restricted (it talks to the model of
 // every scenario that leases it), so the foreign-port attack needs the scenario's own ports.
 #[live_agent_test(timeout = "180s", isolation = "server")]
@@ -199,38 +242,7 @@ async fn bash_attacks_outside_the_root_are_refused(live: &mut Live) -> anyhow::R
         "echo done > work.txt && cat work.txt && \
          bash -c 'exec 3<>/dev/tcp/127.0.0.1/{model_port}' && echo reached-own-model"
     );
-    for attack in &attacks {
-        live.model().reply(Reply::tool_call(
-            "bash",
-            json!({"command": attack.command, "description": attack.name}),
-        ));
-    }
-    live.model()
-        .reply(Reply::tool_call(
-            "bash",
-            json!({"command": work, "description": "the scenario's own work"}),
-        ))
-        .reply(Reply::text("Done."));
-
-    let agent = live
-        .opencode_with(AgentOptions::default().permission(json!({"*": "allow"})))
-        .await?;
-    let session = agent.create_session().await?;
-    let turn = session.prompt("Try to get out, then do the work.").await?;
-    anyhow::ensure!(turn.error().is_none(), "turn failed: {:?}", turn.error());
-
-    let mut refused = serde_json::Map::new();
-    for (index, attack) in attacks.iter().enumerate() {
-        let output = bash_output(&turn, index)?;
-        anyhow::ensure!(
-            output.contains(attack.refused_with),
-            "`{}` was not refused with {:?}; the tool said: {}",
-            attack.name,
-            attack.refused_with,
-            redactor.redact(&output)
-        );
-        refused.insert(attack.name.into(), json!(attack.refused_with));
-    }
+    let (agent, turn, refused) = attack_then_work(live, &attacks, &work).await?;
     let own = bash_output(&turn, attacks.len())?;
     anyhow::ensure!(
         own.contains("done") && own.contains("reached-own-model"),
@@ -426,38 +438,7 @@ async fn a_shared_server_is_confined_to_the_pool(live: &mut Live) -> anyhow::Res
             refused_with: NOT_PERMITTED,
         },
     ];
-    for attack in &attacks {
-        live.model().reply(Reply::tool_call(
-            "bash",
-            json!({"command": attack.command, "description": attack.name}),
-        ));
-    }
-    live.model()
-        .reply(Reply::tool_call(
-            "bash",
-            json!({"command": "echo done > work.txt", "description": "the scenario's own work"}),
-        ))
-        .reply(Reply::text("Done."));
-
-    let agent = live
-        .opencode_with(AgentOptions::default().permission(json!({"*": "allow"})))
-        .await?;
-    let session = agent.create_session().await?;
-    let turn = session.prompt("Try to get out, then do the work.").await?;
-    anyhow::ensure!(turn.error().is_none(), "turn failed: {:?}", turn.error());
-
-    let mut refused = serde_json::Map::new();
-    for (index, attack) in attacks.iter().enumerate() {
-        let output = bash_output(&turn, index)?;
-        anyhow::ensure!(
-            output.contains(attack.refused_with),
-            "`{}` was not refused with {:?}; the tool said: {}",
-            attack.name,
-            attack.refused_with,
-            redactor.redact(&output)
-        );
-        refused.insert(attack.name.into(), json!(attack.refused_with));
-    }
+    let (agent, turn, refused) = attack_then_work(live, &attacks, "echo done > work.txt").await?;
     bash_output(&turn, attacks.len())?;
     let work = std::fs::read_to_string(agent.workspace().join("work.txt"))?;
     anyhow::ensure!(work == "done\n", "work.txt holds {work:?}");
