@@ -27,8 +27,9 @@ struct Planted {
 }
 
 impl Planted {
-    /// `<parent>/.live-sandbox-<label>-<pid>-<nanos>/secret.txt`.
-    fn new(parent: &Path, label: &str) -> anyhow::Result<Self> {
+    /// `<parent>/.live-sandbox-<label>-<pid>-<nanos>/secret.txt`, its folder registered with the
+    /// scenario's redactor as `placeholder` (a failure message quoting a tool's output names it).
+    fn new(live: &Live, parent: &Path, label: &str, placeholder: &str) -> anyhow::Result<Self> {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)?
             .as_nanos();
@@ -40,6 +41,7 @@ impl Planted {
             secret: format!("planted-secret-{unique}"),
         };
         std::fs::write(planted.secret_file(), &planted.secret)?;
+        live.redactor().add_path(&planted.dir, placeholder);
         Ok(planted)
     }
 
@@ -176,16 +178,14 @@ async fn attack_then_work(
 #[live_agent_test(timeout = "180s", isolation = "server")]
 async fn bash_attacks_outside_the_root_are_refused(live: &mut Live) -> anyhow::Result<()> {
     sandbox_wanted(live)?;
-    let home = Planted::new(&real_home()?, "home")?;
-    let temp = Planted::new(&std::env::temp_dir(), "temp")?;
+    let home = Planted::new(live, &real_home()?, "home", "[real-home-plant]")?;
+    let temp = Planted::new(live, &std::env::temp_dir(), "temp", "[temp-plant]")?;
     let checkout_file =
         MustNotExist(checkout().join(format!(".live-sandbox-attack-{}.txt", std::process::id())));
     let listener = TcpListener::bind("127.0.0.1:0")?;
     listener.set_nonblocking(true)?;
     let foreign_port = listener.local_addr()?.port();
     let redactor = live.redactor().clone();
-    redactor.add_path(&home.dir, "[real-home-plant]");
-    redactor.add_path(&temp.dir, "[temp-plant]");
     redactor.add_port(foreign_port);
 
     let runner = std::process::id();
@@ -298,11 +298,9 @@ async fn bash_attacks_outside_the_root_are_refused(live: &mut Live) -> anyhow::R
 #[live_agent_test(timeout = "180s")]
 async fn paths_added_by_the_options_are_allowed_and_no_more(live: &mut Live) -> anyhow::Result<()> {
     sandbox_wanted(live)?;
-    let readable = Planted::new(&std::env::temp_dir(), "readable")?;
-    let writable = Planted::new(&std::env::temp_dir(), "writable")?;
+    let readable = Planted::new(live, &std::env::temp_dir(), "readable", "[readable]")?;
+    let writable = Planted::new(live, &std::env::temp_dir(), "writable", "[writable]")?;
     let redactor = live.redactor().clone();
-    redactor.add_path(&readable.dir, "[readable]");
-    redactor.add_path(&writable.dir, "[writable]");
     let commands = [
         format!("cat {}", readable.secret_file().display()),
         format!("echo pwned > {}/written.txt", readable.dir.display()),
@@ -358,8 +356,8 @@ async fn paths_added_by_the_options_are_allowed_and_no_more(live: &mut Live) -> 
 #[live_agent_test(agent = "fixture", timeout = "60s")]
 async fn the_fixture_agent_is_confined_too(live: &mut Live) -> anyhow::Result<()> {
     sandbox_wanted(live)?;
-    let home = Planted::new(&real_home()?, "fixture-home")?;
-    let temp = Planted::new(&std::env::temp_dir(), "fixture-temp")?;
+    let home = Planted::new(live, &real_home()?, "fixture-home", "[real-home-plant]")?;
+    let temp = Planted::new(live, &std::env::temp_dir(), "fixture-temp", "[temp-plant]")?;
     let agent = live.opencode().await?;
     let script = format!(
         "echo pwned > {temp}/written.txt; cat {secret}; kill -TERM {runner}; \
@@ -411,11 +409,8 @@ async fn the_fixture_agent_is_confined_too(live: &mut Live) -> anyhow::Result<()
 #[live_agent_test(timeout = "180s", isolation = "shared")]
 async fn a_shared_server_is_confined_to_the_pool(live: &mut Live) -> anyhow::Result<()> {
     sandbox_wanted(live)?;
-    let home = Planted::new(&real_home()?, "shared-home")?;
-    let temp = Planted::new(&std::env::temp_dir(), "shared-temp")?;
-    let redactor = live.redactor().clone();
-    redactor.add_path(&home.dir, "[real-home-plant]");
-    redactor.add_path(&temp.dir, "[temp-plant]");
+    let home = Planted::new(live, &real_home()?, "shared-home", "[real-home-plant]")?;
+    let temp = Planted::new(live, &std::env::temp_dir(), "shared-temp", "[temp-plant]")?;
     let attacks = [
         Attack {
             name: "write into the real home",
