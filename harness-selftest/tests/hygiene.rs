@@ -3,11 +3,12 @@
 //! `SELFTEST_RUN_MARK` in its environment (inherited by everything it starts: its reaper, the
 //! agents and their tool commands, so `/proc/*/environ` shows what is left of the run).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use harness_runtime::scaled;
+use harness_selftest::files::files_under;
 use harness_selftest::prerequisites::{self, Prerequisite::OpenCode};
 use harness_selftest::run::Finished;
 use harness_selftest::sandbox::{Sandbox, unique};
@@ -56,26 +57,6 @@ fn assert_clean(sandbox: &Sandbox, finished: &Finished, ceiling: Duration) -> Du
     let running = sandbox.recorded_still_running();
     assert!(running.is_empty(), "still running: {running:?}\n{finished}");
     took
-}
-
-/// Every file under `dir`, recursively.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            match entry.file_type() {
-                Ok(t) if t.is_dir() => stack.push(path),
-                Ok(t) if t.is_file() => out.push(path),
-                _ => {}
-            }
-        }
-    }
-    out
 }
 
 /// Issue #10: under `LIVE_ISOLATION=shared`, two scenarios lease one server process (a scenario

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use harness_selftest::files::files_under;
 use harness_selftest::round_trip as case;
 use serde_json::Value;
 
@@ -199,27 +200,6 @@ pub fn assert_evidence_captures_each_turn(dir: &Path) {
             "{function}: no {expected:?} in\n{text}"
         );
     }
-}
-
-/// Every file below `dir`, recursively.
-pub fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            match entry.file_type() {
-                Ok(t) if t.is_dir() => stack.push(path),
-                Ok(t) if t.is_file() => out.push(path),
-                _ => {}
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// Panics when a canary is in a file below any of `dirs`; returns how many files were read.

@@ -134,7 +134,7 @@ fn recorded_turns_replay_as_recorded_without_a_model() {
         .map(|f| files::interactions(&files::read(places.cassettes(), f)).len())
         .sum();
     assert_eq!(upstream.requests(), (in_cassettes, 0), "\n{recorded}");
-    let snapshots = files::files_under(places.snapshots());
+    let snapshots = harness_selftest::files::files_under(places.snapshots());
     assert_eq!(snapshots.len(), CASES.len(), "{snapshots:?}");
     files::assert_evidence_captures_each_turn(places.snapshots());
     let accepted: Vec<String> = snapshots
@@ -160,7 +160,7 @@ fn recorded_turns_replay_as_recorded_without_a_model() {
     replayed.assert_code(0).assert_nowhere("model: record");
     assert_output_clean(&replayed, &places);
     // The same evidence: the snapshots passed unchanged, and no new one was proposed.
-    let after: Vec<String> = files::files_under(places.snapshots())
+    let after: Vec<String> = harness_selftest::files::files_under(places.snapshots())
         .iter()
         .map(|s| std::fs::read_to_string(s).unwrap())
         .collect();
