@@ -52,7 +52,7 @@ pub(crate) fn classify(caps: &Captures<'_>) -> Option<Shape> {
         return Some(Shape::Numbered("uuid"));
     }
     if let Some(id) = caps.name("id") {
-        if !has_digit(id.as_str()) {
+        if !has_digit(id.as_str()) && !is_opencode_id(id.as_str()) {
             return None;
         }
         let name = match caps.name("prefix").map(|p| p.as_str()) {
@@ -90,6 +90,21 @@ fn has_digit(text: &str) -> bool {
     text.bytes().any(|b| b.is_ascii_digit())
 }
 
+/// OpenCode's own id shape: `prefix_` then 12 lowercase hex digits (time and counter) and 14
+/// base62 characters. Both parts can lack a digit by chance (`ses_abcdefabcdefXYZ…`), so this
+/// shape is an id even where the digit test above would call it prose.
+fn is_opencode_id(id: &str) -> bool {
+    let Some((_, body)) = id.split_once('_') else {
+        return false;
+    };
+    let body = body.as_bytes();
+    body.len() == 26
+        && body[..12]
+            .iter()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+        && body[12..].iter().all(u8::is_ascii_alphanumeric)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,6 +129,23 @@ mod tests {
                 ("1m 30s".to_owned(), Some(Shape::Named("[duration]"))),
                 ("1.5s".to_owned(), Some(Shape::Named("[duration]"))),
                 ("12.3µs".to_owned(), Some(Shape::Named("[duration]"))),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_opencode_id_without_a_digit_is_still_an_id() {
+        assert_eq!(
+            shapes("evt_aaaaaaaaaaaaaAAaAaAAAAaAAa ses_abcdefabcdefXYZxyzXYZxyzXY"),
+            [
+                (
+                    "evt_aaaaaaaaaaaaaAAaAaAAAAaAAa".to_owned(),
+                    Some(Shape::Numbered("event"))
+                ),
+                (
+                    "ses_abcdefabcdefXYZxyzXYZxyzXY".to_owned(),
+                    Some(Shape::Numbered("session"))
+                ),
             ]
         );
     }
