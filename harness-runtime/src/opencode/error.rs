@@ -48,6 +48,20 @@ pub enum ProvisionError {
         /// The last lines of its output, redacted.
         log_tail: String,
     },
+    /// Every start exited because its address was in use before it bound it.
+    #[error(
+        "the agent could not bind a port: {attempts} starts in a row exited because their address \
+         was in use (another process binds ports on 127.0.0.1 as fast as they are chosen; find it \
+         with `ss -ltnp`); command: {command}\nlast log lines:\n{log_tail}"
+    )]
+    PortLost {
+        /// How many starts were tried, each on a new port.
+        attempts: usize,
+        /// The last command line, secrets and paths redacted.
+        command: String,
+        /// The last lines of its output with each attempt marked, redacted.
+        log_tail: String,
+    },
     /// The process did not become ready within its ceiling.
     #[error(
         "the agent was not ready after {waited:?}: still waiting for {pending}; command: {command}\nlast log lines:\n{log_tail}"

@@ -41,6 +41,23 @@ impl ServerLog {
     pub(crate) fn mark(&self, text: &str) {
         self.push(format!("--- {text} ---"));
     }
+
+    /// The lines after the last mark that starts with `prefix` (all of them without one),
+    /// unredacted: what one start printed, without an earlier start's lines.
+    pub(crate) fn since_mark(&self, prefix: &str) -> String {
+        let lines = self.lines.lock().expect("log lock");
+        let marker = format!("--- {prefix}");
+        let from = lines
+            .iter()
+            .rposition(|line| line.starts_with(&marker))
+            .map_or(0, |i| i + 1);
+        lines
+            .iter()
+            .skip(from)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
 }
 
 /// The port in `opencode server listening on http://127.0.0.1:P`.

@@ -29,6 +29,8 @@ const STOP_CEILING: Duration = Duration::from_secs(10);
 const DRAIN_CEILING: Duration = Duration::from_secs(2);
 /// Log lines a failure message carries.
 const FAILURE_TAIL: usize = 40;
+/// The log mark that begins each start: a start's own output is what follows the last one.
+const START_MARK: &str = "start on";
 
 /// The program and environment of an agent; the same spawn path serves OpenCode and the fixture.
 #[derive(Debug, Clone)]
@@ -188,17 +190,33 @@ impl ServerProcess {
         let mut attempt = 1;
         loop {
             let port = port::pick(previous).map_err(|e| ProvisionError::io("reserve a port", e))?;
-            match self.start_on(port).await {
-                Err(e) if attempt < port::ATTEMPTS && port_lost(&e, port) => {
-                    self.log.mark(&format!(
-                        "127.0.0.1:{port} was taken before the server bound it: new port"
-                    ));
-                    previous = 0;
-                    attempt += 1;
-                }
-                result => return result,
+            let result = self.start_on(port).await;
+            if !self.lost_its_port(&result) {
+                return result;
             }
+            if attempt == port::ATTEMPTS {
+                return Err(ProvisionError::PortLost {
+                    attempts: attempt,
+                    command: self.command_line(port),
+                    log_tail: self.log_tail(FAILURE_TAIL),
+                });
+            }
+            self.log.mark(&format!(
+                "attempt {attempt} of {}: 127.0.0.1:{port} was taken before the server bound it \
+                 (its output says the address is in use): new port",
+                port::ATTEMPTS
+            ));
+            previous = 0;
+            attempt += 1;
         }
+    }
+
+    /// Whether a start failed because its address was in use, as the exit and that start's own
+    /// output say. Not a later probe: the holder (often a connection of this very process) may
+    /// be gone by the time anyone looks.
+    fn lost_its_port(&self, result: &Result<(), ProvisionError>) -> bool {
+        matches!(result, Err(ProvisionError::ExitedBeforeReady { .. }))
+            && port::output_says_address_in_use(&self.log.since_mark(START_MARK))
     }
 
     /// SIGTERM → bounded wait → SIGKILL → reap → kills every process that still carries the
@@ -336,7 +354,7 @@ impl ServerProcess {
         // Before the spawn: if the runner dies right after it, the reaper already knows the mark.
         process::register_token(&self.token)
             .map_err(|e| ProvisionError::Reaper(self.redactor.redact(&e.to_string())))?;
-        self.log.mark(&format!("start on 127.0.0.1:{port}"));
+        self.log.mark(&format!("{START_MARK} 127.0.0.1:{port}"));
         let spawned =
             OwnedChild::spawn(command, &self.token).map_err(|e| spawn_error(e.to_string()))?;
         let mut child = spawned.child;
@@ -390,13 +408,13 @@ impl ServerProcess {
     }
 }
 
-/// Whether a failed start lost its port to another process (and so deserves a new port).
-fn port_lost(error: &ProvisionError, port: u16) -> bool {
-    matches!(error, ProvisionError::ExitedBeforeReady { .. }) && port::taken(port)
-}
-
 #[cfg(test)]
 mod tests {
+    use std::net::Ipv4Addr;
+    use std::time::Instant;
+
+    use tokio::io::AsyncReadExt;
+
     use super::*;
 
     /// A server that is `sh serve`, i.e. `script` written to `workspace/serve`, with `env`.
@@ -483,6 +501,128 @@ mod tests {
         assert!(text.contains("starting"), "{text}");
         let token = vec![server.owner_token().to_string()];
         assert!(process::carriers(&token).is_empty());
+        std::fs::remove_dir_all(&server.root().root).unwrap();
+    }
+
+    /// Waits (with a ceiling) for `path` to exist and returns its text.
+    async fn appeared(path: &Path) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !path.exists() {
+            assert!(
+                Instant::now() < deadline,
+                "{} never appeared",
+                path.display()
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        std::fs::read_to_string(path).unwrap()
+    }
+
+    /// Issue #21: the port a start was given is taken by an outgoing connection while the server
+    /// binds, and the connection is gone before anyone checks. The server's own output is the
+    /// only witness, and the start must be retried on a new port. The first start writes its
+    /// port, the test holds that port with a connected socket, proves a bind fails, hands the
+    /// real error to the server (which prints it in the fixture agent's words and exits), and
+    /// closes the connection before the start returns; the second start exits with status 3.
+    #[tokio::test]
+    async fn a_port_lost_to_a_connection_gone_before_the_check_is_retried_on_a_new_port() {
+        let script = "if [ ! -e first.port ]; then \
+                          echo \"$4\" > first.tmp && mv first.tmp first.port; \
+                          while [ ! -e bind.error ]; do sleep 0.01; done; \
+                          cat bind.error >&2; exit 1; \
+                      fi; echo \"$4\" > second.port; echo second start >&2; exit 3";
+        let server = sh_server(script, Vec::new(), Arc::new(Redactor::for_scenario()));
+        let workspace = server.root().workspace.clone();
+        let hold_then_release = async {
+            let first: u16 = appeared(&workspace.join("first.port"))
+                .await
+                .trim()
+                .parse()
+                .unwrap();
+            // An outgoing connection from the port, like the harness's own health polls.
+            let peer = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+                .await
+                .unwrap();
+            let socket = tokio::net::TcpSocket::new_v4().unwrap();
+            socket.bind((Ipv4Addr::LOCALHOST, first).into()).unwrap();
+            let connection = socket.connect(peer.local_addr().unwrap()).await.unwrap();
+            let (accepted, _) = peer.accept().await.unwrap();
+            let bind_error = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, first))
+                .expect_err("a port held by a connection cannot be bound");
+            assert_eq!(bind_error.kind(), std::io::ErrorKind::AddrInUse);
+            // The far end closes first (as a server closing a keep-alive connection does), so
+            // the wait after the close stays there and the port itself is free again at once.
+            drop(accepted);
+            let mut connection = connection;
+            let mut rest = Vec::new();
+            connection.read_to_end(&mut rest).await.unwrap();
+            drop((connection, peer));
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, first)).is_err() {
+                assert!(
+                    Instant::now() < deadline,
+                    "the holder is gone before the check"
+                );
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            let message =
+                format!("fixture agent: cannot listen on the requested port: {bind_error}");
+            std::fs::write(workspace.join("bind.tmp"), message).unwrap();
+            std::fs::rename(workspace.join("bind.tmp"), workspace.join("bind.error")).unwrap();
+            first
+        };
+        let (result, first) = tokio::time::timeout(Duration::from_secs(30), async {
+            tokio::join!(server.start(), hold_then_release)
+        })
+        .await
+        .expect("the start ends");
+        let err = result.unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("exit status: 3"), "{text}");
+        let second: u16 = std::fs::read_to_string(workspace.join("second.port"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert_ne!(second, first);
+        let log = server.unredacted_log_tail(50);
+        assert!(
+            log.contains(&format!(
+                "attempt 1 of {}: 127.0.0.1:{first} was taken before the server bound it",
+                port::ATTEMPTS
+            )),
+            "{log}"
+        );
+        std::fs::remove_dir_all(&server.root().root).unwrap();
+    }
+
+    /// A start that loses its port every time gives up after a bound, naming every attempt.
+    #[tokio::test]
+    async fn ports_lost_every_time_end_in_a_diagnostic_naming_each_attempt() {
+        let script = "echo \"error: listen EADDRINUSE: address already in use 127.0.0.1:$4\" >&2; \
+                      exit 1";
+        let server = sh_server(script, Vec::new(), Arc::new(Redactor::for_scenario()));
+        let err = server.start().await.unwrap_err();
+        let text = err.to_string();
+        assert!(
+            matches!(err, ProvisionError::PortLost { attempts, .. } if attempts == port::ATTEMPTS),
+            "{text}"
+        );
+        for attempt in 1..port::ATTEMPTS {
+            assert!(
+                text.contains(&format!(
+                    "attempt {attempt} of {}: 127.0.0.1:[port] was taken",
+                    port::ATTEMPTS
+                )),
+                "{text}"
+            );
+        }
+        assert_eq!(
+            text.matches("--- start on 127.0.0.1:[port]").count(),
+            port::ATTEMPTS,
+            "{text}"
+        );
+        assert!(!server.is_running());
         std::fs::remove_dir_all(&server.root().root).unwrap();
     }
 

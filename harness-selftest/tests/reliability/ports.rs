@@ -49,9 +49,11 @@ async fn start(i: usize) -> Result<Started, Failed> {
             ready_after: began.elapsed(),
         }),
         Err(e) => {
-            // The fixture says "cannot listen on the requested port" when its bind fails.
-            let bind = matches!(&e, ProvisionError::ExitedBeforeReady { log_tail, .. }
-                if log_tail.contains("cannot listen") || log_tail.contains("in use"));
+            // The fixture says "cannot listen on the requested port" when its bind fails; a
+            // start that lost its port on every attempt says so in its own error.
+            let bind = matches!(&e, ProvisionError::PortLost { .. })
+                || matches!(&e, ProvisionError::ExitedBeforeReady { log_tail, .. }
+                    if log_tail.contains("cannot listen") || log_tail.contains("in use"));
             Err(Failed {
                 live,
                 bind,
@@ -159,11 +161,29 @@ fn round(n: usize, label: &str) {
     assert_eq!(failures, 0, "starts failed");
     assert_eq!(bind_failures, 0);
     assert_eq!(ports.len(), n, "every server has a port of its own");
+    if let Some(ephemeral) = ephemeral_range() {
+        let inside: Vec<u16> = ports
+            .iter()
+            .copied()
+            .filter(|p| ephemeral.contains(p))
+            .collect();
+        assert!(
+            inside.is_empty(),
+            "ports where outgoing connections land ({ephemeral:?}): {inside:?}"
+        );
+    }
     assert_eq!(seen, n, "every server saw exactly its own session");
     assert!(stop_errors.is_empty(), "stop errors: {stop_errors:?}");
     assert!(alive.is_empty(), "survivors by pid: {alive:?}");
     assert_eq!(carriers, 0, "processes still carrying an owner mark");
     assert_eq!(roots_left, 0, "roots left behind");
+}
+
+/// The ports the kernel gives outgoing connections, where no server port may be chosen.
+fn ephemeral_range() -> Option<std::ops::RangeInclusive<u16>> {
+    let text = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
+    let mut numbers = text.split_whitespace().map(|n| n.parse::<u16>().ok());
+    Some(numbers.next()??..=numbers.next()??)
 }
 
 /// Creates one distinctly titled session per server, then lists every server: each must list
