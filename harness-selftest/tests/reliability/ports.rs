@@ -114,6 +114,17 @@ fn round(n: usize, label: &str) {
     for f in &failed {
         println!("ports[{label}]: failed start: {}", f.error);
     }
+    // What each retried start printed before its retry: which holder took the port.
+    for s in &started {
+        let tail = s.agent.log_tail(200);
+        let lines: Vec<&str> = tail.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            if line.contains("was taken before the server bound it") {
+                let before = &lines[i.saturating_sub(3)..i];
+                println!("ports[{label}]: retried: {} after {before:?}", line.trim());
+            }
+        }
+    }
 
     // No cross-talk: a session made through port i is seen through port i only.
     let runtime = tokio::runtime::Builder::new_current_thread()
