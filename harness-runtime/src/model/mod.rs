@@ -9,6 +9,7 @@
 
 mod cassette_answer;
 mod cassette_wire;
+mod catalog;
 mod error;
 mod frames;
 mod ollama;
@@ -22,6 +23,8 @@ mod rules;
 mod scripted_model;
 mod server;
 mod source;
+mod unserved;
+mod wire_error;
 // `pub(crate)` so `testing` can make its `ModelSlot` public; scenarios reach it as `live.model()`.
 pub(crate) mod slot;
 
