@@ -2,7 +2,8 @@
 //!
 //! A scenario queues [`Reply`]s and adds [`Rule`]s on `live.model()`; OpenCode, configured by
 //! [`ModelSlot`]'s `opencode_config`, talks to it over real HTTP. Every request is recorded
-//! ([`ModelRequest`]); one nothing answers is a miss that fails the scenario at its end.
+//! ([`ModelRequest`]); one nothing answers is a miss, and a scripted call of a tool the request
+//! does not offer is a script mistake: either fails the scenario at its end.
 //!
 //! A cassette scenario's server answers from elsewhere: a recorded cassette
 //! (replay), or the real model through the recording relay (record).

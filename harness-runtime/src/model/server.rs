@@ -21,7 +21,7 @@ use tower::Service;
 
 use super::error::ModelError;
 use super::frames;
-use super::recording::{Api, ModelRequest};
+use super::recording::{Answer, Api, ModelRequest};
 use super::reply::{Body, MidStreamEnd, Reply};
 use super::reset::{ResetConnection, reset_now};
 use super::scripted_model::{ScriptedModel, Shared};
@@ -132,23 +132,29 @@ fn now() -> u64 {
         .unwrap_or_default()
 }
 
-/// Parses and records a request; its reply, `None` for a miss.
+/// Parses and records a request; its reply, `None` for a script mistake.
 fn accept(shared: &Shared, api: Api, body: &Bytes) -> (ModelRequest, Option<Reply>) {
     let raw: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     shared.decide(ModelRequest::parse(0, api, raw))
 }
 
-/// The answer to a miss: HTTP 400 saying nothing was queued, in the shape of the API asked.
-/// Not a 5xx: OpenCode retries those with backoff for about 65 s, which would hide a script
-/// mistake behind a long wait; a 400 ends the turn at once with an `APIError`, and `finish`
-/// fails the scenario.
-fn miss(request: &ModelRequest) -> Response {
-    wire_error::respond(
-        request.api,
-        StatusCode::BAD_REQUEST,
-        Kind::ScriptMiss,
-        MISS_MESSAGE,
-    )
+/// The answer to a miss, or to a reply calling a tool the request does not offer: HTTP 400
+/// saying so. Not a 5xx: OpenCode retries those with backoff for about 65 s, which would hide
+/// a script mistake behind a long wait; a 400 ends the turn at once with an `APIError`, and
+/// `finish` fails the scenario.
+fn script_mistake(request: &ModelRequest) -> Response {
+    let (kind, message) = match &request.answer {
+        Answer::UnofferedTool { tool, .. } => (
+            Kind::UnofferedTool,
+            format!(
+                "scripted model: the scripted reply calls tool {tool:?}, which this request does \
+                 not offer (offered: {}); script a call of an offered tool",
+                request.offered_list()
+            ),
+        ),
+        _ => (Kind::ScriptMiss, MISS_MESSAGE.to_owned()),
+    };
+    wire_error::respond(request.api, StatusCode::BAD_REQUEST, kind, &message)
 }
 
 /// Answers the parts every API shares (holds, HTTP errors, resets, non-stream failures);
@@ -217,7 +223,7 @@ async fn prepare(
     }
     let (request, reply) = match accept(shared, api, body) {
         (request, Some(reply)) => (request, reply),
-        (request, None) => return Err(miss(&request)),
+        (request, None) => return Err(script_mistake(&request)),
     };
     if let Some(response) = answer_common(api, &reply, reset, request.stream).await {
         return Err(response);

@@ -14,6 +14,8 @@ use super::{ollama, openai};
 pub(crate) enum Kind {
     /// Nothing in the script answers the request.
     ScriptMiss,
+    /// The scripted reply calls a tool the request does not offer.
+    UnofferedTool,
     /// No recorded interaction of the cassette matches the request.
     CassetteMiss,
     /// A scripted failure answered as one body.
@@ -31,6 +33,10 @@ impl Kind {
     fn openai(self) -> (&'static str, Option<&'static str>) {
         match self {
             Self::ScriptMiss => ("scripted_model_miss", Some("scripted_model_miss")),
+            Self::UnofferedTool => (
+                "scripted_model_unoffered_tool",
+                Some("scripted_model_unoffered_tool"),
+            ),
             Self::CassetteMiss => ("cassette_miss", Some("cassette_miss")),
             Self::ServerError => ("server_error", Some("server_error")),
             Self::InvalidUrl | Self::BadRequest => ("invalid_request_error", None),
