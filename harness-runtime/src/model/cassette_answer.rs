@@ -1,17 +1,16 @@
 //! Chat requests answered by a cassette (replay) or the real model (record) instead of the
 //! script. Each is recorded like a scripted one, so `live.model().requests()` lists it.
 
-use axum::Json;
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use bytes::Bytes;
 use serde_json::Value;
 
-use super::openai;
 use super::recording::{Answer, Api, ModelRequest};
 use super::reset::ResetConnection;
 use super::scripted_model::Shared;
 use super::source::Source;
+use super::wire_error::{self, Kind};
 use crate::cassette::WireApi;
 
 /// The body of the answer to a request no recorded interaction matches.
@@ -47,8 +46,12 @@ pub(crate) async fn answer(
                 Err(request) => {
                     replay.note_miss(recorded.one_line(), request);
                     // A 400, as for a scripted miss: OpenCode does not retry it for a minute.
-                    let body = openai::error_body(MISS_MESSAGE, "cassette_miss");
-                    (StatusCode::BAD_REQUEST, Json(body)).into_response()
+                    wire_error::respond(
+                        api,
+                        StatusCode::BAD_REQUEST,
+                        Kind::CassetteMiss,
+                        MISS_MESSAGE,
+                    )
                 }
             }
         }

@@ -51,6 +51,41 @@ async fn a_changed_prompt_is_a_miss_naming_the_field_and_the_command_that_record
 }
 
 #[tokio::test]
+async fn a_miss_answers_in_the_shape_of_the_api_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = cassette_path(dir.path());
+    let (_upstream_slot, upstream) = upstream();
+    let base = format!("{}/api", upstream.ollama_url());
+    let (mut recording, relay_config) =
+        Side::recording(&path, &user_config(&base, "ollama-ai-provider-v2"));
+    upstream.reply(Reply::text("Hi"));
+    let body = chat(&recording.workspace(), "Say hello", &["bash"], false);
+    let relayed = send(&chat_url(&relay_config, "real"), &body).await.unwrap();
+    assert_eq!(relayed.status, 200);
+    recording.finish(true).unwrap();
+
+    let (replaying, config) = Side::replaying(&path);
+    let body = chat(&replaying.workspace(), "Say goodbye", &["bash"], false);
+    let url = chat_url(&config, "cassette");
+    assert!(url.ends_with("/api/chat"), "{url}");
+    let received = send(&url, &body).await.unwrap();
+    assert_eq!(received.status, 400);
+    // Ollama's shape, `{"error":"…"}`: an Ollama client reads nothing from OpenAI's.
+    let error: serde_json::Value = serde_json::from_slice(&received.body).unwrap();
+    assert!(
+        error["error"]
+            .as_str()
+            .is_some_and(|m| m.contains("no recorded interaction matches")),
+        "{error}"
+    );
+    let openai_url = url.replace("/api/chat", "/v1/chat/completions");
+    let received = send(&openai_url, &body).await.unwrap();
+    assert_eq!(received.status, 400);
+    let error: serde_json::Value = serde_json::from_slice(&received.body).unwrap();
+    assert_eq!(error["error"]["type"], "cassette_miss", "{error}");
+}
+
+#[tokio::test]
 async fn broken_cassettes_are_errors_naming_the_file_and_what_is_wrong() {
     let dir = tempfile::tempdir().unwrap();
     let path = cassette_path(dir.path());

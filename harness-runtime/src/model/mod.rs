@@ -2,13 +2,15 @@
 //!
 //! A scenario queues [`Reply`]s and adds [`Rule`]s on `live.model()`; OpenCode, configured by
 //! [`ModelSlot`]'s `opencode_config`, talks to it over real HTTP. Every request is recorded
-//! ([`ModelRequest`]); one nothing answers is a miss that fails the scenario at its end.
+//! ([`ModelRequest`]); one nothing answers is a miss, and a scripted call of a tool the request
+//! does not offer is a script mistake: either fails the scenario at its end.
 //!
 //! A cassette scenario's server answers from elsewhere: a recorded cassette
 //! (replay), or the real model through the recording relay (record).
 
 mod cassette_answer;
 mod cassette_wire;
+mod catalog;
 mod error;
 mod frames;
 mod ollama;
@@ -22,6 +24,8 @@ mod rules;
 mod scripted_model;
 mod server;
 mod source;
+mod unserved;
+mod wire_error;
 // `pub(crate)` so `testing` can make its `ModelSlot` public; scenarios reach it as `live.model()`.
 pub(crate) mod slot;
 

@@ -1,5 +1,5 @@
-//! Ollama's native API (`/api/chat` NDJSON, `/api/tags`, `/api/version`), so the scripted
-//! model can stand in for an Ollama server.
+//! Ollama's native API (`/api/chat` NDJSON, `/api/tags`, `/api/show`, `/api/ps`,
+//! `/api/version`), so the scripted model can stand in for an Ollama server.
 
 use bytes::Bytes;
 use serde_json::{Value, json};
@@ -11,6 +11,13 @@ use super::reply::{Body, MidStreamEnd, Reply};
 const VERSION: &str = "0.6.0";
 /// A fixed timestamp: replies are deterministic.
 const CREATED_AT: &str = "2025-01-01T00:00:00Z";
+/// When the loaded model unloads: never, as Ollama reports a model kept loaded with
+/// `keep_alive: -1` (a far-future time).
+const EXPIRES_AT: &str = "2318-01-01T00:00:00Z";
+/// The digest of the one model served.
+const DIGEST: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+/// The context length `/api/show` and `/api/ps` report (OpenCode's config says the same).
+const CONTEXT_LENGTH: u64 = 128_000;
 
 fn line(value: &Value) -> Step {
     Step::Frame(Bytes::from(format!("{value}\n")))
@@ -87,16 +94,57 @@ pub(crate) fn completion(reply: &Reply, model: &str) -> Value {
     value
 }
 
+fn details() -> Value {
+    json!({
+        "parent_model": "", "format": "gguf", "family": "scripted", "families": ["scripted"],
+        "parameter_size": "0", "quantization_level": "none",
+    })
+}
+
+/// Whether `name`, as a client sends it, names `model` (Ollama adds the `:latest` tag).
+pub(crate) fn names(name: &str, model: &str) -> bool {
+    name == model || name.strip_suffix(":latest") == Some(model)
+}
+
 /// `GET /api/tags`.
 pub(crate) fn tags(model: &str) -> Value {
     json!({"models": [{
         "name": model, "model": model, "modified_at": CREATED_AT, "size": 0,
-        "digest": "0000000000000000000000000000000000000000000000000000000000000000",
-        "details": {"format": "gguf", "family": "scripted", "parameter_size": "0", "quantization_level": "none"}
+        "digest": DIGEST, "details": details(),
+    }]})
+}
+
+/// `POST /api/show` for the served model.
+pub(crate) fn show(model: &str) -> Value {
+    json!({
+        "modelfile": format!("# the scripted model: its answers are scripted by the scenario\nFROM {model}\n"),
+        "parameters": "",
+        "template": "{{ .Prompt }}",
+        "details": details(),
+        "model_info": {
+            "general.architecture": "scripted",
+            "general.parameter_count": 0,
+            "scripted.context_length": CONTEXT_LENGTH,
+        },
+        "capabilities": ["completion", "tools"],
+        "modified_at": CREATED_AT,
+    })
+}
+
+/// `GET /api/ps`: the served model, loaded for good.
+pub(crate) fn ps(model: &str) -> Value {
+    json!({"models": [{
+        "name": model, "model": model, "size": 0, "digest": DIGEST, "details": details(),
+        "expires_at": EXPIRES_AT, "size_vram": 0, "context_length": CONTEXT_LENGTH,
     }]})
 }
 
 /// `GET /api/version`.
 pub(crate) fn version() -> Value {
     json!({"version": VERSION})
+}
+
+/// Ollama's error shape: `{"error":"…"}`.
+pub(crate) fn error_body(message: &str) -> Value {
+    json!({"error": message})
 }

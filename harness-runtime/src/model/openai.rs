@@ -119,7 +119,13 @@ pub(crate) fn completion(reply: &Reply, meta: &Meta<'_>) -> Value {
         Body::MidStream { text, .. } => (text.clone(), &[]),
         _ => (String::new(), &[]),
     };
-    let mut message = json!({"role": "assistant", "content": text});
+    // OpenAI sends `content: null` when the message is only tool calls.
+    let content = if text.is_empty() && !calls.is_empty() {
+        Value::Null
+    } else {
+        Value::String(text)
+    };
+    let mut message = json!({"role": "assistant", "content": content});
     if !calls.is_empty() {
         message["tool_calls"] = calls
             .iter()
@@ -148,14 +154,18 @@ pub(crate) fn completion(reply: &Reply, meta: &Meta<'_>) -> Value {
     })
 }
 
-/// `GET /v1/models`.
-pub(crate) fn models(model: &str) -> Value {
-    json!({"object": "list", "data": [
-        {"id": model, "object": "model", "created": 0, "owned_by": "scripted"}
-    ]})
+/// One model's entry, as `GET /v1/models` lists it and `GET /v1/models/{id}` answers it.
+pub(crate) fn model(id: &str) -> Value {
+    json!({"id": id, "object": "model", "created": 0, "owned_by": "scripted"})
 }
 
-/// The body of an HTTP error answer in OpenAI's shape.
-pub(crate) fn error_body(message: &str, kind: &str) -> Value {
-    json!({"error": {"message": message, "type": kind, "code": kind}})
+/// `GET /v1/models`.
+pub(crate) fn models(id: &str) -> Value {
+    json!({"object": "list", "data": [model(id)]})
+}
+
+/// OpenAI's error shape: `{"error":{"message","type","param","code"}}` (`param` is always
+/// present, `null` here).
+pub(crate) fn error(message: &str, kind: &str, code: Option<&str>) -> Value {
+    json!({"error": {"message": message, "type": kind, "param": null, "code": code}})
 }

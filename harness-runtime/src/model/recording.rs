@@ -39,6 +39,14 @@ pub enum Answer {
     /// Nothing answered it (no scripted reply, or no recorded interaction of the cassette):
     /// HTTP 400, and the scenario fails at its end.
     Miss,
+    /// The chosen reply calls a tool the request does not offer, a script mistake: HTTP 400,
+    /// and the scenario fails at its end, as for a miss.
+    UnofferedTool {
+        /// What the reply was.
+        reply: String,
+        /// The first tool it calls that the request does not offer.
+        tool: String,
+    },
     /// A cassette's recorded response (replay).
     Cassette {
         /// 0-based position among the cassette's interactions.
@@ -144,6 +152,15 @@ impl ModelRequest {
             && chat_body::messages(&self.raw).iter().any(|m| {
                 chat_body::has_role(m, "user") && chat_body::text(m).contains(TITLE_PHRASE)
             })
+    }
+
+    /// The offered tools for messages: `a, b`, or `none`.
+    pub(crate) fn offered_list(&self) -> String {
+        if self.tools_offered.is_empty() {
+            "none".to_owned()
+        } else {
+            self.tools_offered.join(", ")
+        }
     }
 
     /// The compact summary for evidence.

@@ -114,7 +114,8 @@ impl Reply {
         })
     }
 
-    /// One call of tool `name` with `arguments` (`finish_reason: "tool_calls"`).
+    /// One call of tool `name` with `arguments` (`finish_reason: "tool_calls"`). The request
+    /// it answers must offer `name`; otherwise the model answers 400 and the scenario fails.
     pub fn tool_call(name: impl Into<String>, arguments: Value) -> Self {
         Self::tool_calls(vec![ScriptedToolCall::new(name, arguments)])
     }

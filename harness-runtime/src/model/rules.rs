@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::recording::{Answer, ModelRequest};
-use super::reply::{Reply, STRUCTURED_OUTPUT_TOOL};
+use super::reply::{Body, Reply, STRUCTURED_OUTPUT_TOOL};
 
 /// A predicate over a request, with a description for diagnostics.
 #[derive(Clone)]
@@ -147,11 +147,17 @@ impl Script {
     }
 
     /// Chooses the reply for `request`, records the request with how it was answered, and
-    /// returns the reply (`None` for a miss). Order: title safety net, rules in the order they
-    /// were added (specific routing wins), then the queue.
+    /// returns the reply (`None` for a miss, or for a reply calling a tool the request does
+    /// not offer). Order: title safety net, rules in the order they were added (specific
+    /// routing wins), then the queue.
     pub(crate) fn decide(&mut self, mut request: ModelRequest) -> Option<Reply> {
         request.seq = self.requests.len();
-        let chosen = self.choose(&request);
+        let mut chosen = self.choose(&request);
+        if let Choice::Rule(_, reply) | Choice::Queue(reply) = &chosen
+            && let Some(tool) = unoffered_tool(&request, reply)
+        {
+            chosen = Choice::UnofferedTool(tool, reply.clone());
+        }
         request.answer = match &chosen {
             Choice::Title(_) => Answer::Title,
             Choice::Rule(index, reply) => Answer::Rule {
@@ -161,12 +167,16 @@ impl Script {
             Choice::Queue(reply) => Answer::Queue {
                 reply: reply.describe(),
             },
+            Choice::UnofferedTool(tool, reply) => Answer::UnofferedTool {
+                reply: reply.describe(),
+                tool: tool.clone(),
+            },
             Choice::Miss => Answer::Miss,
         };
         self.requests.push(request);
         match chosen {
             Choice::Title(r) | Choice::Rule(_, r) | Choice::Queue(r) => Some(r),
-            Choice::Miss => None,
+            Choice::UnofferedTool(..) | Choice::Miss => None,
         }
     }
 
@@ -202,10 +212,24 @@ impl Script {
     }
 }
 
+/// The first tool `reply` calls that `request` does not offer: OpenCode would refuse the call
+/// (a script mistake, since a real model only calls what it is offered).
+fn unoffered_tool(request: &ModelRequest, reply: &Reply) -> Option<String> {
+    let Body::Answer { calls, .. } = &reply.body else {
+        return None;
+    };
+    calls
+        .iter()
+        .find(|call| !request.offers_tool(&call.name))
+        .map(|call| call.name.clone())
+}
+
 enum Choice {
     Title(Reply),
     Rule(usize, Reply),
     Queue(Reply),
+    /// A rule's or the queue's reply, spent, that calls this tool the request does not offer.
+    UnofferedTool(String, Reply),
     Miss,
 }
 
@@ -249,6 +273,34 @@ mod tests {
         assert!(matches!(answers[0], Answer::Rule { index: 0, .. }));
         assert!(matches!(answers[1], Answer::Queue { .. }));
         assert_eq!(answers[2], Answer::Miss);
+    }
+
+    #[test]
+    fn a_reply_calling_a_tool_not_offered_is_spent_and_recorded_as_a_script_mistake() {
+        let mut script = Script::default();
+        script.add_rule(
+            Rule::when(Matcher::last_user_text_contains("fetch"))
+                .reply(Reply::tool_call("webfetch", serde_json::json!({})))
+                .times(1),
+        );
+        script.push(Reply::tool_call("bash", serde_json::json!({})));
+        assert!(script.decide(request("fetch it", &["bash"])).is_none());
+        assert!(script.decide(request("fetch it", &[])).is_none());
+        assert_eq!(script.pending(), 0, "both replies are spent");
+        let answers: Vec<_> = script.requests.iter().map(|r| r.answer.clone()).collect();
+        assert_eq!(
+            answers,
+            vec![
+                Answer::UnofferedTool {
+                    reply: "tool calls [webfetch]".into(),
+                    tool: "webfetch".into()
+                },
+                Answer::UnofferedTool {
+                    reply: "tool calls [bash]".into(),
+                    tool: "bash".into()
+                },
+            ]
+        );
     }
 
     #[test]

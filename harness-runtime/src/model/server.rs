@@ -21,11 +21,12 @@ use tower::Service;
 
 use super::error::ModelError;
 use super::frames;
-use super::recording::{Api, ModelRequest};
+use super::recording::{Answer, Api, ModelRequest};
 use super::reply::{Body, MidStreamEnd, Reply};
 use super::reset::{ResetConnection, reset_now};
 use super::scripted_model::{ScriptedModel, Shared};
-use super::{cassette_answer, ollama, openai};
+use super::wire_error::{self, Kind};
+use super::{cassette_answer, catalog, ollama, openai, unserved};
 
 /// The body of the answer to a request nothing in the script answers.
 pub(crate) const MISS_MESSAGE: &str = "scripted model: no reply queued for this request; queue one with live.model().reply(..) or add a rule";
@@ -63,13 +64,20 @@ pub(crate) fn start(model_name: &str) -> Result<(ScriptedModel, ServerGuard), Mo
     ))
 }
 
+/// Every route of [`unserved::SERVED`]; anything else answers a JSON error saying so.
 fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(openai_chat))
-        .route("/v1/models", get(openai_models))
+        .route("/v1/models", get(catalog::openai_models))
+        .route("/v1/models/{id}", get(catalog::openai_model))
         .route("/api/chat", post(ollama_chat))
-        .route("/api/tags", get(ollama_tags))
-        .route("/api/version", get(|| async { Json(ollama::version()) }))
+        .route("/api/tags", get(catalog::ollama_tags))
+        .route("/api/show", post(catalog::ollama_show))
+        .route("/api/ps", get(catalog::ollama_ps))
+        .route("/api/version", get(catalog::ollama_version))
+        // After the routes: it applies to the routes added before it.
+        .method_not_allowed_fallback(unserved::wrong_method)
+        .fallback(unserved::unknown_route)
         .with_state(shared)
 }
 
@@ -124,29 +132,39 @@ fn now() -> u64 {
         .unwrap_or_default()
 }
 
-/// Parses and records a request; its reply, or `None` for a miss.
-fn accept(shared: &Shared, api: Api, body: &Bytes) -> Option<(ModelRequest, Reply)> {
+/// Parses and records a request; its reply, `None` for a script mistake.
+fn accept(shared: &Shared, api: Api, body: &Bytes) -> (ModelRequest, Option<Reply>) {
     let raw: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-    match shared.decide(ModelRequest::parse(0, api, raw)) {
-        (request, Some(reply)) => Some((request, reply)),
-        (_, None) => None,
-    }
+    shared.decide(ModelRequest::parse(0, api, raw))
 }
 
-/// The answer to a miss: HTTP 400 saying nothing was queued. Not a 5xx: OpenCode retries
-/// those with backoff for about 65 s, which would hide a script mistake behind a long wait;
-/// a 400 ends the turn at once with an `APIError`, and `finish` fails the scenario.
-fn miss() -> Response {
-    (
-        StatusCode::BAD_REQUEST,
-        Json(openai::error_body(MISS_MESSAGE, "scripted_model_miss")),
-    )
-        .into_response()
+/// The answer to a miss, or to a reply calling a tool the request does not offer: HTTP 400
+/// saying so. Not a 5xx: OpenCode retries those with backoff for about 65 s, which would hide
+/// a script mistake behind a long wait; a 400 ends the turn at once with an `APIError`, and
+/// `finish` fails the scenario.
+fn script_mistake(request: &ModelRequest) -> Response {
+    let (kind, message) = match &request.answer {
+        Answer::UnofferedTool { tool, .. } => (
+            Kind::UnofferedTool,
+            format!(
+                "scripted model: the scripted reply calls tool {tool:?}, which this request does \
+                 not offer (offered: {}); script a call of an offered tool",
+                request.offered_list()
+            ),
+        ),
+        _ => (Kind::ScriptMiss, MISS_MESSAGE.to_owned()),
+    };
+    wire_error::respond(request.api, StatusCode::BAD_REQUEST, kind, &message)
 }
 
 /// Answers the parts every API shares (holds, HTTP errors, resets, non-stream failures);
 /// `None` means: render the reply's stream or completion.
-async fn answer_common(reply: &Reply, reset: &ResetConnection, streamed: bool) -> Option<Response> {
+async fn answer_common(
+    api: Api,
+    reply: &Reply,
+    reset: &ResetConnection,
+    streamed: bool,
+) -> Option<Response> {
     let early = matches!(reply.body, Body::HttpError { .. } | Body::Reset) || !streamed;
     if early && let Some(hold) = &reply.hold {
         hold.wait().await;
@@ -171,13 +189,12 @@ async fn answer_common(reply: &Reply, reset: &ResetConnection, streamed: bool) -
         Body::Hang if !streamed => std::future::pending().await,
         Body::MidStream { end, .. } if !streamed => match end {
             MidStreamEnd::Abort => Some(reset_now(reset).await),
-            MidStreamEnd::ErrorChunk(message) => Some(
-                (
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    Json(openai::error_body(message, "server_error")),
-                )
-                    .into_response(),
-            ),
+            MidStreamEnd::ErrorChunk(message) => Some(wire_error::respond(
+                api,
+                StatusCode::INTERNAL_SERVER_ERROR,
+                Kind::ServerError,
+                message,
+            )),
         },
         _ => None,
     }
@@ -204,8 +221,11 @@ async fn prepare(
     if let Some(response) = cassette_answer::answer(shared, api, body, reset).await {
         return Err(response);
     }
-    let (request, reply) = accept(shared, api, body).ok_or_else(miss)?;
-    if let Some(response) = answer_common(&reply, reset, request.stream).await {
+    let (request, reply) = match accept(shared, api, body) {
+        (request, Some(reply)) => (request, reply),
+        (request, None) => return Err(script_mistake(&request)),
+    };
+    if let Some(response) = answer_common(api, &reply, reset, request.stream).await {
         return Err(response);
     }
     let model = if request.model.is_empty() {
@@ -238,10 +258,6 @@ async fn openai_chat(
     }
 }
 
-async fn openai_models(State(shared): State<Arc<Shared>>) -> Json<Value> {
-    Json(openai::models(&shared.model_name))
-}
-
 async fn ollama_chat(
     State(shared): State<Arc<Shared>>,
     Extension(reset): Extension<ResetConnection>,
@@ -257,8 +273,4 @@ async fn ollama_chat(
     } else {
         Json(ollama::completion(&reply, &model)).into_response()
     }
-}
-
-async fn ollama_tags(State(shared): State<Arc<Shared>>) -> Json<Value> {
-    Json(ollama::tags(&shared.model_name))
 }

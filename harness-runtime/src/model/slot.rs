@@ -7,6 +7,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::{Value, json};
 
 use super::error::ModelError;
+use super::recording::{Answer, ModelRequest};
 use super::relay::Relay;
 use super::replay::Replay;
 use super::scripted_model::ScriptedModel;
@@ -204,9 +205,10 @@ impl ModelSlot {
         Ok(())
     }
 
-    /// Ends the model's part of the scenario: an unanswered request fails it, with a summary
-    /// of each (redacted). The server keeps running until the slot drops, so agents stopped
-    /// after this see no connection errors.
+    /// Ends the model's part of the scenario: a script mistake fails it (a request nothing
+    /// answered, a scripted call of a tool the request did not offer), with a summary of each
+    /// (redacted). The server keeps running until the slot drops, so agents stopped after this
+    /// see no connection errors.
     pub fn finish(&mut self, redactor: &crate::redact::Redactor) -> Result<(), String> {
         let Some(running) = self.running.get() else {
             return Ok(());
@@ -214,21 +216,61 @@ impl ModelSlot {
         if let Source::Replay(replay) = running.model.shared.source() {
             return replay.report(redactor);
         }
-        let misses = running.model.misses();
-        if misses.is_empty() {
+        let requests = running.model.requests();
+        let mut sections = Vec::new();
+        let misses: Vec<String> = requests
+            .iter()
+            .filter(|r| r.answer == Answer::Miss)
+            .map(ModelRequest::one_line)
+            .collect();
+        if !misses.is_empty() {
+            sections.push(section(
+                &format!(
+                    "{} request(s) had no scripted reply (answered with HTTP 400); queue replies \
+                     with live.model().reply(..) or add a rule:",
+                    misses.len()
+                ),
+                &misses,
+            ));
+        }
+        let unoffered: Vec<String> = requests
+            .iter()
+            .filter_map(|r| match &r.answer {
+                Answer::UnofferedTool { tool, .. } => Some(format!(
+                    "tool {tool:?} (offered: {}): {}",
+                    r.offered_list(),
+                    r.one_line()
+                )),
+                _ => None,
+            })
+            .collect();
+        if !unoffered.is_empty() {
+            sections.push(section(
+                &format!(
+                    "{} scripted tool call(s) named a tool the request did not offer (answered \
+                     with HTTP 400); script a tool the agent offers (OpenCode does not offer a \
+                     tool its permission config denies, nor StructuredOutput without a \
+                     json_schema format):",
+                    unoffered.len()
+                ),
+                &unoffered,
+            ));
+        }
+        if sections.is_empty() {
             return Ok(());
         }
-        let mut message = format!(
-            "scripted model: {} request(s) had no scripted reply (answered with HTTP 500); \
-             queue replies with live.model().reply(..) or add a rule:",
-            misses.len()
-        );
-        for miss in &misses {
-            message.push_str("\n  - ");
-            message.push_str(&miss.one_line());
-        }
-        Err(redactor.redact(&message))
+        Err(redactor.redact(&sections.join("\n")))
     }
+}
+
+/// `scripted model: <head>` and one `  - ` line per item.
+fn section(head: &str, items: &[String]) -> String {
+    let mut message = format!("scripted model: {head}");
+    for item in items {
+        message.push_str("\n  - ");
+        message.push_str(item);
+    }
+    message
 }
 
 /// The chat API's base URL on the embedded server at `addr`.
