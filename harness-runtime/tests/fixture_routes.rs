@@ -60,7 +60,7 @@ fn fixture_version_prints_a_version_line() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    assert_eq!(String::from_utf8(out.stdout).unwrap(), "1.18.33-fixture\n");
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "1.18.33+fixture\n");
 }
 
 /// A bad value of one of the agent's variables stops it at start, naming the variable: the

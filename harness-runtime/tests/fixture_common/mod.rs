@@ -293,11 +293,16 @@ impl Drop for Events {
 impl Events {
     /// Subscribes and returns once `server.connected` (which must come first) arrived.
     pub async fn subscribe(agent: &Agent) -> Events {
-        let response = reqwest::Client::new()
-            .get(agent.url("/event"))
-            .send()
-            .await
-            .expect("subscribe");
+        Self::subscribe_at(agent, "/event", None).await
+    }
+
+    /// [`Events::subscribe`] to `path` (`/event?directory=…`), with one header if given.
+    pub async fn subscribe_at(agent: &Agent, path: &str, header: Option<(&str, &str)>) -> Events {
+        let mut request = reqwest::Client::new().get(agent.url(path));
+        if let Some((name, value)) = header {
+            request = request.header(name, value);
+        }
+        let response = request.send().await.expect("subscribe");
         assert_eq!(response.status(), 200);
         assert!(
             response.headers()["content-type"]
