@@ -1,0 +1,113 @@
+//! The real `opencode` 1.18.33 CLI (`node_modules/.bin/opencode`, installed by `npm ci`)
+//! against the fixture agent (issue #16): `opencode run --attach URL "hello"` must print the
+//! turn's text every time. It subscribes to `/event` and posts the blocking prompt at once, and
+//! prints only what the stream delivered before the prompt answered, so a turn that publishes
+//! before the stream is open loses its output.
+
+mod fixture_common;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use fixture_common::*;
+
+/// The pinned CLI; its absence fails the test (CI runs `npm ci`), it is never skipped.
+fn opencode() -> PathBuf {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("../node_modules/.bin/opencode");
+    assert!(
+        bin.exists(),
+        "the real opencode CLI is missing at node_modules/.bin/opencode; run `npm ci` in the \
+         workspace root (it installs the version pinned in package.json)"
+    );
+    bin
+}
+
+/// What one CLI run left: exit code, stdout, stderr.
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs the CLI in `workspace` with a scratch HOME/XDG under `scratch`, killed (its whole
+/// process group) at `within`.
+async fn cli(args: &[&str], workspace: &Path, scratch: &Path, within: Duration) -> Run {
+    let mut command = tokio::process::Command::new(opencode());
+    command
+        .args(args)
+        .current_dir(workspace)
+        .env("HOME", scratch.join("home"))
+        .env("XDG_CONFIG_HOME", scratch.join("config"))
+        .env("XDG_DATA_HOME", scratch.join("data"))
+        .env("XDG_CACHE_HOME", scratch.join("cache"))
+        .env("XDG_STATE_HOME", scratch.join("state"))
+        .env("TMPDIR", scratch.join("tmp"))
+        .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+        .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+        .env("OPENCODE_DISABLE_SHARE", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    std::fs::create_dir_all(scratch.join("tmp")).unwrap();
+    let child = command.spawn().expect("start the opencode CLI");
+    let pid = nix::unistd::Pid::from_raw(child.id().expect("pid") as i32);
+    match tokio::time::timeout(within, child.wait_with_output()).await {
+        Ok(output) => {
+            let output = output.expect("the CLI's output");
+            Run {
+                code: output.status.code(),
+                stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+                stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            }
+        }
+        Err(_) => {
+            let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
+            panic!("`opencode {}` did not end within {within:?}", args[0]);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fixture_real_cli_run_attach_prints_the_reply_20_times_out_of_20() {
+    let home = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let agent = Agent::ready(home.path());
+    let mut failures = Vec::new();
+    for round in 1..=20 {
+        let run = cli(
+            &["run", "--attach", &agent.base, "hello"],
+            workspace.path(),
+            scratch.path(),
+            ceiling(60.0),
+        )
+        .await;
+        if run.code != Some(0) || run.stdout.trim() != "Fixture completed." {
+            // The URL and temp paths are volatile: they stay out of the message.
+            let redact = |text: &str| {
+                text.replace(&agent.base, "<fixture-url>")
+                    .replace(&*scratch.path().to_string_lossy(), "<scratch>")
+                    .replace(&*workspace.path().to_string_lossy(), "<workspace>")
+            };
+            let stderr = redact(&run.stderr);
+            let tail: String = stderr
+                .chars()
+                .skip(stderr.chars().count().saturating_sub(300))
+                .collect();
+            failures.push(format!(
+                "run {round}: exit {:?}, stdout {:?}, stderr tail {tail:?}",
+                run.code,
+                redact(&run.stdout),
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of 20 runs did not print the reply:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
