@@ -111,3 +111,74 @@ async fn fixture_real_cli_run_attach_prints_the_reply_20_times_out_of_20() {
         failures.join("\n")
     );
 }
+
+/// `--continue`, `--session` and `--fork` against the fixture: each prints the reply, and the
+/// turn lands in the session the flag names (a fork is a new session titled `… (fork #1)`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fixture_real_cli_run_attach_continues_resumes_and_forks() {
+    let home = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let agent = Agent::ready(home.path());
+    let run = |args: Vec<String>| {
+        let (workspace, scratch) = (workspace.path().to_path_buf(), scratch.path().to_path_buf());
+        async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let run = cli(&args, &workspace, &scratch, ceiling(60.0)).await;
+            assert_eq!(
+                run.code,
+                Some(0),
+                "`opencode {}` failed",
+                args[2..].join(" ")
+            );
+            assert_eq!(
+                run.stdout.trim(),
+                "Fixture completed.",
+                "reply of {:?}",
+                &args[3..]
+            );
+        }
+    };
+    let attach = |extra: &[&str]| {
+        let mut args = vec!["run".to_string(), "--attach".into(), agent.base.clone()];
+        args.extend(extra.iter().map(|a| a.to_string()));
+        args
+    };
+    let sessions = || async {
+        let (status, list) = get(&agent.url("/session")).await;
+        assert_eq!(status, 200);
+        list.as_array().unwrap().clone()
+    };
+    let user_turns = |id: String| {
+        let url = agent.url(&format!("/session/{id}/message"));
+        async move {
+            let (_, messages) = get(&url).await;
+            let messages = messages.as_array().unwrap().clone();
+            messages
+                .iter()
+                .filter(|m| m["info"]["role"] == "user")
+                .count()
+        }
+    };
+
+    run(attach(&["hello"])).await;
+    let first = sessions().await[0]["id"].as_str().unwrap().to_string();
+    run(attach(&["--continue", "again"])).await;
+    assert_eq!(sessions().await.len(), 1, "--continue made a new session");
+    assert_eq!(user_turns(first.clone()).await, 2);
+    run(attach(&["--session", &first, "third"])).await;
+    assert_eq!(user_turns(first.clone()).await, 3);
+    run(attach(&["--session", &first, "--fork", "forked"])).await;
+    let all = sessions().await;
+    assert_eq!(all.len(), 2, "--fork made no new session");
+    let fork = all.iter().find(|s| s["id"] != first.as_str()).unwrap();
+    assert!(
+        fork["title"].as_str().unwrap().ends_with("(fork #1)"),
+        "{fork}"
+    );
+    assert_eq!(
+        user_turns(fork["id"].as_str().unwrap().to_string()).await,
+        4
+    );
+    assert_eq!(user_turns(first).await, 3);
+}
