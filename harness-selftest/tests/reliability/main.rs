@@ -17,6 +17,7 @@ mod processes;
 mod redaction;
 mod run_checks;
 mod soak;
+mod soak_samples;
 mod streams;
 
 /// The scenario binary: its `reliability::` scenarios, and helper roles (fixture agent, reaper).
@@ -32,6 +33,7 @@ fn main() -> std::process::ExitCode {
             processes::tests(),
             redaction::tests(),
             soak::tests(),
+            soak_samples::tests(),
             streams::tests(),
         ]
         .into_iter()
