@@ -88,3 +88,29 @@ pub fn describe(pid: u32) -> String {
         String::from_utf8_lossy(&cmdline).replace('\0', " ").trim()
     )
 }
+
+/// What a process holds, read from `/proc`: what a long run must not let grow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Usage {
+    /// Its open file descriptors (`/proc/<pid>/fd`).
+    pub fds: usize,
+    /// Its threads (`Threads:` of `/proc/<pid>/status`).
+    pub threads: usize,
+    /// Its resident set in KiB (`VmRSS:`).
+    pub rss_kib: u64,
+}
+
+/// `pid`'s usage; `None` once it is gone (or a zombie, which has no resident set).
+pub fn usage(pid: u32) -> Option<Usage> {
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?.count();
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let field = |name: &str| -> Option<u64> {
+        let value = status.lines().find_map(|l| l.strip_prefix(name))?;
+        value.trim().trim_end_matches("kB").trim().parse().ok()
+    };
+    Some(Usage {
+        fds,
+        threads: usize::try_from(field("Threads:")?).ok()?,
+        rss_kib: field("VmRSS:")?,
+    })
+}

@@ -14,6 +14,10 @@ use crate::procs::{self, Identity};
 
 /// How often the process tree is sampled while a runner lives.
 const SAMPLE: Duration = Duration::from_millis(50);
+/// How often a wait on the runner's progress looks again.
+const POLL: Duration = Duration::from_millis(20);
+/// How long lines a runner wrote before it ended may take to be read.
+const PIPE_GRACE: Duration = Duration::from_secs(2);
 
 /// A reader thread's text, complete once `done` fired (EOF: every holder of the pipe is gone).
 struct Collected {
@@ -21,7 +25,11 @@ struct Collected {
     done: Receiver<()>,
 }
 
-fn collect(pipe: impl Read + Send + 'static, lines: Option<mpsc::Sender<String>>) -> Collected {
+/// Reads `pipe` on a thread of its own, handing every line to `on_line` once it is collected.
+fn collect(
+    pipe: impl Read + Send + 'static,
+    mut on_line: impl FnMut(String) + Send + 'static,
+) -> Collected {
     let text = Arc::new(Mutex::new(String::new()));
     let (done_tx, done) = mpsc::channel();
     let shared = text.clone();
@@ -33,13 +41,26 @@ fn collect(pipe: impl Read + Send + 'static, lines: Option<mpsc::Sender<String>>
                 text.push_str(&line);
                 text.push('\n');
             }
-            if let Some(lines) = &lines {
-                let _ = lines.send(line);
-            }
+            on_line(line);
         }
         let _ = done_tx.send(());
     });
     Collected { text, done }
+}
+
+/// libtest's `test <name> ... <outcome>` line → `(name, outcome)`.
+fn result_line(line: &str) -> Option<(&str, &str)> {
+    let (name, outcome) = line.strip_prefix("test ")?.split_once(" ... ")?;
+    Some((name.trim(), outcome.trim()))
+}
+
+/// Whether `line` reports a scenario's end: `ok`, `FAILED` or `ignored…`.
+fn is_result(line: &str) -> bool {
+    result_line(line).is_some_and(|(_, outcome)| {
+        ["ok", "FAILED", "ignored"]
+            .iter()
+            .any(|end| outcome.starts_with(end))
+    })
 }
 
 impl Collected {
@@ -62,6 +83,8 @@ pub struct Running {
     lines: Receiver<String>,
     /// The scenarios whose `started` progress line arrived, in order.
     started_seen: Vec<String>,
+    /// How many result lines arrived on stdout so far.
+    results_seen: Arc<AtomicUsize>,
     watching: Arc<AtomicBool>,
     watcher: Option<std::thread::JoinHandle<()>>,
     seen: Arc<Mutex<HashSet<Identity>>>,
@@ -78,9 +101,19 @@ impl Running {
             .spawn()
             .expect("start the scenario binary");
         let runner = child.id();
-        let stdout = collect(child.stdout.take().expect("piped"), None);
+        let results_seen = Arc::new(AtomicUsize::new(0));
+        let stdout = {
+            let results_seen = results_seen.clone();
+            collect(child.stdout.take().expect("piped"), move |line| {
+                if is_result(&line) {
+                    results_seen.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        };
         let (tx, lines) = mpsc::channel();
-        let stderr = collect(child.stderr.take().expect("piped"), Some(tx));
+        let stderr = collect(child.stderr.take().expect("piped"), move |line| {
+            let _ = tx.send(line);
+        });
         let watching = Arc::new(AtomicBool::new(true));
         let seen = Arc::new(Mutex::new(HashSet::new()));
         let peak = Arc::new(AtomicUsize::new(0));
@@ -103,6 +136,7 @@ impl Running {
             stderr,
             lines,
             started_seen: Vec::new(),
+            results_seen,
             watching,
             watcher: Some(watcher),
             seen,
@@ -139,6 +173,35 @@ impl Running {
             self.note_started(&line);
         }
         self.started_seen.len()
+    }
+
+    /// How many scenarios finished so far: the `test … ok|FAILED|ignored` lines the runner
+    /// printed.
+    pub fn finished_count(&self) -> usize {
+        self.results_seen.load(Ordering::Relaxed)
+    }
+
+    /// Waits until at least `n` scenarios finished; kills the runner and panics at `ceiling`, or
+    /// when the runner ended with fewer (after a grace for its last lines to be read).
+    pub fn wait_for_finished(&mut self, n: usize, ceiling: Duration) {
+        let deadline = Instant::now() + ceiling;
+        let mut ended_at = None;
+        while self.finished_count() < n {
+            self.poll_started();
+            let now = Instant::now();
+            if ended_at.is_none() && !self.is_running() {
+                ended_at = Some(now);
+            }
+            if ended_at.is_some_and(|at| now >= at + PIPE_GRACE) {
+                let seen = self.finished_count();
+                self.abandon(&format!("the runner ended after {seen} of {n} results"));
+            }
+            if now >= deadline {
+                let seen = self.finished_count();
+                self.abandon(&format!("{seen} of {n} results within {ceiling:?}"));
+            }
+            std::thread::sleep(POLL);
+        }
     }
 
     /// Whether the runner still runs.
@@ -185,7 +248,7 @@ impl Running {
                     self.stderr.text.lock().unwrap()
                 );
             }
-            std::thread::sleep(Duration::from_millis(20));
+            std::thread::sleep(POLL);
         };
         let elapsed = self.started.elapsed();
         self.watching.store(false, Ordering::Relaxed);
@@ -242,10 +305,8 @@ impl Finished {
     pub fn results(&self) -> BTreeMap<String, String> {
         self.stdout
             .lines()
-            .filter_map(|line| {
-                let (name, outcome) = line.strip_prefix("test ")?.split_once(" ... ")?;
-                Some((name.trim().to_string(), outcome.trim().to_string()))
-            })
+            .filter_map(result_line)
+            .map(|(name, outcome)| (name.to_string(), outcome.to_string()))
             .collect()
     }
 

@@ -60,3 +60,18 @@ pub fn recorded(dir: &Path) -> Vec<(String, u32)> {
         })
         .collect()
 }
+
+/// The file of the scratch dir whose creation lets a held scenario end: the test writes it once
+/// it has looked at the runner while the scenario still ran.
+pub const RELEASE: &str = "release";
+
+/// Creates [`RELEASE`] in the scratch dir `dir`.
+pub fn release(dir: &Path) {
+    std::fs::write(dir.join(RELEASE), b"").expect("write the release file in the scratch dir");
+}
+
+/// Whether the test created [`RELEASE`] in this run's scratch dir.
+pub fn released() -> anyhow::Result<bool> {
+    let dir = std::env::var_os(SCRATCH).with_context(|| format!("{SCRATCH} is not set"))?;
+    Ok(Path::new(&dir).join(RELEASE).exists())
+}

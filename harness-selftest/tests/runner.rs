@@ -446,9 +446,9 @@ fn a_whole_run_reports_every_failure_and_fails() {
     run.assert_code(101)
         // Ignored: the two of `skips`/`requirements`, the twenty that require `SELFTEST_SCRATCH`
         // or a canary, `run_skips::skips_with_reason` (skipped at run time), the cassette one (no
-        // cassette, no real model), and the 114 of `reliability` (they require
-        // `SELFTEST_SCRATCH`, a real model or `LIVE_SNAPSHOT_DIR`).
-        .assert_stdout("1 passed; 5 failed; 138 ignored")
+        // cassette, no real model), the 114 of `reliability` (they require `SELFTEST_SCRATCH`,
+        // a real model or `LIVE_SNAPSHOT_DIR`) and its 1,051 soak ones (`RELIABILITY_SOAK`).
+        .assert_stdout("1 passed; 5 failed; 1189 ignored")
         .assert_result("outcomes::passes", "ok")
         .assert_result("outcomes::times_out", "FAILED")
         .assert_result("skips::ignored_with_reason", "ignored")

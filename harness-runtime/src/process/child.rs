@@ -72,6 +72,8 @@ pub(crate) struct OwnedChild {
     token: String,
     exit: Arc<ExitCell>,
     settled: bool,
+    /// Whether this child's registration of its token was handed back to the reaper.
+    released: bool,
 }
 
 impl OwnedChild {
@@ -107,6 +109,7 @@ impl OwnedChild {
             token: token.to_string(),
             exit,
             settled: false,
+            released: false,
         };
         // Without a waiter thread, `owned` drops here: SIGKILL to the group and the sweep still
         // run; only the reap is not confirmed (the Drop says so).
@@ -172,9 +175,10 @@ impl OwnedChild {
             status = self.wait_exit(ceiling).await;
         }
         let token = vec![self.token.clone()];
-        let swept = tokio::task::spawn_blocking(move || super::sweep(&token))
+        let (swept, clean) = tokio::task::spawn_blocking(move || sweep_clean(&token))
             .await
-            .unwrap_or_else(|_| super::sweep(std::slice::from_ref(&self.token)));
+            .unwrap_or_else(|_| sweep_clean(std::slice::from_ref(&self.token)));
+        self.release_if(status.is_some() && clean);
         match status {
             Some(status) => {
                 self.settled = true;
@@ -196,10 +200,26 @@ impl OwnedChild {
             .exit
             .wait_blocking(crate::settings::scaled(DROP_REAP_CEILING))
             .is_some();
-        super::sweep(std::slice::from_ref(&self.token));
+        let (_, clean) = sweep_clean(std::slice::from_ref(&self.token));
+        self.release_if(reaped && clean);
         self.settled = reaped;
         reaped
     }
+
+    /// Once the leader is reaped and nothing carries the token, the reaper need not remember
+    /// this start of it: a long run would otherwise keep every token it ever made.
+    fn release_if(&mut self, ended_clean: bool) {
+        if ended_clean && !self.released {
+            self.released = true;
+            super::reaper::forget(&self.token);
+        }
+    }
+}
+
+/// Sweeps `token`; returns how many carriers it killed and whether none is left.
+fn sweep_clean(token: &[String]) -> (usize, bool) {
+    let swept = super::sweep(token);
+    (swept, super::carriers(token).is_empty())
 }
 
 impl Drop for OwnedChild {
@@ -279,5 +299,47 @@ mod tests {
         drop(spawned.child);
         assert!(exit.status.lock().unwrap().is_some(), "reaped by drop");
         assert!(crate::process::carriers(&token).is_empty());
+    }
+
+    /// A stop that ended clean hands its registration back, once; so does a `Drop`.
+    #[tokio::test]
+    async fn ending_clean_hands_the_token_back_to_the_reaper_once() {
+        use crate::process::reaper::{register, registrations};
+        let token = crate::process::new_token();
+        for _ in 0..3 {
+            register(&token).unwrap();
+        }
+        let spawn = || {
+            let mut command = Command::new("sh");
+            command.args([
+                "-c",
+                "setsid -f sleep 600 </dev/null >/dev/null 2>&1; exec sleep 600",
+            ]);
+            OwnedChild::spawn(command, &token).expect("sh spawns")
+        };
+        let mut stopped = spawn();
+        let ceiling = Duration::from_secs(5);
+        stopped.child.stop(ceiling, ceiling).await.expect("stops");
+        assert_eq!(registrations(&token), 2);
+        stopped
+            .child
+            .stop(ceiling, ceiling)
+            .await
+            .expect("stops again");
+        assert_eq!(
+            registrations(&token),
+            2,
+            "a second stop handed it back again"
+        );
+        drop(stopped);
+        assert_eq!(
+            registrations(&token),
+            2,
+            "the drop after a stop handed it back"
+        );
+        drop(spawn());
+        assert_eq!(registrations(&token), 1);
+        assert!(crate::process::carriers(std::slice::from_ref(&token)).is_empty());
+        crate::process::reaper::forget(&token);
     }
 }

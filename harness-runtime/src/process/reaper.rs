@@ -5,7 +5,12 @@
 //! runner exits for any reason, the kernel closes that pipe; the reaper reads EOF, sweeps all
 //! tokens, and exits. The reaper runs in its own process group (a terminal's Ctrl-C does not reach
 //! it), carries no token, and holds none of the runner's output pipes.
+//!
+//! A token whose processes all ended (stopped, swept, nothing left carrying it) is forgotten
+//! (`forget <token>`): both sides hold only the tokens of what may still run, so a long run does
+//! not grow with every agent it ever started.
 
+use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Command, ExitCode, Stdio};
@@ -19,17 +24,26 @@ use crate::settings::{self, Role};
 /// until EOF, then sweeps them all.
 pub fn run_reaper() -> ExitCode {
     ignore_terminal_signals();
-    let mut tokens = Vec::new();
+    let mut tokens = HashSet::new();
     for line in std::io::stdin().lock().lines() {
-        match line {
-            Ok(token) if !token.trim().is_empty() => tokens.push(token.trim().to_string()),
-            Ok(_) => {}
-            Err(_) => break,
+        let Ok(line) = line else { break };
+        let line = line.trim();
+        match line.strip_prefix(FORGET) {
+            Some(token) => {
+                tokens.remove(token.trim());
+            }
+            None if !line.is_empty() => {
+                tokens.insert(line.to_string());
+            }
+            None => {}
         }
     }
-    super::sweep(&tokens);
+    super::sweep(&tokens.into_iter().collect::<Vec<_>>());
     ExitCode::SUCCESS
 }
+
+/// The line prefix that takes a token back (tokens hold no spaces).
+const FORGET: &str = "forget ";
 
 /// Its own group already keeps terminal signals away; a hang-up of the session must not stop it
 /// before the sweep either.
@@ -76,6 +90,11 @@ impl ReaperHandle {
         stdin.flush()
     }
 
+    /// Takes `token` back: nothing carrying it is left to sweep.
+    pub(crate) fn forget(&mut self, token: &str) -> std::io::Result<()> {
+        self.register(&format!("{FORGET}{token}"))
+    }
+
     /// Whether the reaper process is still running.
     pub(crate) fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
@@ -105,8 +124,9 @@ impl ReaperHandle {
     }
 }
 
-/// The runner's reaper and the tokens it was given (re-sent if the reaper has to be restarted).
-static REAPER: Mutex<Option<(ReaperHandle, Vec<String>)>> = Mutex::new(None);
+/// The runner's reaper and the tokens it was given, each with how many processes were started
+/// under it and not yet ended clean (re-sent if the reaper has to be restarted).
+static REAPER: Mutex<Option<(ReaperHandle, HashMap<String, usize>)>> = Mutex::new(None);
 
 /// Registers `token` with this runner's reaper, starting the reaper on first use (or again, if it
 /// died). Call it before spawning the process that carries the token.
@@ -122,25 +142,77 @@ pub(crate) fn register(token: &str) -> std::io::Result<()> {
     let mut guard = REAPER.lock().unwrap_or_else(|p| p.into_inner());
     if let Some((handle, tokens)) = guard.as_mut() {
         if handle.is_running() && handle.register(token).is_ok() {
-            tokens.push(token.to_string());
+            *tokens.entry(token.to_string()).or_default() += 1;
             return Ok(());
         }
     }
-    let tokens = guard.take().map(|(_, tokens)| tokens).unwrap_or_default();
+    let mut tokens = guard.take().map(|(_, tokens)| tokens).unwrap_or_default();
     let (program, args) = super::role_command::get()?;
     let mut handle = ReaperHandle::spawn(&program, &args)?;
-    for known in tokens.iter().map(String::as_str).chain([token]) {
+    for known in tokens.keys().map(String::as_str).chain([token]) {
         handle.register(known)?;
     }
-    let mut tokens = tokens;
-    tokens.push(token.to_string());
+    *tokens.entry(token.to_string()).or_default() += 1;
     *guard = Some((handle, tokens));
     Ok(())
+}
+
+/// Ends one registration of `token`: a process started under it ended and nothing carrying the
+/// token is left. The last one takes the token back from the reaper.
+pub(crate) fn forget(token: &str) {
+    let mut guard = REAPER.lock().unwrap_or_else(|p| p.into_inner());
+    let Some((handle, tokens)) = guard.as_mut() else {
+        return;
+    };
+    let Some(count) = tokens.get_mut(token) else {
+        return;
+    };
+    *count -= 1;
+    if *count == 0 {
+        tokens.remove(token);
+        // A reaper that cannot hear it has died: the next registration starts one that is
+        // handed only the tokens still held.
+        let _ = handle.forget(token);
+    }
+}
+
+/// How many registrations of `token` are held.
+#[cfg(test)]
+pub(super) fn registrations(token: &str) -> usize {
+    let guard = REAPER.lock().unwrap_or_else(|p| p.into_inner());
+    guard
+        .as_ref()
+        .and_then(|(_, tokens)| tokens.get(token).copied())
+        .unwrap_or(0)
 }
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
+
+    /// A detached `sleep 600` carrying `token`, as a tool's daemon would.
+    fn detached_sleep(token: &str) {
+        let status = Command::new("setsid")
+            .args(["-f", "sleep", "600"])
+            .env(OWNER_ENV, token)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// Waits until `n` processes carry one of `tokens`.
+    fn wait_for_carriers(tokens: &[String], n: usize) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while crate::process::carriers(tokens).len() < n {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "sleeps never appeared"
+            );
+            std::thread::yield_now();
+        }
+    }
 
     /// What the runner's death looks like to the reaper: EOF on its stdin.
     #[test]
@@ -150,23 +222,9 @@ mod tests {
         let tokens = [crate::process::new_token(), crate::process::new_token()];
         for token in &tokens {
             reaper.register(token).unwrap();
-            let status = Command::new("setsid")
-                .args(["-f", "sleep", "600"])
-                .env(OWNER_ENV, token)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .unwrap();
-            assert!(status.success());
+            detached_sleep(token);
         }
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while crate::process::carriers(&tokens).len() < 2 {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "sleeps never appeared"
-            );
-            std::thread::yield_now();
-        }
+        wait_for_carriers(&tokens, 2);
         assert!(
             reaper.is_running(),
             "the reaper waits while the pipe is open"
@@ -176,5 +234,43 @@ mod tests {
             "reaper exited"
         );
         assert!(crate::process::carriers(&tokens).is_empty());
+    }
+
+    /// A forgotten token is no longer the reaper's: its carrier survives the sweep (a process
+    /// carrying it after `forget` is not the harness's promise any more), the others do not.
+    #[test]
+    fn a_forgotten_token_is_not_swept_and_the_others_are() {
+        let (program, args) = crate::process::role_command::get().unwrap();
+        let mut reaper = ReaperHandle::spawn(&program, &args).unwrap();
+        let (kept, forgotten) = (crate::process::new_token(), crate::process::new_token());
+        for token in [&kept, &forgotten] {
+            reaper.register(token).unwrap();
+            detached_sleep(token);
+        }
+        wait_for_carriers(&[kept.clone(), forgotten.clone()], 2);
+        reaper.forget(&forgotten).unwrap();
+        assert!(
+            reaper.close_and_wait(Duration::from_secs(20)),
+            "reaper exited"
+        );
+        let left = crate::process::carriers(std::slice::from_ref(&forgotten)).len();
+        crate::process::sweep(std::slice::from_ref(&forgotten));
+        assert!(crate::process::carriers(std::slice::from_ref(&kept)).is_empty());
+        assert_eq!(left, 1, "the forgotten token's sleep was swept");
+    }
+
+    /// A token registered twice (a restart under the same mark) is held until both ended.
+    #[test]
+    fn the_last_forget_of_a_token_takes_it_back() {
+        let token = crate::process::new_token();
+        register(&token).unwrap();
+        register(&token).unwrap();
+        assert_eq!(registrations(&token), 2);
+        forget(&token);
+        assert_eq!(registrations(&token), 1);
+        forget(&token);
+        assert_eq!(registrations(&token), 0);
+        forget(&token);
+        assert_eq!(registrations(&token), 0);
     }
 }

@@ -3,7 +3,8 @@
 //! - `processes`: process hygiene over a hundred mixed scenarios, also when the runner is
 //!   interrupted; `bad_input`: clear errors, never a secret, for bad environment and files;
 //! - `ports`: many fixture servers at once; `streams`: hostile event streams with bounded memory;
-//!   `redaction`: the redactor fuzzed.
+//!   `redaction`: the redactor fuzzed;
+//! - `soak`: 1,050 scenarios in one runner, whose fds, threads and memory must not grow.
 //!
 //! `cargo test --release -p harness-selftest --test reliability` runs the fast part (CI);
 //! `cargo test --release -p harness-selftest --test reliability -- --include-ignored` adds the
@@ -14,6 +15,9 @@ mod io_support;
 mod ports;
 mod processes;
 mod redaction;
+mod run_checks;
+mod soak;
+mod soak_samples;
 mod streams;
 
 /// The scenario binary: its `reliability::` scenarios, and helper roles (fixture agent, reaper).
@@ -28,6 +32,8 @@ fn main() -> std::process::ExitCode {
             ports::tests(),
             processes::tests(),
             redaction::tests(),
+            soak::tests(),
+            soak_samples::tests(),
             streams::tests(),
         ]
         .into_iter()

@@ -15,43 +15,24 @@
 //! - after SIGINT or SIGKILL, the roots of the scenarios in flight remain too: the runner died
 //!   before it could decide, and nothing removes them later. That is the only other thing left.
 
-use std::collections::BTreeMap;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use harness_runtime::scaled;
 
 use harness_selftest::prerequisites::{Prerequisite::OpenCode, Test};
-use harness_selftest::run::Finished;
 use harness_selftest::sandbox::{Sandbox, in_own_group};
 use harness_selftest::test;
 
 use crate::SCENARIOS;
-
-/// One runner at a time: these runs load the machine, and their timings are figures.
-static SERIAL: Mutex<()> = Mutex::new(());
+use crate::run_checks::{REAP_CEILING, THREADS, assert_clean, check_roots, count, figures, serial};
 
 /// The hundred fixture scenarios (`reliability::mix` of the scenario binary).
 const MIX: &str = "reliability::mix::";
 /// The real-OpenCode scenarios of the heavy run (`reliability::real`).
 const REAL: &str = "reliability::real::";
 
-/// How many scenarios a runner runs at once.
-const THREADS: &str = "4";
 /// The ceiling of a whole run of the hundred, before scaling.
 const RUN_CEILING: Duration = Duration::from_secs(600);
-/// How long the reaper may take to sweep after the runner died, before scaling.
-const REAP_CEILING: Duration = Duration::from_secs(10);
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Prints a test's figures as one line.
-fn figures(test: &str, figures: &[(&str, String)]) {
-    let text: Vec<String> = figures.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    println!("[figures] {test}: {}", text.join(", "));
-}
 
 /// Every scenario that passes is named `…_pass…`; every other one fails.
 fn expected(name: &str) -> &'static str {
@@ -60,92 +41,6 @@ fn expected(name: &str) -> &'static str {
     } else {
         "FAILED"
     }
-}
-
-/// `live-<scenario, sanitized>-<runner pid>-<nonce>` → the sanitized scenario.
-fn root_scenario(root: &str) -> Option<&str> {
-    let rest = root.strip_prefix("live-")?;
-    let mut parts = rest.rsplitn(3, '-');
-    let (_nonce, _pid) = (parts.next()?, parts.next()?);
-    parts.next()
-}
-
-/// `reliability::mix::s00_pass` → `reliability-mix-s00_pass`, as roots name it.
-fn sanitized(name: &str) -> String {
-    name.replace("::", "-")
-}
-
-/// What the roots of a run say.
-#[derive(Debug, Default)]
-struct Roots {
-    /// Roots kept by scenarios reported failed.
-    kept: usize,
-    /// Roots of scenarios in flight when the runner died.
-    in_flight: usize,
-}
-
-/// Checks the roots against the reported results: none of a passing scenario, at least one of
-/// every failing one (its path printed), the rest only of scenarios still in flight.
-fn check_roots(sandbox: &Sandbox, finished: &Finished) -> Roots {
-    let results = finished.results();
-    let by_root: BTreeMap<String, &String> =
-        results.keys().map(|name| (sanitized(name), name)).collect();
-    let mut roots = Roots::default();
-    let mut kept_by = BTreeMap::<String, usize>::new();
-    for root in sandbox.roots() {
-        let scenario = root_scenario(&root)
-            .unwrap_or_else(|| panic!("{root} in the run's TMPDIR is no scenario root"));
-        match by_root.get(scenario).map(|name| results[*name].as_str()) {
-            Some("ok") => panic!("the passing scenario of {root} left its root\n{finished}"),
-            Some("FAILED") => {
-                assert!(
-                    finished.stderr.contains("kept scenario root: ")
-                        && finished.stderr.contains(&root),
-                    "the kept root {root} was not printed\n{finished}"
-                );
-                *kept_by.entry(scenario.to_string()).or_default() += 1;
-                roots.kept += 1;
-            }
-            Some(other) => panic!("{root} belongs to a scenario reported {other:?}"),
-            None => {
-                let started = finished.started();
-                assert!(
-                    started.iter().any(|name| sanitized(name) == scenario),
-                    "{root} belongs to no scenario that started\n{finished}"
-                );
-                roots.in_flight += 1;
-            }
-        }
-    }
-    for (name, outcome) in &results {
-        if outcome == "FAILED" {
-            assert!(
-                kept_by.contains_key(&sanitized(name)),
-                "the failing {name} kept no root: {:?}\n{finished}",
-                sandbox.roots()
-            );
-        }
-    }
-    roots
-}
-
-/// Waits until nothing of the run is left, then checks every recorded pid is gone.
-fn assert_clean(sandbox: &Sandbox, finished: &Finished) -> Duration {
-    let took = match sandbox.wait_until_clean(finished, scaled(REAP_CEILING)) {
-        Ok(took) => took,
-        Err(left) => panic!(
-            "processes of the run remain {:?} after the runner ended:\n{}\n{finished}",
-            scaled(REAP_CEILING),
-            left.join("\n")
-        ),
-    };
-    let running = sandbox.recorded_still_running();
-    assert!(running.is_empty(), "still running: {running:?}");
-    took
-}
-
-fn count(results: &BTreeMap<String, String>, outcome: &str) -> usize {
-    results.values().filter(|o| o.as_str() == outcome).count()
 }
 
 /// Runs `filter` to its end and checks everything.
@@ -336,7 +231,7 @@ fn a_run_killed_by_sigkill_leaves_no_process() {
 fn heavy_the_hundred_and_real_opencode_leave_no_process_and_only_the_failing_roots() {
     full_run(
         "heavy_the_hundred_and_real_opencode",
-        &["reliability::", "--skip", "bad_input::"],
+        &["reliability::", "--skip", "bad_input::", "--skip", "soak::"],
         &[("RELIABILITY_OPENCODE", "1")],
         112,
         100,

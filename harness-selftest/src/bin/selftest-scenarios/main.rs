@@ -9,8 +9,9 @@
 //!   it; driven by `tests/cassettes`;
 //! - `hygiene`, `hygiene_probe`, `killed`, `canary`, `shared`: processes, roots and secrets left
 //!   by whole runs; driven by `tests/hygiene.rs`;
-//! - `reliability`: a hundred mixed fixture scenarios, real-OpenCode ones for the heavy run and
-//!   scenarios that meet bad input; driven by `tests/reliability`.
+//! - `reliability`: a hundred mixed fixture scenarios, real-OpenCode ones for the heavy run,
+//!   scenarios that meet bad input, and the soak run's 1,051 (named by `build.rs`, skipped
+//!   unless `RELIABILITY_SOAK` is set); driven by `tests/reliability`.
 //!
 //! Everything that starts agents requires `SELFTEST_SCRATCH` (which only a sandboxed run sets),
 //! so a plain run of the binary reports it skipped instead of starting servers.

@@ -4,3 +4,4 @@ mod bad_input;
 pub(crate) mod daemon;
 mod mix;
 mod real;
+mod soak;

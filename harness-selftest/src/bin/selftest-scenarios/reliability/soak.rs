@@ -1,0 +1,82 @@
+//! The soak run of `tests/reliability/soak.rs`: many small scenarios in one runner, which must
+//! not grow. All of them require `RELIABILITY_SOAK`, which only that test sets, so every other
+//! run of this binary skips them at once.
+//!
+//! - `f000`..`f999`: a fixture agent, a session, one prompt, the reply checked;
+//! - `o00`..`o49`: the same on real OpenCode and the scripted model (`RELIABILITY_OPENCODE=1`);
+//! - `z_held_for_the_last_sample`: last to start, it waits until the test has sampled the runner
+//!   after every other one finished, so that sample sees a runner that still runs.
+//!
+//! Their names come from `build.rs`; each records its agent's pid, checked against its owner
+//! mark, so the test can count the agents and check each is gone.
+
+use std::time::Duration;
+
+use harness_runtime::opencode::Agent;
+use harness_runtime::prelude::*;
+use harness_runtime::testing::owner_token;
+use harness_selftest::scratch::{record_owned, released};
+
+/// What the fixture agent answers to any prompt without faults.
+const FIXTURE_REPLY: &str = "Fixture completed.";
+/// What the scripted model answers real OpenCode.
+const MODEL_REPLY: &str = "Soaked.";
+/// How often the held scenario looks for the test's release.
+const POLL: Duration = Duration::from_millis(20);
+
+/// Records `agent` under `label`, then one turn on a new session; its text must be `reply`.
+async fn one_turn(agent: &Agent, label: &str, reply: &str) -> anyhow::Result<()> {
+    let pid = agent.pid().ok_or_else(|| anyhow::anyhow!("no agent pid"))?;
+    record_owned(label, pid, &owner_token(agent))?;
+    let session = agent.create_session().await?;
+    let turn = session.prompt("hello").await?;
+    anyhow::ensure!(turn.errors.is_empty(), "the turn failed: {:?}", turn.errors);
+    anyhow::ensure!(turn.text == reply, "the reply was {:?}", turn.text);
+    Ok(())
+}
+
+async fn fixture_turn(live: &mut Live) -> anyhow::Result<()> {
+    let agent = live.opencode().await?;
+    one_turn(&agent, "agent", FIXTURE_REPLY).await
+}
+
+async fn opencode_turn(live: &mut Live) -> anyhow::Result<()> {
+    live.model().reply(Reply::text(MODEL_REPLY));
+    let agent = live.opencode().await?;
+    one_turn(&agent, "server", MODEL_REPLY).await
+}
+
+/// `f000 f001 …` → one fixture scenario each.
+macro_rules! fixture_scenarios {
+    ($($name:ident)+) => {$(
+        #[live_agent_test(agent = "fixture", timeout = "60s", requires = ["SELFTEST_SCRATCH", "RELIABILITY_SOAK"])]
+        async fn $name(live: &mut Live) -> anyhow::Result<()> {
+            fixture_turn(live).await
+        }
+    )+};
+}
+
+/// `o00 o01 …` → one real-OpenCode scenario each.
+macro_rules! opencode_scenarios {
+    ($($name:ident)+) => {$(
+        #[live_agent_test(
+            timeout = "240s",
+            requires = ["SELFTEST_SCRATCH", "RELIABILITY_SOAK", "RELIABILITY_OPENCODE"]
+        )]
+        async fn $name(live: &mut Live) -> anyhow::Result<()> {
+            opencode_turn(live).await
+        }
+    )+};
+}
+
+include!(concat!(env!("OUT_DIR"), "/soak_names.rs"));
+
+/// Not a fixture scenario, so the runner starts it after every fixture one, and after the
+/// `o` ones by name; it starts nothing.
+#[live_agent_test(timeout = "600s", requires = ["SELFTEST_SCRATCH", "RELIABILITY_SOAK"])]
+async fn z_held_for_the_last_sample(_live: &mut Live) -> anyhow::Result<()> {
+    while !released()? {
+        tokio::time::sleep(POLL).await;
+    }
+    Ok(())
+}
