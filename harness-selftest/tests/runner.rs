@@ -196,7 +196,7 @@ fn an_invalid_isolation_is_an_error_before_any_trial() {
     );
     invalid
         .assert_code(2)
-        .assert_stderr("LIVE_ISOLATION must be `server` (the default) or `shared`");
+        .assert_stderr("LIVE_ISOLATION must be `shared` (the default) or `server`");
     assert!(!invalid.stdout.contains("running"), "trials ran\n{invalid}");
     run(
         &["--exact", "outcomes::passes"],

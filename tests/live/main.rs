@@ -6,6 +6,7 @@ harness_runtime::main!();
 mod abort;
 mod faults;
 mod gates;
+mod isolation;
 mod permissions;
 mod probes;
 mod provisioning;

@@ -122,8 +122,9 @@ async fn ask_answered_once_runs_the_tool_and_asks_again(live: &mut Live) -> anyh
     Ok(())
 }
 
-// A server of its own: its `always` reply approves for the whole project.
-#[live_agent_test(timeout = "150s", isolation = "server")]
+// Shares a server when the run shares: an `always` reply approves for its own project only
+// (each workspace is an OpenCode project of its own), proven by `isolation::cross_talk_*`.
+#[live_agent_test(timeout = "150s")]
 async fn ask_answered_always_is_not_asked_again(live: &mut Live) -> anyhow::Result<()> {
     live.model()
         .reply(Reply::tool_call(

@@ -61,14 +61,25 @@ pub(crate) fn choose(
     model: &mut impl ModelConfigs,
     redactor: &Arc<Redactor>,
 ) -> Result<Value, ProvisionError> {
-    choose_with(
+    let mut config = choose_with(
         options,
         scenario,
         name,
         model,
         redactor,
         crate::settings::raw,
-    )
+    )?;
+    snapshots_off_unless_set(&mut config);
+    Ok(config)
+}
+
+/// Every workspace is a git repository (its own OpenCode project), which would switch on
+/// OpenCode's per-step git snapshots: a `git` run per step and `patch` parts that a plain
+/// directory never had. Off, as outside a repository, unless the config sets `snapshot`.
+fn snapshots_off_unless_set(config: &mut Value) {
+    if let Some(object) = config.as_object_mut() {
+        object.entry("snapshot").or_insert(Value::Bool(false));
+    }
 }
 
 /// [`choose`] with the environment given.

@@ -8,6 +8,7 @@ mod error;
 mod logs;
 mod options;
 mod port;
+mod project;
 mod provision;
 mod ready;
 mod root;

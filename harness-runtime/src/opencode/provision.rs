@@ -130,8 +130,9 @@ pub(crate) async fn provision(
 }
 
 /// The agent as a directory on a shared server: the scenario's provider and permission go
-/// into `opencode.json` at its root, which OpenCode finds walking up from the workspace
-/// (the shared server's own config carries neither, so the project config decides).
+/// into its project's config, `opencode.json` in the workspace (OpenCode looks for it from the
+/// directory up to the project's work tree, which is the workspace; the shared server's own
+/// config carries neither, so the project config decides).
 async fn lease_shared(
     root: AgentRoot,
     index: usize,
@@ -141,7 +142,7 @@ async fn lease_shared(
     gates: &Arc<Gates>,
 ) -> Result<Agent, ProvisionError> {
     let leased = async {
-        std::fs::write(root.root.join("opencode.json"), config.to_string())
+        super::project::write_project_config(&root.workspace, config)
             .map_err(|e| ProvisionError::io("write the scenario's project config", e))?;
         shared_pool::lease(program).await
     }

@@ -108,6 +108,7 @@ impl AgentRoot {
         std::fs::create_dir_all(plugin_dir.join("node_modules"))?;
         std::fs::write(plugin_dir.join("package.json"), PLUGIN_PACKAGE)?;
         std::fs::write(plugin_dir.join("package-lock.json"), PLUGIN_LOCK)?;
+        super::project::make_own_project(&self.workspace)?;
         Ok(())
     }
 
@@ -190,6 +191,8 @@ mod tests {
         for dir in [&root.workspace, &root.database, &root.xdg_state, &root.tmp] {
             assert!(dir.is_dir());
         }
+        // Its own OpenCode project, not the `global` one every plain directory shares.
+        assert!(root.workspace.join(".git").join("opencode").is_file());
         let plugin = root.xdg_config.join("opencode");
         assert!(plugin.join("node_modules").is_dir());
         assert_eq!(

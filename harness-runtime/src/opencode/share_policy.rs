@@ -15,7 +15,7 @@ use crate::scenario::{AgentKind, ScenarioOptions};
 pub(crate) fn level(options: &ScenarioOptions) -> Isolation {
     options
         .isolation
-        .unwrap_or_else(|| crate::settings::isolation().unwrap_or(Isolation::Server))
+        .unwrap_or_else(|| crate::settings::isolation().unwrap_or(Isolation::Shared))
 }
 
 /// Whether the scenario's first agent will likely be a directory on a shared server: what its

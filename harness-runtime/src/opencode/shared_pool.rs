@@ -23,7 +23,7 @@ use crate::redact::Redactor;
 /// What every shared server is started with: only the switches that hold for every scenario.
 /// `OPENCODE_CONFIG_CONTENT` outranks a project's `opencode.json`, so the scenario's provider,
 /// model and permission must not be in it.
-const SERVER_CONFIG: &str = r#"{"autoupdate":false,"share":"disabled"}"#;
+const SERVER_CONFIG: &str = r#"{"autoupdate":false,"share":"disabled","snapshot":false}"#;
 /// The name the servers' roots carry (`live-shared-server-<pid>-<nonce>`).
 const ROOT_NAME: &str = "shared-server";
 /// The name of the pool's directory (`live-shared-pool-<pid>-<nonce>`).
@@ -107,9 +107,10 @@ impl Lease {
         &self.server
     }
 
-    /// Ends the lease. A scenario that passed hands the server back after its directory's
-    /// instance was disposed (sessions stop, memory is freed); one that failed retires it, so
-    /// whatever it left running cannot touch the next scenario, and its root is kept.
+    /// Ends the lease. A scenario that passed hands the server back after its sessions were
+    /// deleted and its directory's instance disposed (sessions stop, memory is freed); one that
+    /// failed retires it, so whatever it left running cannot touch the next scenario, and its
+    /// root is kept.
     pub(crate) async fn release(&self, passed: bool, workspace: &Path) {
         if self.released.swap(true, Ordering::SeqCst) {
             return;
@@ -125,6 +126,10 @@ impl Lease {
         }
     }
 
+    /// Deletes the scenario's sessions, then disposes its directory's instance. OpenCode looks
+    /// a session up by id in the whole server's database, whatever the directory: deleted, a
+    /// session the next scenario learns the id of answers 404, as on a server of its own.
+    /// Anything that fails retires the server instead.
     async fn dispose(&self, workspace: &Path) -> bool {
         let client = crate::client::Client::new(
             self.server.process.endpoint(),
@@ -132,6 +137,17 @@ impl Lease {
         )
         .with_directory(workspace)
         .with_request_timeout(crate::settings::scaled(DISPOSE_CEILING));
+        let Ok(sessions) = client.list_sessions().await else {
+            return false;
+        };
+        for session in sessions {
+            match client.delete_session(&session.id).await {
+                Ok(_) => {}
+                // A child session goes with its parent.
+                Err(e) if e.is_not_found() => {}
+                Err(_) => return false,
+            }
+        }
         client.dispose().await.is_ok()
     }
 

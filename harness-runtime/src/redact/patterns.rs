@@ -28,6 +28,11 @@ static PATTERN: LazyLock<Regex> = LazyLock::new(|| {
             .to_owned(),
         r"(?P<id>\b(?P<prefix>ses|msg|prt|per|que|evt)_[0-9A-Za-z]{8,}\b)".to_owned(),
         r"(?P<call>\b(?:call|toolu|fc)_[0-9A-Za-z_\-]{6,}\b)".to_owned(),
+        // A root the harness made (`live-<name>-<pid>-<nonce>`) that is not this scenario's,
+        // such as a neighbour's on a shared server: its own roots were replaced before.
+        r"(?P<liveroot>\blive-[0-9A-Za-z_\-]+-\d+-[0-9a-f]{20}\b)".to_owned(),
+        // A git object or OpenCode project id (a random one per workspace).
+        r"(?P<hash>\b[0-9a-f]{40}\b)".to_owned(),
         r"(?P<rfc3339>\b\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:[Zz]|[+-]\d{2}:?\d{2}\b)?)"
             .to_owned(),
         r"(?P<httpdate>\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT\b)"
@@ -67,6 +72,12 @@ pub(crate) fn classify(caps: &Captures<'_>) -> Option<Shape> {
     }
     if let Some(call) = caps.name("call") {
         return has_digit(call.as_str()).then_some(Shape::Numbered("call"));
+    }
+    if caps.name("liveroot").is_some() {
+        return Some(Shape::Named("[live-root]"));
+    }
+    if caps.name("hash").is_some() {
+        return Some(Shape::Numbered("hash"));
     }
     if caps.name("rfc3339").is_some()
         || caps.name("httpdate").is_some()
@@ -129,6 +140,30 @@ mod tests {
                 ("1m 30s".to_owned(), Some(Shape::Named("[duration]"))),
                 ("1.5s".to_owned(), Some(Shape::Named("[duration]"))),
                 ("12.3µs".to_owned(), Some(Shape::Named("[duration]"))),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_neighbours_root_and_a_project_id_are_volatile() {
+        let text = "/tmp/live-shared-pool-16467-88ff7d3d839727769283/\
+                    live-isolation-cross_talk_1-16467-2eb0af020423279022f8/workspace \
+                    64142f77229e93ef8c6a72e2fe786c5f85a2a491";
+        assert_eq!(
+            shapes(text),
+            [
+                (
+                    "live-shared-pool-16467-88ff7d3d839727769283".to_owned(),
+                    Some(Shape::Named("[live-root]"))
+                ),
+                (
+                    "live-isolation-cross_talk_1-16467-2eb0af020423279022f8".to_owned(),
+                    Some(Shape::Named("[live-root]"))
+                ),
+                (
+                    "64142f77229e93ef8c6a72e2fe786c5f85a2a491".to_owned(),
+                    Some(Shape::Numbered("hash"))
+                ),
             ]
         );
     }

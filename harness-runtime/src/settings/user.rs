@@ -11,10 +11,12 @@ use super::rule::{FLAG_VALUES, InvalidSetting, Setting, flag, path};
 /// `LIVE_ISOLATION` for scenarios that do not say).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Isolation {
-    /// One `opencode serve` of its own per agent (the default): nothing is shared.
+    /// One `opencode serve` of its own per agent: nothing is shared, not even the process.
     Server,
-    /// A server shared with other scenarios, each in its own directory with its own sessions,
-    /// files and config. Faster; gives up what one process shares (see the README).
+    /// The default: a server shared with other scenarios, one at a time, each in its own
+    /// directory and OpenCode project with its own sessions, events, asks, files and config.
+    /// Gives up only what one process shares (see the README); what needs more falls back to
+    /// a server of its own by itself.
     Shared,
 }
 
@@ -55,7 +57,7 @@ const TIMEOUT_SCALE: Setting<f64> = Setting {
 
 const ISOLATION: Setting<Isolation> = Setting {
     name: names::ISOLATION,
-    expected: "`server` (the default) or `shared`",
+    expected: "`shared` (the default) or `server`",
     parse: |text| match text {
         "server" => Some(Isolation::Server),
         "shared" => Some(Isolation::Shared),
@@ -157,7 +159,7 @@ pub fn scaled(ceiling: Duration) -> Duration {
 
 /// The suite's isolation level; `Server` when unset.
 pub(crate) fn isolation() -> Result<Isolation, InvalidSetting> {
-    Ok(ISOLATION.read()?.unwrap_or(Isolation::Server))
+    Ok(ISOLATION.read()?.unwrap_or(Isolation::Shared))
 }
 
 /// Whether `LIVE_STRICT` asks for failures instead of skips (an invalid value counts as off;
@@ -241,7 +243,7 @@ mod tests {
         assert_eq!(ISOLATION.test_read("shared"), Ok(Some(Isolation::Shared)));
         assert_eq!(
             ISOLATION.test_read("process").unwrap_err(),
-            "LIVE_ISOLATION must be `server` (the default) or `shared`"
+            "LIVE_ISOLATION must be `shared` (the default) or `server`"
         );
         assert!(
             ISOLATION
