@@ -135,7 +135,8 @@ fn fixture_real_tui_attach_gets_past_start_up_with_every_request_answered() {
     let agent = Agent::ready(home.path());
     let tui = start_tui(&agent.base, workspace.path(), scratch.path());
 
-    // Until the known last start-up request arrived and then a second of quiet, 45 s at most.
+    // Until the known last start-up request arrived and a second of quiet followed; a start-up
+    // that stalls (a request answered badly) ends after 5 s of quiet; 45 s at most.
     let within = ceiling(45.0);
     let started = Instant::now();
     let mut last_change = Instant::now();
@@ -147,14 +148,12 @@ fn fixture_real_tui_attach_gets_past_start_up_with_every_request_answered() {
             last_change = Instant::now();
         }
         let ended = log.iter().any(|(r, _)| r == LAST_START_UP_REQUEST);
-        if ended && last_change.elapsed() > Duration::from_secs(1) {
+        let quiet = last_change.elapsed();
+        if (ended && quiet > Duration::from_secs(1)) || (seen > 0 && quiet > ceiling(5.0)) {
             break log;
         }
         if started.elapsed() > within {
-            panic!(
-                "the TUI's start-up did not end within {within:?} (no `{LAST_START_UP_REQUEST}`); \
-                 requests so far: {log:?}"
-            );
+            panic!("the TUI made no request within {within:?}: did it start?");
         }
         std::thread::sleep(Duration::from_millis(100));
     };

@@ -1,6 +1,7 @@
 //! The official SDK (`@opencode-ai/sdk` 1.18.33, installed by `npm ci` as a dev dependency)
 //! against the fixture agent (issue #16). A node script (`fixture_sdk/drive.mjs`) drives the
-//! agent through the SDK's v2 client, the one the real CLI uses, and prints one JSON line per
+//! agent through the SDK's v2 client, the one the real CLI uses (and, briefly, the package's
+//! default v1 client), and prints one JSON line per
 //! check; this test runs it phase by phase (injecting the turn faults that make a turn ask) and
 //! asserts every check. Without node or the SDK the test fails, naming `npm ci`.
 
@@ -37,7 +38,7 @@ fn require_node_and_sdk() {
 }
 
 /// The checks each phase must report, in order.
-const PHASES: [(&str, &[&str]); 4] = [
+const PHASES: [(&str, &[&str]); 5] = [
     (
         "basics",
         &[
@@ -57,6 +58,14 @@ const PHASES: [(&str, &[&str]); 4] = [
     ("permission", &["permission.asked_listed_replied"]),
     ("abort", &["session.abort"]),
     ("question", &["question.asked_answered"]),
+    (
+        "v1",
+        &[
+            "v1.session.create",
+            "v1.session.get_and_list",
+            "v1.session.prompt",
+        ],
+    ),
 ];
 
 /// Runs one phase of the script; returns its checks `(name, ok, detail)` with volatile values
@@ -130,6 +139,7 @@ async fn fixture_sdk_drives_sessions_prompts_events_permissions_questions_and_ab
                 control.clear(&Fault::Decide).unwrap();
                 control.inject(Fault::AskQuestion).unwrap();
             }
+            "v1" => control.clear(&Fault::AskQuestion).unwrap(),
             _ => {}
         }
         let checks = run_phase(phase, &agent, &a, &b).await;

@@ -3,6 +3,7 @@
 // Prints one JSON line per check: {"check": name, "ok": bool, "detail": text}. Details carry no
 // ids, URLs or paths (they are volatile); the Rust test asserts each check.
 import { createOpencodeClient } from "@opencode-ai/sdk/v2"
+import { createOpencodeClient as createLegacyClient } from "@opencode-ai/sdk"
 
 const [phase, baseUrl, dirA, dirB] = process.argv.slice(2)
 const CEILING_MS = Number(process.env.FIXTURE_SDK_CEILING_MS || 15000)
@@ -205,7 +206,30 @@ async function abort() {
   })
 }
 
-const phases = { basics, permission, question, abort }
+/// The package's default (v1) client: `{path, query, body}` requests, the header directory.
+async function v1() {
+  const client = createLegacyClient({ baseUrl, directory: dirA })
+  let session
+  await check("v1.session.create", async () => {
+    const { data } = await client.session.create({ body: { title: "legacy" } })
+    session = data
+    return [data?.id?.startsWith("ses") && data.directory === dirA, `title ${data?.title}`]
+  })
+  await check("v1.session.get_and_list", async () => {
+    const { data } = await client.session.get({ path: { id: session.id } })
+    const { data: list } = await client.session.list()
+    return [data?.id === session.id && list?.some((s) => s.id === session.id), `${list?.length} sessions`]
+  })
+  await check("v1.session.prompt", async () => {
+    const { data } = await client.session.prompt({
+      path: { id: session.id },
+      body: { parts: [{ type: "text", text: "hello" }] },
+    })
+    return [text(data?.parts) === "Fixture completed.", `reply ${JSON.stringify(text(data?.parts))}`]
+  })
+}
+
+const phases = { basics, permission, question, abort, v1 }
 if (!phases[phase]) {
   report("usage", false, `unknown phase ${phase}; one of ${Object.keys(phases).join(", ")}`)
   process.exit(2)
