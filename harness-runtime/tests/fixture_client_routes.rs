@@ -274,18 +274,19 @@ async fn fixture_route_global_event() {
     assert_eq!(created["directory"], "/tmp/global-a");
 }
 
-/// A route the fixture does not serve says so in a JSON error naming it.
+/// A route the fixture does not serve (PTYs: no client it is tested with needs them) says so in
+/// a JSON error naming it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fixture_route_out_of_scope_says_so() {
     let home = tempfile::tempdir().unwrap();
     let agent = Agent::ready(home.path());
-    let (status, body) = get(&agent.url("/mcp")).await;
+    let (status, body) = get(&agent.url("/pty")).await;
     assert_eq!(status, 404);
     let message = body["data"]["message"]
         .as_str()
         .expect("a JSON error message");
     assert!(
-        message.contains("GET /mcp") && message.contains("out of its scope"),
+        message.contains("GET /pty") && message.contains("out of its scope"),
         "{message}"
     );
 }

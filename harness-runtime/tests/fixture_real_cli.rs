@@ -183,3 +183,94 @@ async fn fixture_real_cli_run_attach_continues_resumes_and_forks() {
     );
     assert_eq!(user_turns(first).await, 3);
 }
+
+/// `--format json`: every stdout line is a JSON event, and a `text` event carries the reply.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fixture_real_cli_run_attach_format_json_prints_parseable_events_with_the_text() {
+    let home = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let agent = Agent::ready(home.path());
+    let run = cli(
+        &["run", "--attach", &agent.base, "--format", "json", "hello"],
+        workspace.path(),
+        scratch.path(),
+        ceiling(60.0),
+    )
+    .await;
+    assert_eq!(run.code, Some(0), "`opencode run --format json` failed");
+    let events: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|_| panic!("a stdout line is not JSON: {l:?}"))
+        })
+        .collect();
+    let texts: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "text")
+        .filter_map(|e| e["part"]["text"].as_str())
+        .collect();
+    assert_eq!(
+        texts,
+        ["Fixture completed."],
+        "event types {:?}",
+        events.iter().map(|e| e["type"].clone()).collect::<Vec<_>>()
+    );
+}
+
+/// `--command init`: the CLI finds the command in `GET /command`, posts it to
+/// `/session/{id}/command`, and prints the reply; the user turn is the template with the
+/// arguments filled in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fixture_real_cli_run_attach_command_runs_a_listed_command() {
+    let home = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let agent = Agent::ready(home.path());
+    let run = cli(
+        &[
+            "run",
+            "--attach",
+            &agent.base,
+            "--command",
+            "init",
+            "keep it short",
+        ],
+        workspace.path(),
+        scratch.path(),
+        ceiling(60.0),
+    )
+    .await;
+    let redact = |text: &str| text.replace(&agent.base, "<fixture-url>");
+    assert_eq!(
+        run.code,
+        Some(0),
+        "`opencode run --command init` failed; stderr: {}",
+        redact(&run.stderr)
+            .chars()
+            .rev()
+            .take(400)
+            .collect::<String>()
+            .chars()
+            .rev()
+            .collect::<String>()
+    );
+    assert_eq!(run.stdout.trim(), "Fixture completed.");
+    let (_, sessions) = get(&agent.url("/session")).await;
+    let id = sessions[0]["id"].as_str().unwrap().to_string();
+    let (_, messages) = get(&agent.url(&format!("/session/{id}/message"))).await;
+    let user = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["info"]["role"] == "user")
+        .expect("a user turn")
+        .clone();
+    let text = user["parts"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Create or update `AGENTS.md`") && text.contains("keep it short"),
+        "{text:?}"
+    );
+}

@@ -1,0 +1,163 @@
+//! The official SDK (`@opencode-ai/sdk` 1.18.33, installed by `npm ci` as a dev dependency)
+//! against the fixture agent (issue #16). A node script (`fixture_sdk/drive.mjs`) drives the
+//! agent through the SDK's v2 client, the one the real CLI uses (and, briefly, the package's
+//! default v1 client), and prints one JSON line per
+//! check; this test runs it phase by phase (injecting the turn faults that make a turn ask) and
+//! asserts every check. Without node or the SDK the test fails, naming `npm ci`.
+
+mod fixture_common;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use fixture_common::*;
+use harness_runtime::fixture::{Fault, FixtureControl};
+use serde_json::Value;
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Fails (never skips) when the SDK or node is missing.
+fn require_node_and_sdk() {
+    let sdk = workspace_root().join("node_modules/@opencode-ai/sdk/package.json");
+    assert!(
+        sdk.exists(),
+        "@opencode-ai/sdk is missing from node_modules; run `npm ci` in the workspace root (it \
+         installs the dev dependencies pinned in package.json)"
+    );
+    let node = std::process::Command::new("node")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    assert!(
+        node.is_ok_and(|s| s.success()),
+        "`node` is not on PATH; install Node.js (20 or later) and run `npm ci` in the workspace root"
+    );
+}
+
+/// The checks each phase must report, in order.
+const PHASES: [(&str, &[&str]); 5] = [
+    (
+        "basics",
+        &[
+            "session.create",
+            "session.create.directory_decoded",
+            "session.get",
+            "session.list",
+            "session.list.roots",
+            "session.list.limit",
+            "session.list.search",
+            "session.prompt.blocking",
+            "session.prompt_async.events_until_idle",
+            "events.scoped_by_directory",
+            "session.messages",
+        ],
+    ),
+    ("permission", &["permission.asked_listed_replied"]),
+    ("abort", &["session.abort"]),
+    ("question", &["question.asked_answered"]),
+    (
+        "v1",
+        &[
+            "v1.session.create",
+            "v1.session.get_and_list",
+            "v1.session.prompt",
+        ],
+    ),
+];
+
+/// Runs one phase of the script; returns its checks `(name, ok, detail)` with volatile values
+/// redacted.
+async fn run_phase(phase: &str, agent: &Agent, a: &Path, b: &Path) -> Vec<(String, bool, String)> {
+    let script = workspace_root().join("harness-runtime/tests/fixture_sdk/drive.mjs");
+    let child = tokio::process::Command::new("node")
+        .arg(script)
+        .args([phase, &agent.base])
+        .args([a, b])
+        .env(
+            "FIXTURE_SDK_CEILING_MS",
+            ceiling(5.0).as_millis().to_string(),
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start node");
+    // Each check has a ceiling of twice FIXTURE_SDK_CEILING_MS in the script: a phase ends.
+    let within = ceiling(90.0);
+    let output = tokio::time::timeout(within, child.wait_with_output())
+        .await
+        .unwrap_or_else(|_| panic!("the SDK phase {phase} did not end within {within:?}"))
+        .expect("the node script's output");
+    let redact = |text: &str| {
+        text.replace(&agent.base, "<fixture-url>")
+            .replace(&*a.to_string_lossy(), "<dir-a>")
+            .replace(&*b.to_string_lossy(), "<dir-b>")
+    };
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the SDK phase {phase} exited with {:?}; stdout: {}; stderr: {}",
+        output.status.code(),
+        redact(&stdout),
+        redact(&String::from_utf8_lossy(&output.stderr))
+    );
+    stdout
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let check: Value = serde_json::from_str(line)
+                .unwrap_or_else(|_| panic!("not a check line: {}", redact(line)));
+            (
+                check["check"].as_str().unwrap_or_default().to_string(),
+                check["ok"] == true,
+                redact(check["detail"].as_str().unwrap_or_default()),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fixture_sdk_drives_sessions_prompts_events_permissions_questions_and_abort() {
+    require_node_and_sdk();
+    let home = tempfile::tempdir().unwrap();
+    let dirs = tempfile::tempdir().unwrap();
+    let (a, b) = (dirs.path().join("a"), dirs.path().join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let control = FixtureControl::attached_to(home.path()).unwrap();
+    let agent = Agent::ready(home.path());
+
+    let mut failures = Vec::new();
+    for (phase, expected) in PHASES {
+        match phase {
+            "permission" | "abort" => control.inject(Fault::Decide).unwrap(),
+            "question" => {
+                control.clear(&Fault::Decide).unwrap();
+                control.inject(Fault::AskQuestion).unwrap();
+            }
+            "v1" => control.clear(&Fault::AskQuestion).unwrap(),
+            _ => {}
+        }
+        let checks = run_phase(phase, &agent, &a, &b).await;
+        let names: Vec<&str> = checks.iter().map(|(n, _, _)| n.as_str()).collect();
+        if names != expected {
+            failures.push(format!(
+                "{phase}: reported checks {names:?}, expected {expected:?}"
+            ));
+        }
+        for (name, ok, detail) in &checks {
+            if !ok {
+                failures.push(format!("{phase}: {name} failed: {detail}"));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "the SDK against the fixture agent:\n{}",
+        failures.join("\n")
+    );
+}
