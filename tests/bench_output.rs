@@ -36,6 +36,11 @@ fn every_printed_line_parses_back() {
         Figure::ratio("provisioning", &ms(&[1030]), &ms(&[1000])).unwrap(),
         Figure::median("provisioning.harness", &ms(&[1030, 1040])).unwrap(),
         Figure::median("model.first_chunk", &[Duration::from_micros(1234)]).unwrap(),
+        Figure::peak(
+            "suite.agents_rss.default_2_threads",
+            &[300 << 20, 512 << 20],
+        )
+        .unwrap(),
     ];
     let output: String = [
         "live_overhead: a header",
@@ -48,7 +53,16 @@ fn every_printed_line_parses_back() {
     .collect::<Vec<_>>()
     .join("\n");
     let parsed = Figure::parse_all(&output);
-    assert_eq!(parsed.len(), 3, "{output}");
+    assert_eq!(parsed.len(), 4, "{output}");
+    assert_eq!(
+        parsed[3],
+        Figure::Peak {
+            name: "suite.agents_rss.default_2_threads".into(),
+            mib: 512.0,
+            runs: 2
+        }
+    );
+    assert_eq!(Figure::peak("none", &[]), None);
     assert_eq!(
         parsed[0],
         Figure::Ratio {

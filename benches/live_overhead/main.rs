@@ -7,6 +7,7 @@
 //! counts: `LIVE_BENCH_SAMPLES` (see `settings.rs`). Skips (exit 0) when OpenCode is not
 //! installed.
 
+mod agent_memory;
 mod common;
 mod fixture;
 mod libtest;
@@ -105,7 +106,8 @@ fn main() -> ExitCode {
     let medians = figures
         .iter()
         .filter(|f| matches!(f, Figure::Median { .. }));
-    for figure in ratios.chain(medians) {
+    let peaks = figures.iter().filter(|f| matches!(f, Figure::Peak { .. }));
+    for figure in ratios.chain(medians).chain(peaks) {
         let line = figure.line();
         // What scripts read back must parse back; a format change fails here, not in them.
         assert!(

@@ -28,6 +28,8 @@ pub enum Figure {
         ms: f64,
         samples: usize,
     },
+    /// `peak <name> <mib> MiB (<n> runs)`: the largest of a memory reading over runs.
+    Peak { name: String, mib: f64, runs: usize },
 }
 
 impl Figure {
@@ -37,6 +39,16 @@ impl Figure {
             name: name.to_string(),
             ms: m.as_secs_f64() * 1000.0,
             samples: samples.len(),
+        })
+    }
+
+    /// The largest of `bytes` (one reading per run) in MiB; `None` when there are none.
+    pub fn peak(name: &str, bytes: &[u64]) -> Option<Figure> {
+        let largest = *bytes.iter().max()?;
+        Some(Figure::Peak {
+            name: name.to_string(),
+            mib: largest as f64 / (1024.0 * 1024.0),
+            runs: bytes.len(),
         })
     }
 
@@ -57,6 +69,7 @@ impl Figure {
             Figure::Median { name, ms, samples } => {
                 format!("median {name} {ms:.1} ms ({samples} samples)")
             }
+            Figure::Peak { name, mib, runs } => format!("peak {name} {mib:.1} MiB ({runs} runs)"),
         }
     }
 
@@ -77,6 +90,17 @@ impl Figure {
                     name: name.to_string(),
                     ms: ms.parse().ok()?,
                     samples: samples.strip_prefix('(')?.parse().ok()?,
+                })
+            }
+            ("peak", name, mib) => {
+                let (unit, runs) = (words.next()?, words.next()?);
+                if unit != "MiB" {
+                    return None;
+                }
+                Some(Figure::Peak {
+                    name: name.to_string(),
+                    mib: mib.parse().ok()?,
+                    runs: runs.strip_prefix('(')?.parse().ok()?,
                 })
             }
             _ => None,

@@ -1,7 +1,8 @@
 //! `shared_speedup` and `thread_scaling`: the live suite's wall time (the `live` test binary,
 //! as `cargo test --test live` builds it) with per-scenario servers (`LIVE_ISOLATION=server`)
-//! against shared servers (`LIVE_ISOLATION=shared`), and with 1 against 2 test threads. Every
-//! run must end every scenario the same way, or the times are not comparable.
+//! against the default (shared servers, no variable set), and with 1 against 2 test threads;
+//! and each configuration's peak memory (the summed resident sets of the processes the runner
+//! started). Every run must end every scenario the same way, or the times are not comparable.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -10,6 +11,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use crate::agent_memory::Sampler;
 use crate::common::{Bench, BenchError, progress, secs};
 use crate::libtest;
 use crate::report::Figure;
@@ -22,29 +24,30 @@ const BUILD_CEILING: Duration = Duration::from_secs(30 * 60);
 /// One run of the filtered suite.
 const RUN_CEILING: Duration = Duration::from_secs(30 * 60);
 
-/// One configuration of the suite: isolation mode and test threads.
+/// One configuration of the suite: isolation mode (`None`: the default, no variable set) and
+/// test threads.
 #[derive(Clone, Copy, Debug)]
 struct Config {
-    isolation: &'static str,
+    isolation: Option<&'static str>,
     threads: usize,
 }
 
 impl Config {
     fn label(self) -> String {
-        format!("{}@{}", self.isolation, self.threads)
+        format!("{}@{}", self.isolation.unwrap_or("default"), self.threads)
     }
 }
 
 const SERVER_2: Config = Config {
-    isolation: "server",
+    isolation: Some("server"),
     threads: 2,
 };
-const SHARED_2: Config = Config {
-    isolation: "shared",
+const DEFAULT_2: Config = Config {
+    isolation: None,
     threads: 2,
 };
 const SERVER_1: Config = Config {
-    isolation: "server",
+    isolation: Some("server"),
     threads: 1,
 };
 
@@ -60,8 +63,9 @@ pub fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
             bench.settings.suite_runs()
         ),
     );
-    let configs = [SERVER_2, SHARED_2, SERVER_1];
+    let configs = [SERVER_2, DEFAULT_2, SERVER_1];
     let mut walls: [Vec<Duration>; 3] = Default::default();
+    let mut peaks: [Vec<u64>; 3] = Default::default();
     let mut reference: Option<(String, BTreeMap<String, String>)> = None;
     for run in 0..bench.settings.suite_runs() {
         let mut order = [0, 1, 2];
@@ -70,16 +74,19 @@ pub fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
         }
         for index in order {
             let config = configs[index];
-            let (wall, outcomes) = run_suite(bench, &binary, config)?;
+            let (wall, peak, outcomes) = run_suite(bench, &binary, config)?;
+            peaks[index].push(peak);
             let passed = outcomes.values().filter(|o| *o == "ok").count();
             let failed = outcomes.values().filter(|o| *o == "FAILED").count();
             progress(
                 SECTION,
                 &format!(
-                    "{} run {}: {} ({} scenarios: {passed} passed, {failed} failed, {} ignored)",
+                    "{} run {}: {}, agents' peak {:.0} MiB ({} scenarios: {passed} passed, \
+                     {failed} failed, {} ignored)",
                     config.label(),
                     run + 1,
                     secs(wall),
+                    peak as f64 / (1024.0 * 1024.0),
                     outcomes.len(),
                     outcomes.len() - passed - failed
                 ),
@@ -114,12 +121,16 @@ pub fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
         }
     }
     let [server, shared, single] = &walls;
+    let [server_peak, shared_peak, single_peak] = &peaks;
     Ok([
         Figure::ratio("shared_speedup", server, shared),
         Figure::ratio("thread_scaling", single, server),
         Figure::median("suite.server_2_threads", server),
-        Figure::median("suite.shared_2_threads", shared),
+        Figure::median("suite.default_2_threads", shared),
         Figure::median("suite.server_1_thread", single),
+        Figure::peak("suite.agents_rss.server_2_threads", server_peak),
+        Figure::peak("suite.agents_rss.default_2_threads", shared_peak),
+        Figure::peak("suite.agents_rss.server_1_thread", single_peak),
     ]
     .into_iter()
     .flatten()
@@ -165,7 +176,7 @@ fn build(bench: &Bench) -> Result<PathBuf, BenchError> {
             "--message-format=json",
         ])
         .current_dir(&bench.manifest_dir);
-    let output = run(command, BUILD_CEILING, "build the live suite")?;
+    let (output, _) = run(command, BUILD_CEILING, "build the live suite")?;
     let executable = output.stdout.lines().find_map(|line| {
         let message: serde_json::Value = serde_json::from_str(line).ok()?;
         (message["reason"] == "compiler-artifact" && message["target"]["name"] == "live")
@@ -185,7 +196,7 @@ fn run_suite(
     bench: &Bench,
     binary: &Path,
     config: Config,
-) -> Result<(Duration, BTreeMap<String, String>), BenchError> {
+) -> Result<(Duration, u64, BTreeMap<String, String>), BenchError> {
     let mut command = Command::new(binary);
     if !bench.settings.suite_filter.is_empty() {
         command.arg(&bench.settings.suite_filter);
@@ -197,10 +208,13 @@ fn run_suite(
             "--color",
             "never",
         ])
-        .env(ISOLATION_ENV, config.isolation)
         .current_dir(&bench.manifest_dir);
+    match config.isolation {
+        Some(isolation) => command.env(ISOLATION_ENV, isolation),
+        None => command.env_remove(ISOLATION_ENV),
+    };
     let started = Instant::now();
-    let output = run(command, RUN_CEILING, "run the live suite")?;
+    let (output, peak) = run(command, RUN_CEILING, "run the live suite")?;
     let wall = started.elapsed();
     let outcomes = libtest::outcomes(&output.stdout);
     if outcomes.is_empty() {
@@ -212,7 +226,7 @@ fn run_suite(
             bench.redactor.redact(&tail(&output.stderr, 15))
         )));
     }
-    Ok((wall, outcomes))
+    Ok((wall, peak, outcomes))
 }
 
 struct Output {
@@ -222,8 +236,13 @@ struct Output {
 }
 
 /// Runs `command` to its end with captured output, killing it at `ceiling` (the live runner's
-/// reaper then sweeps whatever it had started).
-fn run(mut command: Command, ceiling: Duration, what: &'static str) -> Result<Output, BenchError> {
+/// reaper then sweeps whatever it had started). Also returns the peak summed memory of the
+/// processes it started.
+fn run(
+    mut command: Command,
+    ceiling: Duration,
+    what: &'static str,
+) -> Result<(Output, u64), BenchError> {
     let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -231,6 +250,7 @@ fn run(mut command: Command, ceiling: Duration, what: &'static str) -> Result<Ou
         .spawn()
         .map_err(|e| BenchError::io(what, e))?;
     let pid = child.id();
+    let memory = Sampler::start(pid);
     let read = |mut pipe: Box<dyn Read + Send>| {
         std::thread::spawn(move || {
             let mut text = String::new();
@@ -253,16 +273,20 @@ fn run(mut command: Command, ceiling: Duration, what: &'static str) -> Result<Ou
                 libc::kill(pid as libc::pid_t, libc::SIGKILL);
             }
             let _ = rx.recv();
+            memory.finish();
             return Err(BenchError::Suite(format!(
                 "could not {what} within {ceiling:?}: killed it"
             )));
         }
     };
-    Ok(Output {
-        status,
-        stdout: stdout.join().unwrap_or_default(),
-        stderr: stderr.join().unwrap_or_default(),
-    })
+    Ok((
+        Output {
+            status,
+            stdout: stdout.join().unwrap_or_default(),
+            stderr: stderr.join().unwrap_or_default(),
+        },
+        memory.finish(),
+    ))
 }
 
 fn tail(text: &str, n: usize) -> String {

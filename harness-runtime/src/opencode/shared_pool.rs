@@ -214,6 +214,14 @@ pub(crate) async fn lease(program: &Path) -> Result<Lease, ProvisionError> {
 }
 
 async fn start(program: &Path, leased: bool) -> Result<Arc<SharedServer>, ProvisionError> {
+    let server = prepare(program, leased)?;
+    finish_start(&server).await?;
+    Ok(server)
+}
+
+/// A new server of the pool, not started yet: its root made and its entry in the pool, so a
+/// lease finds it while it starts.
+fn prepare(program: &Path, leased: bool) -> Result<Arc<SharedServer>, ProvisionError> {
     let sandbox =
         crate::sandbox::current(crate::settings::strict()).map_err(ProvisionError::Sandbox)?;
     let pool_dir =
@@ -244,10 +252,14 @@ async fn start(program: &Path, leased: bool) -> Result<Arc<SharedServer>, Provis
     });
     // In the pool before the start: the runner's shutdown covers a start it interrupted.
     pool().push(server.clone());
+    Ok(server)
+}
+
+async fn finish_start(server: &SharedServer) -> Result<(), ProvisionError> {
     match server.process.start().await {
         Ok(()) => {
             server.start.send_replace(Start::Ready);
-            Ok(server)
+            Ok(())
         }
         Err(e) => {
             server.retired.store(true, Ordering::SeqCst);
@@ -258,9 +270,15 @@ async fn start(program: &Path, leased: bool) -> Result<Arc<SharedServer>, Provis
 }
 
 /// Starts `count` servers of `program` in the background, so the first scenarios find them
-/// warm. The runner calls it once, before the first trial, when scenarios will share.
+/// warm. The runner calls it once, before the first trial, when scenarios will share. The
+/// servers are in the pool (starting) when it returns: the first scenarios wait for them
+/// instead of starting more.
 pub(crate) fn prewarm(program: PathBuf, count: usize) {
-    if count == 0 {
+    // A failed preparation leaves the start to the scenarios, which report it.
+    let servers: Vec<_> = (0..count)
+        .map_while(|_| prepare(&program, false).ok())
+        .collect();
+    if servers.is_empty() {
         return;
     }
     let spawned = std::thread::Builder::new()
@@ -275,11 +293,10 @@ pub(crate) fn prewarm(program: PathBuf, count: usize) {
             let local = tokio::task::LocalSet::new();
             local.block_on(&runtime, async {
                 let mut starts = tokio::task::JoinSet::new();
-                for _ in 0..count {
-                    let program = program.clone();
+                for server in servers {
                     // A failed warm start is retired and kept: a scenario then starts its own
                     // and reports the failure, if it repeats.
-                    starts.spawn_local(async move { start(&program, false).await.map(|_| ()) });
+                    starts.spawn_local(async move { finish_start(&server).await });
                 }
                 while starts.join_next().await.is_some() {}
             });
