@@ -26,6 +26,7 @@ const RUN_CEILING: Duration = Duration::from_secs(600);
 fn main() -> ExitCode {
     prerequisites::run([
         test!(shared_scenarios_lease_one_server_and_leave_nothing).needs(OpenCode),
+        test!(a_shared_server_that_dies_fails_only_its_scenario).needs(OpenCode),
         test!(every_outcome_leaves_no_process_and_only_the_failing_roots).needs(OpenCode),
         test!(a_sigkilled_runner_leaves_no_process_within_5s),
         test!(live_skip_is_ignored_with_its_reason_even_under_strict),
@@ -99,13 +100,51 @@ fn shared_scenarios_lease_one_server_and_leave_nothing() {
     assert!(entries.is_empty(), "roots left: {entries:?}\n{out}");
 }
 
+/// Issue #18: under the default isolation, a shared server killed mid-scenario fails that
+/// scenario only; the next scenario gets a new server (the dead one is retired) and passes, and
+/// nothing of either server is left running. The failed scenario's root and the dead server's
+/// are kept, in the pool's directory.
+fn a_shared_server_that_dies_fails_only_its_scenario() {
+    let sandbox = Sandbox::new();
+    let out = run(&sandbox, &["--test-threads", "1", "shared_death::"], &[]);
+    out.assert_result("shared_death::kills_its_server", "FAILED");
+    out.assert_result("shared_death::next_leases_a_new_server", "ok");
+    out.assert_stdout("the shared server died");
+    out.assert_stdout("1 passed; 1 failed");
+    let pids = sandbox.pids();
+    let pid = |label: &str| {
+        pids.iter()
+            .find(|(l, _)| l == label)
+            .map(|(_, pid)| *pid)
+            .unwrap_or_else(|| panic!("no {label} pid in {pids:?}\n{out}"))
+    };
+    assert_ne!(
+        pid("dead"),
+        pid("next"),
+        "the dead server was leased again\n{out}"
+    );
+    assert_clean(&sandbox, &out, scaled(Duration::from_secs(5)));
+    let roots = sandbox.roots();
+    assert!(
+        roots.len() == 1 && roots[0].starts_with("live-shared-pool-"),
+        "expected only the pool's directory (with the kept roots): {roots:?}\n{out}"
+    );
+    out.assert_stderr("kept scenario root:");
+}
+
 /// Issue #3: after a pass, an `Err`, a panic and a timeout (each with an agent and a detached
 /// child; one with real OpenCode and its bash tool), no process of the run remains (checked by
 /// `hygiene_probe` inside the runner before its reaper could help, and here after the exit), and
 /// only the failing scenarios keep their roots.
 fn every_outcome_leaves_no_process_and_only_the_failing_roots() {
     let sandbox = Sandbox::new();
-    let out = run(&sandbox, &["--test-threads", "1", "hygiene"], &[]);
+    // Servers of their own: the roots below are each scenario's own (a shared server's
+    // failing scenario is covered by `a_shared_server_that_dies_fails_only_its_scenario`).
+    let out = run(
+        &sandbox,
+        &["--test-threads", "1", "hygiene"],
+        &[("LIVE_ISOLATION", "server")],
+    );
 
     out.assert_result("hygiene::fixture_passes", "ok");
     out.assert_result("hygiene::fixture_returns_err", "FAILED");

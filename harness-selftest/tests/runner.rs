@@ -43,6 +43,8 @@ const ALL: &[&str] = &[
     "shared::first",
     "shared::own",
     "shared::second",
+    "shared_death::kills_its_server",
+    "shared_death::next_leases_a_new_server",
     "skips::ignored_with_reason",
     "snapshot::names_its_own_file",
 ];
@@ -72,6 +74,8 @@ const SKIPPED_WHEN_LISTED: &[&str] = &[
     "shared::first",
     "shared::own",
     "shared::second",
+    "shared_death::kills_its_server",
+    "shared_death::next_leases_a_new_server",
     "skips::ignored_with_reason",
     "snapshot::names_its_own_file",
 ];
@@ -444,11 +448,11 @@ fn quiet_and_nocapture_are_accepted() {
 fn a_whole_run_reports_every_failure_and_fails() {
     let run = run(&["--test-threads", "2"], &[]);
     run.assert_code(101)
-        // Ignored: the two of `skips`/`requirements`, the twenty that require `SELFTEST_SCRATCH`
+        // Ignored: the two of `skips`/`requirements`, the 22 that require `SELFTEST_SCRATCH`
         // or a canary, `run_skips::skips_with_reason` (skipped at run time), the cassette one (no
         // cassette, no real model), the 114 of `reliability` (they require `SELFTEST_SCRATCH`,
         // a real model or `LIVE_SNAPSHOT_DIR`) and its 1,051 soak ones (`RELIABILITY_SOAK`).
-        .assert_stdout("1 passed; 5 failed; 1189 ignored")
+        .assert_stdout("1 passed; 5 failed; 1191 ignored")
         .assert_result("outcomes::passes", "ok")
         .assert_result("outcomes::times_out", "FAILED")
         .assert_result("skips::ignored_with_reason", "ignored")

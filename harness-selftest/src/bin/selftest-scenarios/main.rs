@@ -7,8 +7,8 @@
 //! - `snapshot`: writes a snapshot for `tests/snapshots.rs` (requires `SELFTEST_SCRATCH`);
 //! - `round_trip`: `cassette` scenarios recorded from a scripted upstream, then replayed without
 //!   it; driven by `tests/cassettes`;
-//! - `hygiene`, `hygiene_probe`, `killed`, `canary`, `shared`: processes, roots and secrets left
-//!   by whole runs; driven by `tests/hygiene.rs`;
+//! - `hygiene`, `hygiene_probe`, `killed`, `canary`, `shared`, `shared_death`: processes, roots
+//!   and secrets left by whole runs; driven by `tests/hygiene.rs`;
 //! - `reliability`: a hundred mixed fixture scenarios, real-OpenCode ones for the heavy run,
 //!   scenarios that meet bad input, and the soak run's 1,051 (named by `build.rs`, skipped
 //!   unless `RELIABILITY_SOAK` is set); driven by `tests/reliability`.
@@ -27,6 +27,7 @@ mod requirements;
 mod round_trip;
 mod run_skips;
 mod shared;
+mod shared_death;
 mod skips;
 mod snapshot;
 
