@@ -268,6 +268,14 @@ fn progress(name: &str, redactor: &Redactor, message: &str) {
 mod tests {
     use std::path::Path;
 
+    /// Compiles only while provisioning can run on a spawned task (`tokio::spawn` needs a
+    /// `Send` future): a guard or `Cell` held across an await would break users' scenarios.
+    #[allow(dead_code)]
+    fn provisioning_is_send(live: &mut super::Live) {
+        fn send<T: Send>(_: T) {}
+        send(live.opencode());
+    }
+
     /// Lines of Rust under `dir` that open an inherent `impl` block of `Live`, as `file: line`.
     fn live_impl_blocks(dir: &Path, found: &mut Vec<String>) {
         for entry in std::fs::read_dir(dir).unwrap() {

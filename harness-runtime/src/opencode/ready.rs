@@ -5,8 +5,8 @@
 //! 0.6 s of CPU) and is where an invalid config is reported (`400 ConfigInvalidError`, a typed
 //! API error at once), where a readiness poll would only see a non-200 until its ceiling.
 
-use std::cell::Cell;
 use std::process::ExitStatus;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -49,6 +49,11 @@ async fn poll_until_200(http: &reqwest::Client, url: &str) {
     }
 }
 
+/// The exit status once the process exited; `None` when the watch closed without one.
+async fn exited(exit: &mut watch::Receiver<Option<ExitStatus>>) -> Option<ExitStatus> {
+    exit.wait_for(Option::is_some).await.ok().and_then(|s| *s)
+}
+
 /// Waits until the server is ready and returns the port it really listens on.
 pub(crate) async fn wait_ready(
     child: &OwnedChild,
@@ -56,24 +61,33 @@ pub(crate) async fn wait_ready(
     http: &reqwest::Client,
     ceiling: Duration,
 ) -> Result<u16, NotReady> {
-    let pending = Cell::new(LINE);
+    // Atomic, and no watch guard held across an await: the start future stays `Send`, so a
+    // scenario may provision from a spawned task.
+    let line_seen = AtomicBool::new(false);
+    let pending = || {
+        if line_seen.load(Ordering::SeqCst) {
+            HEALTH
+        } else {
+            LINE
+        }
+    };
     let mut exit = child.exit_watch();
     let steps = async {
-        let port = match port.wait_for(Option::is_some).await {
-            Ok(p) => p.expect("waited for Some"),
+        let seen = port.wait_for(Option::is_some).await.map(|p| *p);
+        let Ok(Some(port)) = seen else {
             // stdout closed without the line: the exit (or the ceiling) decides.
-            Err(_) => std::future::pending().await,
+            return std::future::pending().await;
         };
-        pending.set(HEALTH);
+        line_seen.store(true, Ordering::SeqCst);
         poll_until_200(http, &format!("http://127.0.0.1:{port}/global/health")).await;
         port
     };
     tokio::select! {
         port = steps => Ok(port),
-        status = exit.wait_for(Option::is_some) => match status {
-            Ok(status) => Err(NotReady::Exited(status.expect("waited for Some"))),
-            Err(_) => Err(NotReady::Timeout(pending.get())),
+        status = exited(&mut exit) => match status {
+            Some(status) => Err(NotReady::Exited(status)),
+            None => Err(NotReady::Timeout(pending())),
         },
-        () = tokio::time::sleep(ceiling) => Err(NotReady::Timeout(pending.get())),
+        () = tokio::time::sleep(ceiling) => Err(NotReady::Timeout(pending())),
     }
 }
