@@ -632,6 +632,13 @@ mod tests {
     #[tokio::test]
     async fn a_confined_server_is_refused_outside_its_root() {
         if crate::sandbox::current(false).map(|s| s.is_on()) != Ok(true) {
+            // libtest cannot skip at run time: under CI or LIVE_STRICT=1 a missing Landlock
+            // fails, so CI never passes by testing less; elsewhere it says it did not run.
+            let ci = std::env::var("CI").is_ok_and(|v| !matches!(v.as_str(), "" | "0" | "false"));
+            assert!(
+                !ci && !crate::settings::strict(),
+                "this kernel has no Landlock, which this test needs (Linux 5.13+ with Landlock on)"
+            );
             eprintln!("not run: this kernel has no Landlock");
             return;
         }
