@@ -66,6 +66,29 @@ impl Planted {
     }
 }
 
+/// A planted directory in the real home and one in the temp dir (`<label>-home`,
+/// `<label>-temp`): the two places a model-written command most often reaches for.
+struct PlantedPair {
+    home: Planted,
+    temp: Planted,
+}
+
+impl PlantedPair {
+    fn new(live: &Live, label: &str) -> anyhow::Result<Self> {
+        let home = format!("{label}-home");
+        let temp = format!("{label}-temp");
+        Ok(PlantedPair {
+            home: Planted::new(live, &real_home()?, &home, "[real-home-plant]")?,
+            temp: Planted::new(live, &std::env::temp_dir(), &temp, "[temp-plant]")?,
+        })
+    }
+
+    fn untouched(&self) -> anyhow::Result<()> {
+        self.home.untouched()?;
+        self.temp.untouched()
+    }
+}
+
 impl Drop for Planted {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
@@ -178,8 +201,8 @@ async fn attack_then_work(
 #[live_agent_test(timeout = "180s", isolation = "server")]
 async fn bash_attacks_outside_the_root_are_refused(live: &mut Live) -> anyhow::Result<()> {
     sandbox_wanted(live)?;
-    let home = Planted::new(live, &real_home()?, "home", "[real-home-plant]")?;
-    let temp = Planted::new(live, &std::env::temp_dir(), "temp", "[temp-plant]")?;
+    let planted = PlantedPair::new(live, "attack")?;
+    let (home, temp) = (&planted.home, &planted.temp);
     let checkout_file =
         MustNotExist(checkout().join(format!(".live-sandbox-attack-{}.txt", std::process::id())));
     let listener = TcpListener::bind("127.0.0.1:0")?;
@@ -253,8 +276,7 @@ async fn bash_attacks_outside_the_root_are_refused(live: &mut Live) -> anyhow::R
     anyhow::ensure!(work_file == "done\n", "work.txt holds {work_file:?}");
 
     // Nothing outside the root changed, and nothing reached what was refused.
-    home.untouched()?;
-    temp.untouched()?;
+    planted.untouched()?;
     anyhow::ensure!(
         !checkout_file.0.exists(),
         "the agent wrote into the checkout: {}",
@@ -356,8 +378,8 @@ async fn paths_added_by_the_options_are_allowed_and_no_more(live: &mut Live) -> 
 #[live_agent_test(agent = "fixture", timeout = "60s")]
 async fn the_fixture_agent_is_confined_too(live: &mut Live) -> anyhow::Result<()> {
     sandbox_wanted(live)?;
-    let home = Planted::new(live, &real_home()?, "fixture-home", "[real-home-plant]")?;
-    let temp = Planted::new(live, &std::env::temp_dir(), "fixture-temp", "[temp-plant]")?;
+    let planted = PlantedPair::new(live, "fixture")?;
+    let (home, temp) = (&planted.home, &planted.temp);
     let agent = live.opencode().await?;
     let script = format!(
         "echo pwned > {temp}/written.txt; cat {secret}; kill -TERM {runner}; \
@@ -389,8 +411,7 @@ async fn the_fixture_agent_is_confined_too(live: &mut Live) -> anyhow::Result<()
     );
     let work = std::fs::read_to_string(agent.workspace().join("fixture-work.txt"))?;
     anyhow::ensure!(work == "ok\n", "fixture-work.txt holds {work:?}");
-    home.untouched()?;
-    temp.untouched()?;
+    planted.untouched()?;
     live.evidence().record(
         "fixture tool command",
         json!({
@@ -409,8 +430,8 @@ async fn the_fixture_agent_is_confined_too(live: &mut Live) -> anyhow::Result<()
 #[live_agent_test(timeout = "180s", isolation = "shared")]
 async fn a_shared_server_is_confined_to_the_pool(live: &mut Live) -> anyhow::Result<()> {
     sandbox_wanted(live)?;
-    let home = Planted::new(live, &real_home()?, "shared-home", "[real-home-plant]")?;
-    let temp = Planted::new(live, &std::env::temp_dir(), "shared-temp", "[temp-plant]")?;
+    let planted = PlantedPair::new(live, "shared")?;
+    let (home, temp) = (&planted.home, &planted.temp);
     let attacks = [
         Attack {
             name: "write into the real home",
@@ -437,8 +458,7 @@ async fn a_shared_server_is_confined_to_the_pool(live: &mut Live) -> anyhow::Res
     bash_output(&turn, attacks.len())?;
     let work = std::fs::read_to_string(agent.workspace().join("work.txt"))?;
     anyhow::ensure!(work == "done\n", "work.txt holds {work:?}");
-    home.untouched()?;
-    temp.untouched()?;
+    planted.untouched()?;
 
     live.evidence().record_turn(&turn);
     live.evidence()
