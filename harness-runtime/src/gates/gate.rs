@@ -71,8 +71,11 @@ impl Gate {
 
     /// Publishes "entered" and waits until the gate is released (at once if it already is).
     pub async fn enter(&self) {
+        use crate::report::{Lane, note_keyed};
+        note_keyed(Lane::Gates, "entered", &self.name, String::new);
         self.entered.publish();
         self.released.wait().await;
+        note_keyed(Lane::Gates, "released", &self.name, String::new);
     }
 
     /// Waits until an operation entered the gate, without a ceiling. Prefer
