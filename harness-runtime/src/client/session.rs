@@ -71,9 +71,13 @@ impl Session {
 
     /// Aborts the running turn.
     pub async fn abort(&self) -> Result<bool, ClientError> {
-        crate::report::note(crate::report::Lane::Turn, "abort posted", || self.id().to_owned());
+        crate::report::note(crate::report::Lane::Turn, "abort posted", || {
+            self.id().to_owned()
+        });
         let aborted = self.client.abort(self.id()).await;
-        crate::report::note(crate::report::Lane::Turn, "abort answered", || format!("{aborted:?}"));
+        crate::report::note(crate::report::Lane::Turn, "abort answered", || {
+            format!("{aborted:?}")
+        });
         aborted
     }
 

@@ -544,16 +544,28 @@ fn note_event(event: &Event) {
             });
         }
         Event::PermissionAsked(req) => {
-            note_keyed(Lane::Asks, "permission asked", &req.id, || format!("{req:?}"));
+            note_keyed(Lane::Asks, "permission asked", &req.id, || {
+                format!("{req:?}")
+            });
         }
         Event::QuestionAsked(req) => {
             note_keyed(Lane::Asks, "question asked", &req.id, || format!("{req:?}"));
         }
-        Event::PermissionReplied { request_id, reply, .. } => {
-            note_keyed(Lane::Asks, "permission replied", request_id, || format!("{reply:?}"));
+        Event::PermissionReplied {
+            request_id, reply, ..
+        } => {
+            note_keyed(Lane::Asks, "permission replied", request_id, || {
+                format!("{reply:?}")
+            });
         }
-        Event::QuestionReplied { request_id, answers, .. } => {
-            note_keyed(Lane::Asks, "question replied", request_id, || format!("{answers:?}"));
+        Event::QuestionReplied {
+            request_id,
+            answers,
+            ..
+        } => {
+            note_keyed(Lane::Asks, "question replied", request_id, || {
+                format!("{answers:?}")
+            });
         }
         Event::QuestionRejected { request_id, .. } => {
             note_keyed(Lane::Asks, "question rejected", request_id, String::new);

@@ -144,15 +144,15 @@ pub(crate) fn assert_evidence(
         Some(message) if message.starts_with("snapshot assertion for") => {
             note_mismatch(&file, &dir.join(&name), evidence);
             panic!(
-            "{}",
-            redactor.redact(&format!(
-                "the evidence of `{}` does not match `{file}` (insta printed the diff above): \
+                "{}",
+                redactor.redact(&format!(
+                    "the evidence of `{}` does not match `{file}` (insta printed the diff above): \
                  review it with `cargo insta test --test {} --review`, or accept every \
                  pending snapshot with `cargo insta accept`",
-                info.name,
-                crate::test_target::running()
-            ))
-        )
+                    info.name,
+                    crate::test_target::running()
+                ))
+            )
         }
         Some(message) => panic!(
             "{}",
@@ -175,7 +175,9 @@ fn note_mismatch(file: &str, accepted: &std::path::Path, evidence: &Evidence) {
         Some((at, _)) => text[at + 5..].to_owned(),
         None => text,
     };
-    let old = std::fs::read_to_string(accepted).map(body).unwrap_or_default();
+    let old = std::fs::read_to_string(accepted)
+        .map(body)
+        .unwrap_or_default();
     let mut pending = accepted.as_os_str().to_owned();
     pending.push(".new");
     let new = std::fs::read_to_string(&pending)

@@ -237,7 +237,11 @@ impl ServerProcess {
                     format!(
                         "{}{}; swept {} stray process(es)",
                         report.status,
-                        if report.escalated { " after SIGKILL" } else { "" },
+                        if report.escalated {
+                            " after SIGKILL"
+                        } else {
+                            ""
+                        },
                         report.swept
                     )
                 });
@@ -365,7 +369,9 @@ impl ServerProcess {
         self.log.mark(&format!("{START_MARK} 127.0.0.1:{port}"));
         let spawned =
             OwnedChild::spawn(command, &self.token).map_err(|e| spawn_error(e.to_string()))?;
-        crate::report::note(crate::report::Lane::Provisioning, "spawn", || command_line.clone());
+        crate::report::note(crate::report::Lane::Provisioning, "spawn", || {
+            command_line.clone()
+        });
         let mut child = spawned.child;
         let (port_tx, port_rx) = watch::channel(None);
         let (out_done, mut out_drained) = watch::channel(false);

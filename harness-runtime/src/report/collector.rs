@@ -73,7 +73,11 @@ impl Collector {
         let at_ms = self.started.elapsed().as_secs_f64() * 1000.0;
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(last) = state.entries.last_mut() {
-            if last.lane == lane && last.kind == kind && last.text == text && last.key.as_deref() == key {
+            if last.lane == lane
+                && last.kind == kind
+                && last.text == text
+                && last.key.as_deref() == key
+            {
                 last.count += 1;
                 return;
             }

@@ -13,12 +13,17 @@ pub(crate) enum ReportError {
     },
     #[error("could not lock {} within {seconds}s: another test process holds it; set LIVE_REPORT=off if this persists", path.display())]
     Locked { path: PathBuf, seconds: u64 },
-    #[error("the report record of `{scenario}` still held a secret after redaction: it was not written (a bug: please report it)")]
+    #[error(
+        "the report record of `{scenario}` still held a secret after redaction: it was not written (a bug: please report it)"
+    )]
     SecretLeft { scenario: String },
 }
 
 impl ReportError {
-    pub(crate) fn io(what: &'static str, path: &std::path::Path) -> impl FnOnce(std::io::Error) -> Self {
+    pub(crate) fn io(
+        what: &'static str,
+        path: &std::path::Path,
+    ) -> impl FnOnce(std::io::Error) -> Self {
         let path = path.to_path_buf();
         move |source| ReportError::Io { what, path, source }
     }

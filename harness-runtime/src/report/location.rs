@@ -41,7 +41,10 @@ fn from_binary(exe: &Path) -> Option<PathBuf> {
 pub(crate) fn run_id() -> &'static str {
     static ID: OnceLock<String> = OnceLock::new();
     ID.get_or_init(|| {
-        if let Some(id) = std::env::var("NEXTEST_RUN_ID").ok().filter(|id| !id.is_empty()) {
+        if let Some(id) = std::env::var("NEXTEST_RUN_ID")
+            .ok()
+            .filter(|id| !id.is_empty())
+        {
             return sanitize(&id);
         }
         let now = std::time::SystemTime::now()
@@ -71,7 +74,10 @@ mod tests {
     #[test]
     fn the_target_dir_is_above_the_profile_of_the_binary() {
         let from = |p: &str| from_binary(Path::new(p)).unwrap();
-        assert_eq!(from("/w/target/debug/deps/live-0a1b"), Path::new("/w/target"));
+        assert_eq!(
+            from("/w/target/debug/deps/live-0a1b"),
+            Path::new("/w/target")
+        );
         assert_eq!(
             from("/w/target/x86_64-unknown-linux-gnu/release/deps/live-0a1b"),
             Path::new("/w/target/x86_64-unknown-linux-gnu")

@@ -31,13 +31,17 @@ mod tests {
 
     #[test]
     fn the_data_cannot_close_its_script_element() {
-        let mut record = ScenarioRecord::bare("a::b", Outcome::Failed, &crate::ScenarioOptions::DEFAULT);
+        let mut record =
+            ScenarioRecord::bare("a::b", Outcome::Failed, &crate::ScenarioOptions::DEFAULT);
         record.failure = Some("</script><script>alert(1)</script> <!-- &".into());
         let html = render(&RunReport::new("r", vec![record.clone()]));
         let start = html.find("id=\"run-data\">").unwrap() + "id=\"run-data\">".len();
         let end = start + html[start..].find("</script>").unwrap();
         let data: RunReport = serde_json::from_str(&html[start..end]).unwrap();
         assert_eq!(data.scenarios, vec![record]);
-        assert!(!html.contains("https://") && !html.contains("http://"), "no network");
+        assert!(
+            !html.contains("https://") && !html.contains("http://"),
+            "no network"
+        );
     }
 }

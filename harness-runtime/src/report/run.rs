@@ -25,9 +25,7 @@ pub(crate) struct Counts {
 
 impl RunReport {
     pub(crate) fn new(run_id: &str, mut scenarios: Vec<ScenarioRecord>) -> Self {
-        scenarios.sort_by(|a, b| {
-            (a.outcome.rank(), &a.name).cmp(&(b.outcome.rank(), &b.name))
-        });
+        scenarios.sort_by(|a, b| (a.outcome.rank(), &a.name).cmp(&(b.outcome.rank(), &b.name)));
         let mut counts = Counts {
             total: scenarios.len(),
             ..Counts::default()

@@ -41,7 +41,10 @@ pub(crate) fn write_scenario(
     }
     let dir = runs_dir(report).join(run_id);
     fs::create_dir_all(&dir).map_err(ReportError::io("create", &dir))?;
-    atomic_write(&dir.join(format!("{}.json", sanitize(&record.name))), json.as_bytes())
+    atomic_write(
+        &dir.join(format!("{}.json", sanitize(&record.name))),
+        json.as_bytes(),
+    )
 }
 
 /// Regenerates `index.html` from every record of `run_id` and returns its path.
@@ -57,7 +60,10 @@ pub(crate) fn regenerate(report: &Path, run_id: &str) -> Result<PathBuf, ReportE
 }
 
 fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("report");
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("report");
     let temp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
     fs::write(&temp, bytes).map_err(ReportError::io("write", &temp))?;
     fs::rename(&temp, path).map_err(|e| {
@@ -103,11 +109,16 @@ fn read_run(dir: &Path) -> Result<Vec<ScenarioRecord>, ReportError> {
     for entry in entries.flatten() {
         let path = entry.path();
         let is_record = path.extension().is_some_and(|e| e == "json")
-            && !path.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'));
+            && !path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'));
         if !is_record {
             continue;
         }
-        if let Some(record) = fs::read(&path).ok().and_then(|b| serde_json::from_slice(&b).ok()) {
+        if let Some(record) = fs::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+        {
             records.push(record);
         }
     }
@@ -144,12 +155,30 @@ mod tests {
         let report = tempfile::tempdir().unwrap();
         let redactor = Redactor::default();
         for run in ["r1", "r2", "r3"] {
-            write_scenario(report.path(), run, &record("a::old", Outcome::Passed), &redactor).unwrap();
+            write_scenario(
+                report.path(),
+                run,
+                &record("a::old", Outcome::Passed),
+                &redactor,
+            )
+            .unwrap();
             regenerate(report.path(), run).unwrap();
             std::thread::sleep(Duration::from_millis(20));
         }
-        write_scenario(report.path(), "r4", &record("a::pass", Outcome::Passed), &redactor).unwrap();
-        write_scenario(report.path(), "r4", &record("a::fail", Outcome::Failed), &redactor).unwrap();
+        write_scenario(
+            report.path(),
+            "r4",
+            &record("a::pass", Outcome::Passed),
+            &redactor,
+        )
+        .unwrap();
+        write_scenario(
+            report.path(),
+            "r4",
+            &record("a::fail", Outcome::Failed),
+            &redactor,
+        )
+        .unwrap();
         let index = regenerate(report.path(), "r4").unwrap();
         let html = fs::read_to_string(index).unwrap();
         assert!(html.contains("a::fail") && html.contains("a::pass") && !html.contains("a::old"));
@@ -170,6 +199,11 @@ mod tests {
         leaking.failure = Some("key canary-0123456789".into());
         let error = write_scenario(report.path(), "r", &leaking, &redactor).unwrap_err();
         assert!(matches!(error, ReportError::SecretLeft { .. }), "{error}");
-        assert!(!runs_dir(report.path()).join("r").join("a__leak.json").exists());
+        assert!(
+            !runs_dir(report.path())
+                .join("r")
+                .join("a__leak.json")
+                .exists()
+        );
     }
 }

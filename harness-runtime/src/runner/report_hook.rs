@@ -10,10 +10,10 @@ use std::time::Instant;
 
 use libtest_mimic::{Completion, Failed};
 
+use crate::Scenario;
 use crate::cassette::{ModelPlan, Resolution};
 use crate::redact::Redactor;
 use crate::report::{self, Collector, Outcome, ScenarioRecord};
-use crate::Scenario;
 
 /// The report folder of this process, `None` when off.
 fn dir() -> Option<&'static PathBuf> {
@@ -68,13 +68,20 @@ impl TrialReport {
 
     /// Writes the trial's record; a report that cannot be written is said on stderr and never
     /// changes the trial's result.
-    pub(crate) fn end(self, scenario: &Scenario, ignored: bool, result: &Result<Completion, Failed>) {
+    pub(crate) fn end(
+        self,
+        scenario: &Scenario,
+        ignored: bool,
+        result: &Result<Completion, Failed>,
+    ) {
         let (Some(dir), Some(collector)) = (dir(), self.collector) else {
             return;
         };
         let (outcome, reason, failure) = match result {
             Ok(Completion::Completed) => (Outcome::Passed, None, None),
-            Ok(Completion::Ignored { reason }) if ignored => (Outcome::Ignored, reason.clone(), None),
+            Ok(Completion::Ignored { reason }) if ignored => {
+                (Outcome::Ignored, reason.clone(), None)
+            }
             Ok(Completion::Ignored { reason }) => (Outcome::Skipped, reason.clone(), None),
             Err(failed) => (Outcome::Failed, None, failed.message().map(str::to_owned)),
         };

@@ -66,7 +66,11 @@ pub(crate) fn trial(scenario: &'static Scenario, mode: Mode) -> Trial {
     .with_ignored_flag(flagged)
 }
 
-fn run(scenario: &'static Scenario, mode: Mode, report: &TrialReport) -> Result<Completion, Failed> {
+fn run(
+    scenario: &'static Scenario,
+    mode: Mode,
+    report: &TrialReport,
+) -> Result<Completion, Failed> {
     let name = scenario.name();
     if let Some(reason) = scenario.options.ignore {
         if !mode.run_ignored {
