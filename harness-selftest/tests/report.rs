@@ -1,6 +1,7 @@
-//! The run report (issue #19), seen as a user sees it: a run of the scenario binary with a
-//! failure (the secret canary's real OpenCode turn), a pass, a skip and an ignored scenario, as
-//! four processes of one nextest run (`NEXTEST_RUN_ID`) writing into one report folder at once.
+//! The run report (issue #19), seen as a user sees it: a run of the scenario binary with two
+//! failures (the secret canary's real OpenCode turn, and evidence that does not match its
+//! snapshot), a pass, a skip and an ignored scenario, as five processes of one nextest run
+//! (`NEXTEST_RUN_ID`) writing into one report folder at once.
 //! The data behind the page is checked as JSON; the page itself in headless Chromium.
 
 use std::path::{Path, PathBuf};
@@ -22,10 +23,13 @@ const RUN_CEILING: Duration = Duration::from_secs(300);
 /// The scenarios of the run and the exit code of each one's process.
 const RUN: &[(&str, i32)] = &[
     ("canary::secrets_never_leak", 101),
+    (MISMATCH, 101),
     ("outcomes::passes", 0),
     ("requirements::needs_token", 0),
     ("skips::ignored_with_reason", 0),
 ];
+/// The scenario whose evidence does not match the snapshot the test accepted for it.
+const MISMATCH: &str = "snapshot::names_its_own_file";
 /// How to get the browser the page test needs.
 const INSTALL_CHROMIUM: &str = "chromium is not installed: the run report's page test needs \
      headless Chromium; install it with `sudo apt-get install -y --no-install-recommends chromium` \
@@ -68,13 +72,14 @@ impl ReportRun {
     }
 }
 
-/// Runs the four scenarios as four processes of one run, all at once, into one report folder.
+/// Runs the five scenarios as five processes of one run, all at once, into one report folder.
 fn report_run() -> ReportRun {
     let sandbox = Sandbox::new();
     let report = tempfile::tempdir().unwrap();
     let snapshots = tempfile::tempdir().unwrap();
     let canaries = [unique("reportkey"), unique("reportword")];
     let run_id = unique("nextest-run");
+    accept_a_different_snapshot(&sandbox, snapshots.path());
     let running: Vec<_> = RUN
         .iter()
         .map(|(name, _)| {
@@ -85,7 +90,11 @@ fn report_run() -> ReportRun {
                 ("CANARY_API_KEY", &canaries[0]),
                 ("CANARY_PLAIN", &canaries[1]),
                 ("LIVE_SNAPSHOT_DIR", snapshots.path().to_str().unwrap()),
-                ("INSTA_UPDATE", "always"),
+                // The mismatch leaves insta's `.snap.new` beside the accepted one.
+                (
+                    "INSTA_UPDATE",
+                    if *name == MISMATCH { "new" } else { "always" },
+                ),
             ]);
             sandbox.start(command)
         })
@@ -111,6 +120,22 @@ fn report_run() -> ReportRun {
     }
 }
 
+/// Records the mismatching scenario's snapshot, then changes what it accepted: its next run's
+/// evidence no longer matches.
+fn accept_a_different_snapshot(sandbox: &Sandbox, snapshots: &Path) {
+    let mut command = sandbox.command(SCENARIOS, &["--exact", MISMATCH]);
+    command.envs([
+        ("LIVE_SNAPSHOT_DIR", snapshots.to_str().unwrap()),
+        ("INSTA_UPDATE", "always"),
+    ]);
+    sandbox.run(command, scaled(RUN_CEILING)).assert_code(0);
+    let file = snapshots.join("snapshot__names_its_own_file.snap");
+    let accepted = std::fs::read_to_string(&file).unwrap();
+    let changed = accepted.replace(MISMATCH, "snapshot::as_it_was_accepted");
+    assert_ne!(accepted, changed, "{accepted}");
+    std::fs::write(&file, changed).unwrap();
+}
+
 fn scenario<'a>(data: &'a Value, name: &str) -> &'a Value {
     data["scenarios"]
         .as_array()
@@ -128,7 +153,7 @@ fn a_run_report_holds_every_outcome_failures_first_with_a_timeline_and_no_canary
     let data = run.data();
     assert_eq!(
         data["counts"],
-        serde_json::json!({"total": 4, "failed": 1, "passed": 1, "skipped": 1, "ignored": 1}),
+        serde_json::json!({"total": 5, "failed": 2, "passed": 1, "skipped": 1, "ignored": 1}),
         "{data:#}"
     );
     let order: Vec<&str> = data["scenarios"]
@@ -141,6 +166,7 @@ fn a_run_report_holds_every_outcome_failures_first_with_a_timeline_and_no_canary
         order,
         [
             "canary::secrets_never_leak",
+            MISMATCH,
             "requirements::needs_token",
             "skips::ignored_with_reason",
             "outcomes::passes"
@@ -230,6 +256,24 @@ fn a_run_report_holds_every_outcome_failures_first_with_a_timeline_and_no_canary
     );
     assert!(!kept["log_tail"].as_str().unwrap().is_empty(), "{kept:#}");
 
+    let mismatch = scenario(&data, MISMATCH);
+    assert_eq!(mismatch["outcome"], "failed");
+    let diff = &mismatch["snapshot"];
+    let (accepted, new) = (
+        diff["accepted"].as_str().unwrap(),
+        diff["new"].as_str().unwrap(),
+    );
+    assert!(
+        diff["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("snapshot__names_its_own_file.snap")
+            && accepted.contains("snapshot::as_it_was_accepted")
+            && new.contains(MISMATCH)
+            && !new.contains("as_it_was_accepted"),
+        "{mismatch:#}"
+    );
+
     for file in files_under(run.report.path()) {
         let bytes = std::fs::read(&file).unwrap();
         let text = String::from_utf8_lossy(&bytes);
@@ -263,10 +307,10 @@ fn the_report_renders_in_chromium_with_counts_failures_first_and_lanes() {
         !body.contains("data-errors"),
         "the page's script failed: {body}"
     );
-    assert!(body.contains("data-rendered=\"4\""), "{dom}");
+    assert!(body.contains("data-rendered=\"5\""), "{dom}");
     for (id, text) in [
-        ("count-total", "4 total"),
-        ("count-failed", "1 failed"),
+        ("count-total", "5 total"),
+        ("count-failed", "2 failed"),
         ("count-passed", "1 passed"),
         ("count-skipped", "1 skipped"),
         ("count-ignored", "1 ignored"),
@@ -283,7 +327,16 @@ fn the_report_renders_in_chromium_with_counts_failures_first_and_lanes() {
             &rest[..rest.find('"').unwrap()]
         })
         .collect();
-    assert_eq!(rows, ["failed", "skipped", "ignored", "passed"], "{dom}");
+    assert_eq!(
+        rows,
+        ["failed", "failed", "skipped", "ignored", "passed"],
+        "{dom}"
+    );
+    assert!(dom.contains("Snapshot diff: "), "{dom}");
+    assert!(
+        dom.contains("class=\"add\""),
+        "the new evidence's line: {dom}"
+    );
     // The failure opened on its timeline, every lane drawn, its steps listed in order.
     assert!(dom.contains("class=\"timeline\""), "{dom}");
     for lane in [

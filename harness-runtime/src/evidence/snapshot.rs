@@ -171,8 +171,8 @@ fn note_mismatch(file: &str, accepted: &std::path::Path, evidence: &Evidence) {
     if !crate::report::is_collecting() {
         return;
     }
-    let body = |text: String| match text.match_indices("\n---\n").nth(0) {
-        Some((at, _)) => text[at + 5..].to_owned(),
+    let body = |text: String| match text.find("\n---\n") {
+        Some(at) => text[at + 5..].to_owned(),
         None => text,
     };
     let old = std::fs::read_to_string(accepted)

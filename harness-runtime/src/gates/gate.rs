@@ -128,3 +128,37 @@ impl Gate {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::gates::{GatePoint, Gates};
+    use crate::report::{Collector, install_on_this_thread};
+
+    /// The run report's gates lane: a gate point armed, entered, then released, in that order.
+    #[tokio::test]
+    async fn a_gate_notes_armed_entered_and_released_for_the_report() {
+        let collector = Collector::new();
+        install_on_this_thread(Some(collector.clone()));
+        let gates = Arc::new(Gates::from_names(&[]).unwrap());
+        let gate = gates.arm(GatePoint::PromptDelivered);
+        let passing = {
+            let gates = gates.clone();
+            tokio::spawn(async move { gates.pass(GatePoint::PromptDelivered).await })
+        };
+        gate.wait_until_entered().await;
+        gate.release();
+        passing.await.unwrap();
+        install_on_this_thread(None);
+        let entries = collector.take().entries;
+        let kinds: Vec<&str> = entries.iter().map(|e| e.kind.as_str()).collect();
+        assert_eq!(kinds, ["armed", "entered", "released"]);
+        assert!(
+            entries
+                .iter()
+                .all(|e| e.key.as_deref() == Some("prompt_delivered")),
+            "{entries:?}"
+        );
+    }
+}

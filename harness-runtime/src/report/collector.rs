@@ -10,33 +10,11 @@ use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
-
-use super::record::{Entry, KeptRoot, SnapshotDiff};
+use super::record::{Entry, KeptRoot, Lane, SnapshotDiff};
 
 /// A scenario's timeline keeps at most this many entries (repeats in a row count as one): a
 /// runaway stream must not make the report unreadable or the write slow.
 const MAX_ENTRIES: usize = 4000;
-
-/// The lane of the timeline an entry is drawn in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum Lane {
-    /// Root, spawn, the listening line, health.
-    Provisioning,
-    /// Prompts posted, the event stream by type, aborts, the turn's end.
-    Turn,
-    /// Model requests and the reply each got (or the miss).
-    Model,
-    /// Tool calls from start to end.
-    Tools,
-    /// Permission and question asks and their replies.
-    Asks,
-    /// Gate points armed, entered, released.
-    Gates,
-    /// Stop, sweep, kept roots.
-    Teardown,
-}
 
 /// What one scenario collected.
 #[derive(Debug)]

@@ -14,9 +14,9 @@ mod run;
 mod writer;
 
 pub(crate) use collector::{
-    Collector, Lane, install_on_this_thread, is_collecting, kept_root, note, note_keyed,
+    Collector, install_on_this_thread, is_collecting, kept_root, note, note_keyed,
     snapshot_mismatch,
 };
 pub(crate) use location::{report_dir, run_id};
-pub(crate) use record::{Outcome, ScenarioRecord};
+pub(crate) use record::{Lane, Outcome, ScenarioRecord};
 pub(crate) use writer::{regenerate, write_scenario};

@@ -2,7 +2,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::collector::Lane;
 use crate::redact::Redactor;
 
 /// How a scenario ended.
@@ -27,6 +26,26 @@ impl Outcome {
             Outcome::Passed => 3,
         }
     }
+}
+
+/// The lane of the timeline an entry is drawn in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Lane {
+    /// Root, spawn, the listening line, health.
+    Provisioning,
+    /// Prompts posted, the event stream by type, aborts, the turn's end.
+    Turn,
+    /// Model requests and the reply each got (or the miss).
+    Model,
+    /// Tool calls from start to end.
+    Tools,
+    /// Permission and question asks and their replies.
+    Asks,
+    /// Gate points armed, entered, released.
+    Gates,
+    /// Stop, sweep, kept roots.
+    Teardown,
 }
 
 /// One timestamped thing that happened during a scenario.

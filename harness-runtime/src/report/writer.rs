@@ -135,7 +135,7 @@ fn prune(runs: &Path, current: &str) {
         .filter(|e| e.file_name() != current)
         .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
         .collect();
-    others.sort_by(|a, b| b.0.cmp(&a.0));
+    others.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
     for (_, old) in others.into_iter().skip(OLDER_RUNS_KEPT) {
         let _ = fs::remove_dir_all(old);
     }
