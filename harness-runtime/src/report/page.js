@@ -137,6 +137,7 @@
   var tbody = document.querySelector('#scenarios tbody');
   var rows = [];
   data.scenarios.forEach(function (s, index) {
+    s.entries = s.entries || [];
     var note = s.failure ? s.failure.split('\n')[0] : (s.reason || '');
     var row = el('tr', { 'class': 'scenario', 'data-outcome': s.outcome, 'data-name': s.name, 'data-index': index }, [
       el('td', { 'class': 'name', text: s.name }),

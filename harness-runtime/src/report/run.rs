@@ -1,56 +1,72 @@
-//! A run: every scenario record of one run id, in the order the index shows them.
+//! A run: every scenario record of one run id, assembled into the page's data without parsing
+//! them again. Under nextest every process regenerates the page, so that must stay cheap for
+//! hundreds of scenarios: a record's file name carries its outcome's rank, and the order the index
+//! shows (failures first, then skips, ignored, passes; by name within each) and the counts come
+//! from the names alone.
 
-use serde::{Deserialize, Serialize};
+use super::location::sanitize;
+use super::record::ScenarioRecord;
 
-use super::record::{Outcome, ScenarioRecord};
-
-/// What the page renders.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct RunReport {
-    pub(crate) run_id: String,
-    pub(crate) counts: Counts,
-    /// Failures first, then skipped, ignored, passed; by name within each.
-    pub(crate) scenarios: Vec<ScenarioRecord>,
+/// `<rank>-<scenario>.json`: `0-topic__fails.json` sorts before `3-topic__passes.json`.
+pub(crate) fn file_name(record: &ScenarioRecord) -> String {
+    format!("{}-{}.json", record.outcome.rank(), sanitize(&record.name))
 }
 
-/// How many scenarios ended each way.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Counts {
-    pub(crate) total: usize,
-    pub(crate) failed: usize,
-    pub(crate) passed: usize,
-    pub(crate) skipped: usize,
-    pub(crate) ignored: usize,
+/// The file names the scenario's record has under the other outcomes (a retried scenario's
+/// earlier record, which its new one replaces).
+pub(crate) fn other_file_names(record: &ScenarioRecord) -> Vec<String> {
+    let rank = record.outcome.rank();
+    (0..4u8)
+        .filter(|other| *other != rank)
+        .map(|other| format!("{other}-{}.json", sanitize(&record.name)))
+        .collect()
 }
 
-impl RunReport {
-    pub(crate) fn new(run_id: &str, mut scenarios: Vec<ScenarioRecord>) -> Self {
-        scenarios.sort_by(|a, b| (a.outcome.rank(), &a.name).cmp(&(b.outcome.rank(), &b.name)));
-        let mut counts = Counts {
-            total: scenarios.len(),
-            ..Counts::default()
-        };
-        for scenario in &scenarios {
-            *match scenario.outcome {
-                Outcome::Failed => &mut counts.failed,
-                Outcome::Passed => &mut counts.passed,
-                Outcome::Skipped => &mut counts.skipped,
-                Outcome::Ignored => &mut counts.ignored,
-            } += 1;
-        }
-        RunReport {
-            run_id: run_id.to_owned(),
-            counts,
-            scenarios,
+/// The page's data, `{"counts":{…},"run_id":…,"scenarios":[…]}`, from every record of the run as
+/// `(file name, JSON text)`.
+pub(crate) fn assemble(run_id: &str, mut records: Vec<(String, String)>) -> String {
+    records.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut by_rank = [0usize; 4];
+    for (name, _) in &records {
+        if let Some(rank) = name.chars().next().and_then(|c| c.to_digit(10)) {
+            by_rank[(rank as usize).min(3)] += 1;
         }
     }
+    let head = serde_json::json!({
+        "run_id": run_id,
+        "counts": {
+            "total": records.len(),
+            "failed": by_rank[0],
+            "skipped": by_rank[1],
+            "ignored": by_rank[2],
+            "passed": by_rank[3],
+        },
+    })
+    .to_string();
+    let size = head.len()
+        + records
+            .iter()
+            .map(|(_, json)| json.len() + 1)
+            .sum::<usize>()
+        + 16;
+    let mut data = String::with_capacity(size);
+    data.push_str(head.strip_suffix('}').expect("an object"));
+    data.push_str(",\"scenarios\":[");
+    for (i, (_, json)) in records.iter().enumerate() {
+        if i > 0 {
+            data.push(',');
+        }
+        data.push_str(json.trim());
+    }
+    data.push_str("]}");
+    data
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::redact::Redactor;
-    use crate::report::record::{Entry, KeptRoot, Lane};
+    use crate::report::record::{Entry, KeptRoot, Lane, Outcome};
 
     const CANARY: &str = "sk-canary-5f0e1d2c3b4a";
 
@@ -109,9 +125,11 @@ mod tests {
         let records = [passed, skipped, failed]
             .into_iter()
             .map(|r| r.redacted(&redactor))
+            .map(|r| (file_name(&r), serde_json::to_string(&r).unwrap()))
             .collect();
-        let run = RunReport::new("run-1", records);
-        let json = serde_json::to_value(&run).unwrap();
+        let data = assemble("run-1", records);
+        let json: serde_json::Value = serde_json::from_str(&data).unwrap();
+        assert_eq!(json["run_id"], "run-1");
 
         let names: Vec<&str> = json["scenarios"]
             .as_array()
@@ -147,8 +165,6 @@ mod tests {
         let text = json.to_string();
         assert!(!text.contains(CANARY), "{text}");
         assert_eq!(text.matches("[secret]").count(), 4, "{text}");
-        let page = super::super::page::render(&run);
-        assert!(!page.contains(CANARY));
-        assert!(!redactor.contains_secret(&page));
+        assert!(!redactor.contains_secret(&data));
     }
 }

@@ -10,10 +10,9 @@ use std::time::{Duration, Instant};
 use nix::fcntl::{Flock, FlockArg};
 
 use super::error::ReportError;
-use super::location::sanitize;
 use super::page;
 use super::record::ScenarioRecord;
-use super::run::RunReport;
+use super::run;
 use crate::redact::Redactor;
 
 /// Runs kept besides the current one.
@@ -41,10 +40,10 @@ pub(crate) fn write_scenario(
     }
     let dir = runs_dir(report).join(run_id);
     fs::create_dir_all(&dir).map_err(ReportError::io("create", &dir))?;
-    atomic_write(
-        &dir.join(format!("{}.json", sanitize(&record.name))),
-        json.as_bytes(),
-    )
+    for stale in run::other_file_names(record) {
+        let _ = fs::remove_file(dir.join(stale));
+    }
+    atomic_write(&dir.join(run::file_name(record)), json.as_bytes())
 }
 
 /// Regenerates `index.html` from every record of `run_id` and returns its path.
@@ -52,7 +51,7 @@ pub(crate) fn regenerate(report: &Path, run_id: &str) -> Result<PathBuf, ReportE
     fs::create_dir_all(report).map_err(ReportError::io("create", report))?;
     let _lock = lock(&report.join(".lock"))?;
     let records = read_run(&runs_dir(report).join(run_id))?;
-    let html = page::render(&RunReport::new(run_id, records));
+    let html = page::render(&run::assemble(run_id, records));
     let index = report.join("index.html");
     atomic_write(&index, html.as_bytes())?;
     prune(&runs_dir(report), run_id);
@@ -97,9 +96,9 @@ fn lock(path: &Path) -> Result<Flock<fs::File>, ReportError> {
     }
 }
 
-/// Every record of the run (a record that does not parse, e.g. of another harness version, is
-/// left out).
-fn read_run(dir: &Path) -> Result<Vec<ScenarioRecord>, ReportError> {
+/// Every record of the run as `(file name, JSON text)`, unparsed (see `run::assemble`); a file
+/// that is not a record object is left out.
+fn read_run(dir: &Path) -> Result<Vec<(String, String)>, ReportError> {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -107,19 +106,16 @@ fn read_run(dir: &Path) -> Result<Vec<ScenarioRecord>, ReportError> {
     };
     let mut records = Vec::new();
     for entry in entries.flatten() {
-        let path = entry.path();
-        let is_record = path.extension().is_some_and(|e| e == "json")
-            && !path
-                .file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with('.'));
-        if !is_record {
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        if name.starts_with('.') || !name.ends_with(".json") {
             continue;
         }
-        if let Some(record) = fs::read(&path)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-        {
-            records.push(record);
+        if let Ok(text) = fs::read_to_string(entry.path()) {
+            if text.trim_start().starts_with('{') && text.trim_end().ends_with('}') {
+                records.push((name, text));
+            }
         }
     }
     Ok(records)
@@ -188,6 +184,32 @@ mod tests {
             .collect();
         runs.sort();
         assert_eq!(runs, ["r2", "r3", "r4"]);
+    }
+
+    /// A retried scenario (nextest's retries) shows once, as it ended last.
+    #[test]
+    fn a_retried_scenario_is_shown_as_it_ended_last() {
+        let report = tempfile::tempdir().unwrap();
+        let redactor = Redactor::default();
+        write_scenario(
+            report.path(),
+            "r",
+            &record("a::flaky", Outcome::Failed),
+            &redactor,
+        )
+        .unwrap();
+        write_scenario(
+            report.path(),
+            "r",
+            &record("a::flaky", Outcome::Passed),
+            &redactor,
+        )
+        .unwrap();
+        let index = regenerate(report.path(), "r").unwrap();
+        let html = fs::read_to_string(index).unwrap();
+        assert_eq!(html.matches("\"name\":\"a::flaky\"").count(), 1);
+        assert!(html.contains("\"outcome\":\"passed\""));
+        assert!(!html.contains("\"outcome\":\"failed\""));
     }
 
     #[test]
