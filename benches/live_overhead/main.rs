@@ -16,6 +16,7 @@ mod provisioning;
 mod raw;
 mod replay_turn;
 mod report;
+mod report_overhead;
 mod settings;
 mod sse;
 mod suite;
@@ -31,8 +32,9 @@ use common::{Bench, BenchError, progress};
 use report::{Figure, Target};
 use settings::Settings;
 
-const TARGETS: [(&str, Target); 4] = [
+const TARGETS: [(&str, Target); 5] = [
     ("provisioning", Target::AtMost(1.05)),
+    ("report_overhead", Target::AtMost(1.02)),
     ("turn", Target::AtMost(1.05)),
     ("replay_turn", Target::AtMost(1.05)),
     ("shared_speedup", Target::AtLeast(2.0)),
@@ -77,6 +79,8 @@ fn main() -> ExitCode {
          the same turn answered by the scripted model ({t} per side)\n  \
          shared_speedup: live suite wall time, LIVE_ISOLATION=server / shared; thread_scaling: \
          --test-threads 1 / 2 (filter {filter:?})\n  \
+         report_overhead: live suite wall time with the run report written / LIVE_REPORT=off, \
+         runs interleaved ({r} per side, same filter)\n  \
          also: fixture agent start-to-ready ({f} starts), scripted model time to first chunk \
          ({m} requests){quick}",
         n = settings.provisioning_pairs(),
@@ -84,6 +88,7 @@ fn main() -> ExitCode {
         f = settings.samples * 2,
         m = settings.samples * 10,
         filter = settings.suite_filter,
+        r = report_overhead::pairs(&settings),
         quick = if settings.quick {
             "\n  --quick: a short run, figures are indicative only"
         } else {
@@ -165,6 +170,7 @@ fn run(bench: &Bench) -> (Vec<Figure>, Vec<(&'static str, BenchError)>) {
             "replay_turn" => runtime.block_on(replay_turn::measure(bench)),
             "provisioning" => runtime.block_on(provisioning::measure(bench)),
             "suite" => suite::measure(bench),
+            "report" => report_overhead::measure(bench),
             _ => unreachable!("settings validates section names"),
         };
         match result {

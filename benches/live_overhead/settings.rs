@@ -11,13 +11,14 @@ pub const ONLY_ENV: &str = "LIVE_BENCH_ONLY";
 pub const SUITE_FILTER_ENV: &str = "LIVE_BENCH_SUITE_FILTER";
 
 /// The sections, in the order they run.
-pub const SECTIONS: [&str; 6] = [
+pub const SECTIONS: [&str; 7] = [
     "model",
     "fixture",
     "turn",
     "replay_turn",
     "provisioning",
     "suite",
+    "report",
 ];
 
 /// The run's settings.

@@ -160,7 +160,7 @@ fn tolerate_lone_skips(
 }
 
 /// `cargo test --test live --no-run`: the binary `cargo test --test live` runs.
-fn build(bench: &Bench) -> Result<PathBuf, BenchError> {
+pub fn build(bench: &Bench) -> Result<PathBuf, BenchError> {
     progress(
         SECTION,
         "building the live suite (cargo test --test live --no-run)",
@@ -197,7 +197,22 @@ fn run_suite(
     binary: &Path,
     config: Config,
 ) -> Result<(Duration, u64, BTreeMap<String, String>), BenchError> {
+    run_suite_with(bench, binary, config.isolation, config.threads, &[])
+}
+
+/// One run of the filtered suite under `isolation` (`None`: the default) with `threads` test
+/// threads and `env`: its wall time, the peak memory of what it started, every scenario's
+/// outcome.
+pub fn run_suite_with(
+    bench: &Bench,
+    binary: &Path,
+    isolation: Option<&'static str>,
+    threads: usize,
+    env: &[(&str, &str)],
+) -> Result<(Duration, u64, BTreeMap<String, String>), BenchError> {
+    let config = Config { isolation, threads };
     let mut command = Command::new(binary);
+    command.envs(env.iter().copied());
     if !bench.settings.suite_filter.is_empty() {
         command.arg(&bench.settings.suite_filter);
     }

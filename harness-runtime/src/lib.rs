@@ -40,6 +40,7 @@ pub mod opencode;
 mod process;
 mod progress;
 pub mod redact;
+mod report;
 mod requirements;
 pub mod runner;
 mod sandbox;

@@ -71,7 +71,14 @@ impl Session {
 
     /// Aborts the running turn.
     pub async fn abort(&self) -> Result<bool, ClientError> {
-        self.client.abort(self.id()).await
+        crate::report::note(crate::report::Lane::Turn, "abort posted", || {
+            self.id().to_owned()
+        });
+        let aborted = self.client.abort(self.id()).await;
+        crate::report::note(crate::report::Lane::Turn, "abort answered", || {
+            format!("{aborted:?}")
+        });
+        aborted
     }
 
     /// Deletes the session.
@@ -109,9 +116,16 @@ impl Session {
         let (mut events, baseline) = (events?, baseline?);
         let mut collector = TurnCollector::new(self.id(), baseline);
         self.client.prompt_async(self.id(), &prompt).await?;
+        crate::report::note(crate::report::Lane::Turn, "prompt posted", || {
+            format!("{}: {}", self.id(), prompt_text(&prompt))
+        });
         let result = self
             .collect(&mut events, &mut collector, &prompt.asks, deadline, ceiling)
             .await;
+        crate::report::note(crate::report::Lane::Turn, "turn ended", || match &result {
+            Ok(()) => "done".to_owned(),
+            Err(e) => e.to_string(),
+        });
         self.client
             .memory
             .remember_messages(self.id(), collector.message_ids());
@@ -191,6 +205,12 @@ impl Session {
                 Feed::Done => return Ok(()),
                 Feed::Ask(ask) => {
                     let answer = policy.decide(&ask);
+                    crate::report::note_keyed(
+                        crate::report::Lane::Asks,
+                        "answered",
+                        ask.id(),
+                        || format!("{answer:?}"),
+                    );
                     self.answer(&ask, &answer).await?;
                     collector.record_answer(ask.id(), answer);
                 }
@@ -254,5 +274,13 @@ impl Session {
             "{}; server: GET /permission {perms}; GET /question {questions}; GET /session/status {statuses}",
             collector.pending()
         ))
+    }
+}
+
+/// The prompt's text for the run report.
+fn prompt_text(prompt: &Prompt) -> String {
+    match &prompt.agent {
+        Some(agent) => format!("{} (agent {agent})", prompt.text),
+        None => prompt.text.clone(),
     }
 }

@@ -330,6 +330,7 @@ impl TurnCollector {
             return Feed::Ignored;
         }
         self.trace.push(event.type_name().to_string());
+        note_event(event);
         if self.idle_seen && self.incomplete().is_empty() && !matches!(result, Feed::Ask(_)) {
             self.done = true;
             return Feed::Done;
@@ -515,4 +516,66 @@ impl TurnCollector {
             }
         }
     }
+}
+
+/// The run report's turn, tools and asks lanes: the event by type, a tool part's status (one
+/// span per call), an ask.
+fn note_event(event: &Event) {
+    use crate::report::{Lane, is_collecting, note, note_keyed};
+    if !is_collecting() {
+        return;
+    }
+    match event {
+        Event::MessagePartUpdated { part, .. } if part.kind == "tool" => {
+            let tool = part.tool.as_deref().unwrap_or("tool");
+            let key = part.call_id.as_deref().unwrap_or(&part.id);
+            let Some(state) = &part.state else {
+                return note_keyed(Lane::Tools, tool, key, String::new);
+            };
+            let status = format!("{:?}", state.status).to_lowercase();
+            note_keyed(Lane::Tools, &format!("{tool} {status}"), key, || {
+                let mut text = state.input.to_string();
+                if let Some(error) = &state.error {
+                    text = format!("{text} → error: {error}");
+                } else if let Some(output) = &state.output {
+                    text = format!("{text} → {}", output.chars().take(300).collect::<String>());
+                }
+                text
+            });
+        }
+        Event::PermissionAsked(req) => {
+            note_keyed(Lane::Asks, "permission asked", &req.id, || {
+                format!("{req:?}")
+            });
+        }
+        Event::QuestionAsked(req) => {
+            note_keyed(Lane::Asks, "question asked", &req.id, || format!("{req:?}"));
+        }
+        Event::PermissionReplied {
+            request_id, reply, ..
+        } => {
+            note_keyed(Lane::Asks, "permission replied", request_id, || {
+                format!("{reply:?}")
+            });
+        }
+        Event::QuestionReplied {
+            request_id,
+            answers,
+            ..
+        } => {
+            note_keyed(Lane::Asks, "question replied", request_id, || {
+                format!("{answers:?}")
+            });
+        }
+        Event::QuestionRejected { request_id, .. } => {
+            note_keyed(Lane::Asks, "question rejected", request_id, String::new);
+        }
+        _ => {}
+    }
+    let kind = event.type_name();
+    note(Lane::Turn, kind, || match event {
+        Event::SessionStatus { status, .. } => format!("{status:?}"),
+        Event::SessionError { error, .. } => format!("{error:?}"),
+        _ => String::new(),
+    });
 }

@@ -121,7 +121,7 @@ pub(crate) fn assert_evidence(
     }
 
     let mut settings = insta::Settings::new();
-    settings.set_snapshot_path(dir);
+    settings.set_snapshot_path(dir.clone());
     settings.set_prepend_module_to_snapshot(false);
     if let Some(v) = &variant {
         settings.set_snapshot_suffix(v.clone());
@@ -141,16 +141,19 @@ pub(crate) fn assert_evidence(
         .map(String::as_str)
         .or_else(|| payload.downcast_ref::<&str>().copied());
     match native {
-        Some(message) if message.starts_with("snapshot assertion for") => panic!(
-            "{}",
-            redactor.redact(&format!(
-                "the evidence of `{}` does not match `{file}` (insta printed the diff above): \
+        Some(message) if message.starts_with("snapshot assertion for") => {
+            note_mismatch(&file, &dir.join(&name), evidence);
+            panic!(
+                "{}",
+                redactor.redact(&format!(
+                    "the evidence of `{}` does not match `{file}` (insta printed the diff above): \
                  review it with `cargo insta test --test {} --review`, or accept every \
                  pending snapshot with `cargo insta accept`",
-                info.name,
-                crate::test_target::running()
-            ))
-        ),
+                    info.name,
+                    crate::test_target::running()
+                ))
+            )
+        }
         Some(message) => panic!(
             "{}",
             redactor.redact(&format!(
@@ -160,6 +163,27 @@ pub(crate) fn assert_evidence(
         ),
         None => resume_unwind(payload),
     }
+}
+
+/// The run report's snapshot diff: the accepted snapshot against the new evidence (insta's
+/// `.snap.new` when it wrote one, else the evidence as JSON).
+fn note_mismatch(file: &str, accepted: &std::path::Path, evidence: &Evidence) {
+    if !crate::report::is_collecting() {
+        return;
+    }
+    let body = |text: String| match text.find("\n---\n") {
+        Some(at) => text[at + 5..].to_owned(),
+        None => text,
+    };
+    let old = std::fs::read_to_string(accepted)
+        .map(body)
+        .unwrap_or_default();
+    let mut pending = accepted.as_os_str().to_owned();
+    pending.push(".new");
+    let new = std::fs::read_to_string(&pending)
+        .map(body)
+        .unwrap_or_else(|_| serde_json::to_string_pretty(evidence).unwrap_or_default());
+    crate::report::snapshot_mismatch(file, old, new);
 }
 
 #[cfg(test)]

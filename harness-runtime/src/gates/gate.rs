@@ -71,8 +71,11 @@ impl Gate {
 
     /// Publishes "entered" and waits until the gate is released (at once if it already is).
     pub async fn enter(&self) {
+        use crate::report::{Lane, note_keyed};
+        note_keyed(Lane::Gates, "entered", &self.name, String::new);
         self.entered.publish();
         self.released.wait().await;
+        note_keyed(Lane::Gates, "released", &self.name, String::new);
     }
 
     /// Waits until an operation entered the gate, without a ceiling. Prefer
@@ -123,5 +126,39 @@ impl Gate {
             }
             None => "nothing called enter".to_owned(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::gates::{GatePoint, Gates};
+    use crate::report::{Collector, install_on_this_thread};
+
+    /// The run report's gates lane: a gate point armed, entered, then released, in that order.
+    #[tokio::test]
+    async fn a_gate_notes_armed_entered_and_released_for_the_report() {
+        let collector = Collector::new();
+        install_on_this_thread(Some(collector.clone()));
+        let gates = Arc::new(Gates::from_names(&[]).unwrap());
+        let gate = gates.arm(GatePoint::PromptDelivered);
+        let passing = {
+            let gates = gates.clone();
+            tokio::spawn(async move { gates.pass(GatePoint::PromptDelivered).await })
+        };
+        gate.wait_until_entered().await;
+        gate.release();
+        passing.await.unwrap();
+        install_on_this_thread(None);
+        let entries = collector.take().entries;
+        let kinds: Vec<&str> = entries.iter().map(|e| e.kind.as_str()).collect();
+        assert_eq!(kinds, ["armed", "entered", "released"]);
+        assert!(
+            entries
+                .iter()
+                .all(|e| e.key.as_deref() == Some("prompt_delivered")),
+            "{entries:?}"
+        );
     }
 }

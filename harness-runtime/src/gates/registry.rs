@@ -120,6 +120,9 @@ impl Gates {
             return armed.gate.clone();
         }
         let gate = Arc::new(Gate::armed(point, n, base, self.passes.clone()));
+        crate::report::note_keyed(crate::report::Lane::Gates, "armed", point.name(), || {
+            format!("pass {pass} of `{}`", point.name())
+        });
         if state.opened_for_good {
             gate.release();
         }

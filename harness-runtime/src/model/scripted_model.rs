@@ -62,6 +62,7 @@ impl Shared {
             let recorded = script.record(request, answer);
             (recorded, script.requests.len())
         };
+        note_request(&recorded);
         self.arrivals.send_replace(count);
         recorded
     }
@@ -78,8 +79,44 @@ impl Shared {
                 .expect("decide records the request");
             (recorded, reply, script.requests.len())
         };
+        note_request(&recorded);
         self.arrivals.send_replace(count);
         (recorded, reply)
+    }
+}
+
+/// The run report's model lane: the request and the answer it got.
+fn note_request(request: &ModelRequest) {
+    use crate::report::{Lane, note};
+    let kind = match &request.answer {
+        Answer::Miss | Answer::UnofferedTool { .. } => format!("request {} miss", request.seq + 1),
+        _ => format!("request {}", request.seq + 1),
+    };
+    note(Lane::Model, &kind, || {
+        let answer = match &request.answer {
+            Answer::Queue { reply } => format!("queued reply: {reply}"),
+            Answer::Rule { index, reply } => format!("rule {}: {reply}", index + 1),
+            Answer::Title => "title".to_owned(),
+            Answer::Miss => "nothing in the script answered it (HTTP 400)".to_owned(),
+            Answer::UnofferedTool { reply, tool } => {
+                format!("{reply} calls `{tool}`, which the request does not offer (HTTP 400)")
+            }
+            Answer::Cassette { interaction } => format!("cassette interaction {}", interaction + 1),
+            Answer::Relayed => "relayed to the real model".to_owned(),
+        };
+        let asked = request.last_user_text.as_deref().unwrap_or("");
+        format!(
+            "{answer} · asked: {} · tools offered: {}",
+            shorten(asked, 200),
+            request.tools_offered.len()
+        )
+    });
+}
+
+fn shorten(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
     }
 }
 

@@ -233,6 +233,18 @@ impl ServerProcess {
         match child.stop(grace, ceiling).await {
             Ok(report) => {
                 self.gates.count(Counter::ProcessExit);
+                crate::report::note(crate::report::Lane::Teardown, "stopped", || {
+                    format!(
+                        "{}{}; swept {} stray process(es)",
+                        report.status,
+                        if report.escalated {
+                            " after SIGKILL"
+                        } else {
+                            ""
+                        },
+                        report.swept
+                    )
+                });
                 self.log.mark(&format!(
                     "stopped: {}{}, {} stray process(es) killed",
                     report.status,
@@ -357,6 +369,9 @@ impl ServerProcess {
         self.log.mark(&format!("{START_MARK} 127.0.0.1:{port}"));
         let spawned =
             OwnedChild::spawn(command, &self.token).map_err(|e| spawn_error(e.to_string()))?;
+        crate::report::note(crate::report::Lane::Provisioning, "spawn", || {
+            command_line.clone()
+        });
         let mut child = spawned.child;
         let (port_tx, port_rx) = watch::channel(None);
         let (out_done, mut out_drained) = watch::channel(false);
@@ -375,6 +390,9 @@ impl ServerProcess {
         match ready::wait_ready(&child, port_rx, &self.http, ceiling).await {
             Ok(actual) => {
                 self.register_port(actual);
+                crate::report::note(crate::report::Lane::Provisioning, "ready", || {
+                    format!("127.0.0.1:{actual}")
+                });
                 self.port.store(actual, Ordering::SeqCst);
                 *self.running.lock().expect("server lock") = Some(child);
                 Ok(())
@@ -390,6 +408,9 @@ impl ServerProcess {
                 };
                 let _ = tokio::time::timeout(DRAIN_CEILING, drained).await;
                 let log_tail = self.log_tail(FAILURE_TAIL);
+                crate::report::note(crate::report::Lane::Provisioning, "not ready", || {
+                    format!("{not_ready:?}")
+                });
                 Err(match not_ready {
                     NotReady::Exited(status) => ProvisionError::ExitedBeforeReady {
                         status: status.to_string(),

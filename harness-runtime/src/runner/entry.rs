@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use super::{order, panic, registry, roles, trial, warm};
+use super::{order, panic, registry, report_hook, roles, trial, warm};
 use crate::{Scenario, settings};
 
 /// Runs every registered scenario with the libtest CLI and returns the libtest exit code.
@@ -37,5 +37,7 @@ pub fn run() -> ExitCode {
     let conclusion = libtest_mimic::run(&args, trials);
     // The runner owns the shared servers (`LIVE_ISOLATION=shared`): none outlives it.
     crate::opencode::shutdown_shared();
+    // Last, so its line is the runner's last: where the run report is.
+    report_hook::conclude();
     conclusion.exit_code()
 }

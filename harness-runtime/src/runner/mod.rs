@@ -6,6 +6,7 @@ mod entry;
 mod order;
 mod panic;
 mod registry;
+mod report_hook;
 mod roles;
 mod trial;
 mod warm;

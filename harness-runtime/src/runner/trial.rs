@@ -9,6 +9,7 @@ use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
 use super::admission::{self, Admission};
 use super::panic::{self as panics, RedactorCell};
+use super::report_hook::TrialReport;
 use crate::cassette::Resolution;
 use crate::live::ScenarioInfo;
 use crate::progress::{progress, seconds};
@@ -55,10 +56,21 @@ pub(crate) fn trial(scenario: &'static Scenario, mode: Mode) -> Trial {
     let flagged = (mode.list || mode.ignored)
         && (scenario.options.ignore.is_some()
             || matches!(admission::admit(scenario, mode.strict), Admission::Skip(_)));
-    Trial::ignorable_test(scenario.name(), move || run(scenario, mode)).with_ignored_flag(flagged)
+    Trial::ignorable_test(scenario.name(), move || {
+        let report = TrialReport::begin();
+        let result = run(scenario, mode, &report);
+        let ignored = scenario.options.ignore.is_some() && !mode.run_ignored;
+        report.end(scenario, ignored, &result);
+        result
+    })
+    .with_ignored_flag(flagged)
 }
 
-fn run(scenario: &'static Scenario, mode: Mode) -> Result<Completion, Failed> {
+fn run(
+    scenario: &'static Scenario,
+    mode: Mode,
+    report: &TrialReport,
+) -> Result<Completion, Failed> {
     let name = scenario.name();
     if let Some(reason) = scenario.options.ignore {
         if !mode.run_ignored {
@@ -66,7 +78,7 @@ fn run(scenario: &'static Scenario, mode: Mode) -> Result<Completion, Failed> {
         }
     }
     match admission::admit(scenario, mode.strict) {
-        Admission::Run(resolution) => execute(scenario, name, mode, &resolution),
+        Admission::Run(resolution) => execute(scenario, name, mode, &resolution, report),
         // A missing requirement under LIVE_STRICT, recording without the real model, replaying
         // without a cassette.
         Admission::Fail(message) => Err(message.into()),
@@ -83,11 +95,13 @@ fn execute(
     name: String,
     mode: Mode,
     resolution: &Resolution,
+    report: &TrialReport,
 ) -> Result<Completion, Failed> {
     let started = Instant::now();
     let cell = RedactorCell::default();
     let _panics = panics::redact_on_this_thread(cell.clone());
-    let runtime = runtime(&cell).map_err(|e| {
+    let _collecting = CollectingGuard::install(report.collector());
+    let runtime = runtime(&cell, report.collector()).map_err(|e| {
         Failed::from(format!(
             "could not start the tokio runtime of `{name}`: {e}"
         ))
@@ -147,6 +161,7 @@ fn execute(
         ))),
     };
     let skip = live.skip.take();
+    report.ran(&live, resolution);
     {
         // The slots' `Drop` fallbacks may need the runtime's context.
         let _context = runtime.enter();
@@ -183,15 +198,40 @@ fn execute(
 }
 
 /// A runtime per trial: a scenario cannot starve or poison another one's tasks.
-fn runtime(cell: &RedactorCell) -> std::io::Result<tokio::runtime::Runtime> {
+fn runtime(
+    cell: &RedactorCell,
+    collector: Option<Arc<crate::report::Collector>>,
+) -> std::io::Result<tokio::runtime::Runtime> {
     let on_start = cell.clone();
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .thread_name("live-scenario-worker")
-        .on_thread_start(move || panics::set_for_this_thread(Some(on_start.clone())))
-        .on_thread_stop(|| panics::set_for_this_thread(None))
+        .on_thread_start(move || {
+            panics::set_for_this_thread(Some(on_start.clone()));
+            crate::report::install_on_this_thread(collector.clone());
+        })
+        .on_thread_stop(|| {
+            panics::set_for_this_thread(None);
+            crate::report::install_on_this_thread(None);
+        })
         .build()
+}
+
+/// The run report's collector on the trial thread, until the trial ends.
+struct CollectingGuard;
+
+impl CollectingGuard {
+    fn install(collector: Option<Arc<crate::report::Collector>>) -> Self {
+        crate::report::install_on_this_thread(collector);
+        CollectingGuard
+    }
+}
+
+impl Drop for CollectingGuard {
+    fn drop(&mut self) {
+        crate::report::install_on_this_thread(None);
+    }
 }
 
 fn timeout_message(scenario: &Scenario, name: &str, ceiling: Duration) -> String {

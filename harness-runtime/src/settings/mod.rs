@@ -16,7 +16,8 @@ pub(crate) use internal::{FixtureAgentEnv, Role, in_helper_role, role, sandbox_l
 pub(crate) use names::*;
 pub(crate) use rule::{Flaw, raw, text};
 pub(crate) use user::{
-    CassetteMode, cassette_dir, cassette_mode, check_all, fixture_bin, isolation, keep_roots,
-    opencode_bin, sandbox_setting, snapshot_dir, strict, strict_setting, timeout_scale,
+    CassetteMode, ReportPlace, cassette_dir, cassette_mode, check_all, fixture_bin, isolation,
+    keep_roots, opencode_bin, report_place, sandbox_setting, snapshot_dir, strict, strict_setting,
+    timeout_scale,
 };
 pub use user::{Isolation, scaled};

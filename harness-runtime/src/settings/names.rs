@@ -25,6 +25,8 @@ pub(crate) const CASSETTE: &str = "LIVE_CASSETTE";
 pub(crate) const CASSETTE_DIR: &str = "LIVE_CASSETTE_DIR";
 /// `LIVE_SANDBOX`: whether agents run confined by Landlock (on by default).
 pub(crate) const SANDBOX: &str = "LIVE_SANDBOX";
+/// `LIVE_REPORT=<dir>|off`: where the run report goes, instead of `<target dir>/live-report`.
+pub(crate) const REPORT: &str = "LIVE_REPORT";
 /// `OPENCODE_CONFIG_CONTENT`: the user's OpenCode config of a real-model scenario (and the
 /// variable every agent gets its config through).
 pub(crate) const CONFIG_CONTENT: &str = "OPENCODE_CONFIG_CONTENT";

@@ -122,6 +122,24 @@ const CASSETTE_DIR: Setting<PathBuf> = Setting {
     parse: path,
 };
 
+/// Where the run report goes (`LIVE_REPORT`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ReportPlace {
+    /// `off` (or `0`, `false`, `no`): no report.
+    Off,
+    /// This folder (a relative one is taken from the working directory).
+    Dir(PathBuf),
+}
+
+const REPORT: Setting<ReportPlace> = Setting {
+    name: names::REPORT,
+    expected: "a directory for the run report, or `off`",
+    parse: |text| match text {
+        "off" | "0" | "false" | "no" => Some(ReportPlace::Off),
+        _ => path(text).map(ReportPlace::Dir),
+    },
+};
+
 /// Every user setting, checked before any trial: a mistake is reported at once, not when the
 /// scenario that reads it runs (or, for a flag, never, running lax).
 pub(crate) fn check_all() -> Result<(), Vec<InvalidSetting>> {
@@ -136,6 +154,7 @@ pub(crate) fn check_all() -> Result<(), Vec<InvalidSetting>> {
         SNAPSHOT_DIR.read().err(),
         CASSETTE.read().err(),
         CASSETTE_DIR.read().err(),
+        REPORT.read().err(),
     ]
     .into_iter()
     .flatten()
@@ -208,6 +227,11 @@ pub(crate) fn cassette_mode() -> Result<CassetteMode, InvalidSetting> {
 /// `LIVE_CASSETTE_DIR`, if set.
 pub(crate) fn cassette_dir() -> Result<Option<PathBuf>, InvalidSetting> {
     CASSETTE_DIR.read()
+}
+
+/// `LIVE_REPORT`, if set.
+pub(crate) fn report_place() -> Result<Option<ReportPlace>, InvalidSetting> {
+    REPORT.read()
 }
 
 #[cfg(test)]
@@ -346,6 +370,22 @@ mod tests {
                 .test_read("")
                 .unwrap_err()
                 .contains("LIVE_CASSETTE is empty")
+        );
+    }
+
+    #[test]
+    fn the_report_is_a_folder_or_off() {
+        assert_eq!(REPORT.parse_raw(None), Ok(None));
+        assert_eq!(REPORT.test_read("off"), Ok(Some(ReportPlace::Off)));
+        assert_eq!(
+            REPORT.test_read("out/report"),
+            Ok(Some(ReportPlace::Dir(PathBuf::from("out/report"))))
+        );
+        assert!(
+            REPORT
+                .test_read("")
+                .unwrap_err()
+                .starts_with("LIVE_REPORT is empty")
         );
     }
 }

@@ -1,0 +1,184 @@
+(function () {
+  'use strict';
+  var LANES = ['provisioning', 'turn', 'model', 'tools', 'asks', 'gates', 'teardown'];
+  var data = JSON.parse(document.getElementById('run-data').textContent);
+
+  function el(tag, attrs, children) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) {
+      if (k === 'text') { node.textContent = attrs[k]; } else { node.setAttribute(k, attrs[k]); }
+    });
+    (children || []).forEach(function (c) { if (c) { node.appendChild(c); } });
+    return node;
+  }
+  function ms(v) { return v >= 1000 ? (v / 1000).toFixed(2) + ' s' : Math.round(v) + ' ms'; }
+
+  var c = data.counts;
+  var summary = document.getElementById('summary');
+  [['total', c.total], ['failed', c.failed], ['passed', c.passed], ['skipped', c.skipped], ['ignored', c.ignored]]
+    .forEach(function (p) {
+      summary.appendChild(el('span', { id: 'count-' + p[0], 'class': 'outcome-' + p[0], text: p[1] + ' ' + p[0] }));
+    });
+  summary.appendChild(el('span', { 'class': 'run', text: 'run ' + data.run_id }));
+
+  function timeline(s) {
+    var end = s.duration_ms;
+    s.entries.forEach(function (e) { end = Math.max(end, e.at_ms); });
+    end = Math.max(end, 1);
+    var pct = function (t) { return (100 * t / end).toFixed(3) + '%'; };
+    var box = el('div', { 'class': 'timeline' });
+    var axis = el('div', { 'class': 'axis' }, [el('div', { 'class': 'axis-label', text: 'time' })]);
+    var axisTrack = el('div', { 'class': 'track' });
+    [0, 0.25, 0.5, 0.75, 1].forEach(function (f) {
+      var tick = el('span', { 'class': 'tick', text: ms(f * end) });
+      tick.style.left = pct(f * end);
+      axisTrack.appendChild(tick);
+    });
+    axis.appendChild(axisTrack);
+    box.appendChild(axis);
+    LANES.forEach(function (lane) {
+      var entries = s.entries.filter(function (e) { return e.lane === lane; });
+      var track = el('div', { 'class': 'track' });
+      var spans = {};
+      entries.forEach(function (e) {
+        if (e.key) {
+          var sp = spans[e.key] || (spans[e.key] = { from: e.at_ms, to: e.at_ms, label: [] });
+          sp.to = Math.max(sp.to, e.at_ms);
+          sp.label.push(e.kind);
+        }
+      });
+      Object.keys(spans).forEach(function (key) {
+        var sp = spans[key];
+        var bar = el('div', { 'class': 'span', title: key + ': ' + sp.label.join(' → ') });
+        bar.style.left = pct(sp.from);
+        bar.style.width = pct(Math.max(sp.to - sp.from, end / 400));
+        track.appendChild(bar);
+      });
+      entries.forEach(function (e) {
+        var miss = /miss/.test(e.kind) || /miss/.test(e.text);
+        var mark = el('div', { 'class': 'mark' + (miss ? ' miss' : ''), title: ms(e.at_ms) + ' ' + e.kind + (e.text ? ': ' + e.text : '') });
+        mark.style.left = pct(e.at_ms);
+        track.appendChild(mark);
+      });
+      box.appendChild(el('div', { 'class': 'lane lane-' + lane, 'data-lane': lane }, [
+        el('div', { 'class': 'lane-label', text: lane + ' (' + entries.length + ')' }), track
+      ]));
+    });
+    return box;
+  }
+
+  function entryTable(s) {
+    var table = el('table', { 'class': 'entries' });
+    s.entries.forEach(function (e) {
+      table.appendChild(el('tr', { 'class': 'entry lane-' + e.lane }, [
+        el('td', { 'class': 't', text: ms(e.at_ms) }),
+        el('td', { 'class': 'l', text: e.lane }),
+        el('td', { 'class': 'k', text: e.kind + (e.count > 1 ? ' ×' + e.count : '') }),
+        el('td', { 'class': 'x', text: e.text || '' })
+      ]));
+    });
+    return table;
+  }
+
+  // A line diff (longest common subsequence): small inputs, a snapshot each.
+  function diff(a, b) {
+    var x = a.split('\n'), y = b.split('\n');
+    var n = x.length, m = y.length, i, j;
+    if (n * m > 4000000) { return [['del', a], ['add', b]]; }
+    var dp = [];
+    for (i = 0; i <= n; i++) { dp.push(new Array(m + 1).fill(0)); }
+    for (i = n - 1; i >= 0; i--) {
+      for (j = m - 1; j >= 0; j--) {
+        dp[i][j] = x[i] === y[j] ? dp[i + 1][j + 1] + 1 : Math.max(dp[i + 1][j], dp[i][j + 1]);
+      }
+    }
+    var out = [];
+    i = 0; j = 0;
+    while (i < n && j < m) {
+      if (x[i] === y[j]) { out.push(['same', x[i]]); i++; j++; }
+      else if (dp[i + 1][j] >= dp[i][j + 1]) { out.push(['del', x[i++]]); }
+      else { out.push(['add', y[j++]]); }
+    }
+    while (i < n) { out.push(['del', x[i++]]); }
+    while (j < m) { out.push(['add', y[j++]]); }
+    return out;
+  }
+
+  function section(title, node) {
+    return el('div', { 'class': 'section' }, [el('h3', { text: title }), node]);
+  }
+
+  function details(s) {
+    var box = el('div', { 'class': 'details' });
+    if (s.failure) { box.appendChild(section('Failure', el('pre', { 'class': 'failure', text: s.failure }))); }
+    if (s.reason) { box.appendChild(section('Reason', el('pre', { text: s.reason }))); }
+    if (s.entries.length) {
+      box.appendChild(section('Timeline', timeline(s)));
+      box.appendChild(section('In order', entryTable(s)));
+    }
+    if (s.snapshot) {
+      var pre = el('pre', { 'class': 'diff' });
+      diff(s.snapshot.accepted, s.snapshot.new).forEach(function (d) {
+        var prefix = d[0] === 'add' ? '+ ' : d[0] === 'del' ? '- ' : '  ';
+        pre.appendChild(el('span', { 'class': d[0], text: prefix + d[1] + '\n' }));
+      });
+      box.appendChild(section('Snapshot diff: ' + s.snapshot.file + ' (- accepted, + new)', pre));
+    }
+    if (s.evidence && s.evidence.length) {
+      var text = s.evidence.map(function (kv) { return kv[0] + ': ' + JSON.stringify(kv[1], null, 2); }).join('\n');
+      box.appendChild(section('Evidence as recorded', el('pre', { 'class': 'evidence', text: text })));
+    }
+    (s.kept_roots || []).forEach(function (k) {
+      box.appendChild(section('Kept root: ' + k.path, el('pre', { 'class': 'log-tail', text: k.log_tail || '(no server output)' })));
+    });
+    return box;
+  }
+
+  var tbody = document.querySelector('#scenarios tbody');
+  var rows = [];
+  data.scenarios.forEach(function (s, index) {
+    s.entries = s.entries || [];
+    var note = s.failure ? s.failure.split('\n')[0] : (s.reason || '');
+    var row = el('tr', { 'class': 'scenario', 'data-outcome': s.outcome, 'data-name': s.name, 'data-index': index }, [
+      el('td', { 'class': 'name', text: s.name }),
+      el('td', { 'class': 'outcome outcome-' + s.outcome, text: s.outcome }),
+      el('td', { 'class': 'duration', text: ms(s.duration_ms) }),
+      el('td', { text: s.agent }),
+      el('td', { text: s.isolation }),
+      el('td', { text: s.model }),
+      el('td', { 'class': 'note', text: note, title: note })
+    ]);
+    var detail = null;
+    var toggle = function () {
+      if (!detail) {
+        detail = el('tr', { 'class': 'detail' }, [el('td', { colspan: '7' }, [details(s)])]);
+        row.parentNode.insertBefore(detail, row.nextSibling);
+      } else {
+        detail.classList.toggle('hidden');
+      }
+    };
+    row.addEventListener('click', toggle);
+    tbody.appendChild(row);
+    rows.push({ row: row, s: s, detail: function () { return detail; }, open: toggle });
+  });
+  // A failure opens on its timeline, as the first few failures of a run.
+  rows.filter(function (r) { return r.s.outcome === 'failed'; }).slice(0, 3).forEach(function (r) { r.open(); });
+
+  var outcomeFilter = document.getElementById('outcome-filter');
+  var nameFilter = document.getElementById('name-filter');
+  function applyFilters() {
+    var outcome = outcomeFilter.value, name = nameFilter.value.toLowerCase(), shown = 0;
+    rows.forEach(function (r) {
+      var visible = (!outcome || r.s.outcome === outcome) && r.s.name.toLowerCase().indexOf(name) >= 0;
+      r.row.classList.toggle('hidden', !visible);
+      var d = r.detail();
+      if (d && !visible) { d.classList.add('hidden'); }
+      if (visible) { shown++; }
+    });
+    document.getElementById('shown').textContent = shown + ' of ' + rows.length + ' shown';
+  }
+  outcomeFilter.addEventListener('change', applyFilters);
+  nameFilter.addEventListener('input', applyFilters);
+  applyFilters();
+  document.body.setAttribute('data-rendered', String(rows.length));
+})();

@@ -1,0 +1,210 @@
+//! The data of a run as the page reads it: one record per scenario, serialized as JSON.
+
+use serde::{Deserialize, Serialize};
+
+use crate::redact::Redactor;
+
+/// How a scenario ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Outcome {
+    Failed,
+    Passed,
+    /// Not run: a missing requirement, or the scenario said so (`live.skip`).
+    Skipped,
+    /// `ignore = "…"` without `--ignored`.
+    Ignored,
+}
+
+impl Outcome {
+    /// Failures first, then what did not run, then passes: the order of the index.
+    pub(crate) fn rank(self) -> u8 {
+        match self {
+            Outcome::Failed => 0,
+            Outcome::Skipped => 1,
+            Outcome::Ignored => 2,
+            Outcome::Passed => 3,
+        }
+    }
+}
+
+/// The lane of the timeline an entry is drawn in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Lane {
+    /// Root, spawn, the listening line, health.
+    Provisioning,
+    /// Prompts posted, the event stream by type, aborts, the turn's end.
+    Turn,
+    /// Model requests and the reply each got (or the miss).
+    Model,
+    /// Tool calls from start to end.
+    Tools,
+    /// Permission and question asks and their replies.
+    Asks,
+    /// Gate points armed, entered, released.
+    Gates,
+    /// Stop, sweep, kept roots.
+    Teardown,
+}
+
+/// One timestamped thing that happened during a scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Entry {
+    /// Milliseconds since the scenario started.
+    pub(crate) at_ms: f64,
+    pub(crate) lane: Lane,
+    /// What happened, short (`spawn`, `session.idle`, `request 1`, `bash running`).
+    pub(crate) kind: String,
+    /// The detail.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub(crate) text: String,
+    /// Entries of one key are one span on the timeline (a tool call from start to end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) key: Option<String>,
+    /// How many identical entries in a row this one stands for (streamed deltas).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub(crate) count: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+/// The accepted snapshot and the new evidence, when they did not match.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct SnapshotDiff {
+    pub(crate) file: String,
+    pub(crate) accepted: String,
+    pub(crate) new: String,
+}
+
+/// A kept root and the tail of its server's log.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct KeptRoot {
+    pub(crate) path: String,
+    pub(crate) log_tail: String,
+}
+
+/// Everything the report shows of one scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct ScenarioRecord {
+    /// `<topic>::<fn>`.
+    pub(crate) name: String,
+    pub(crate) outcome: Outcome,
+    /// Why it was skipped or ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) reason: Option<String>,
+    pub(crate) duration_ms: u64,
+    /// `opencode` or `fixture`.
+    pub(crate) agent: String,
+    /// `server` or `shared`.
+    pub(crate) isolation: String,
+    /// `scripted`, `cassette (replay)`, `real`, …
+    pub(crate) model: String,
+    #[serde(default)]
+    pub(crate) entries: Vec<Entry>,
+    /// The evidence as recorded (already redacted by the recorder), key by key.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) evidence: Vec<(String, serde_json::Value)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) snapshot: Option<SnapshotDiff>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) failure: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) kept_roots: Vec<KeptRoot>,
+}
+
+impl ScenarioRecord {
+    /// A record without a timeline (ignored, skipped or failed before its body).
+    pub(crate) fn bare(name: &str, outcome: Outcome, options: &crate::ScenarioOptions) -> Self {
+        ScenarioRecord {
+            name: name.to_owned(),
+            outcome,
+            reason: None,
+            duration_ms: 0,
+            agent: agent_name(options.agent).to_owned(),
+            isolation: isolation_name(options).to_owned(),
+            model: if options.cassette {
+                "cassette".to_owned()
+            } else if options.requires.contains(&crate::settings::CONFIG_CONTENT) {
+                "real".to_owned()
+            } else {
+                "scripted".to_owned()
+            },
+            entries: Vec::new(),
+            evidence: Vec::new(),
+            snapshot: None,
+            failure: None,
+            kept_roots: Vec::new(),
+        }
+    }
+
+    /// Every string through `redactor`: the one place the report's text is redacted. A kept
+    /// root's path is restored afterwards (it is the user's way to the evidence, as the runner
+    /// prints it), secrets in it are not.
+    pub(crate) fn redacted(mut self, redactor: &Redactor) -> Self {
+        let text = |s: &mut String| *s = redactor.redact(s);
+        text(&mut self.name);
+        self.reason.as_mut().map(text);
+        text(&mut self.model);
+        for entry in &mut self.entries {
+            text(&mut entry.kind);
+            text(&mut entry.text);
+            entry.key.as_mut().map(text);
+        }
+        for (key, value) in &mut self.evidence {
+            text(key);
+            redact_strings(value, redactor);
+        }
+        if let Some(diff) = &mut self.snapshot {
+            text(&mut diff.file);
+            text(&mut diff.accepted);
+            text(&mut diff.new);
+        }
+        self.failure.as_mut().map(text);
+        for kept in &mut self.kept_roots {
+            kept.path = redactor.restore_paths(&redactor.redact(&kept.path));
+            text(&mut kept.log_tail);
+        }
+        self
+    }
+}
+
+/// Redacts every string (and key) of `value`, leaving numbers as they are.
+fn redact_strings(value: &mut serde_json::Value, redactor: &Redactor) {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => *s = redactor.redact(s),
+        Value::Array(items) => items.iter_mut().for_each(|v| redact_strings(v, redactor)),
+        Value::Object(map) => {
+            let taken = std::mem::take(map);
+            for (key, mut v) in taken {
+                redact_strings(&mut v, redactor);
+                map.insert(redactor.redact(&key), v);
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+fn agent_name(kind: crate::AgentKind) -> &'static str {
+    match kind {
+        crate::AgentKind::OpenCode => "opencode",
+        crate::AgentKind::Fixture => "fixture",
+    }
+}
+
+fn isolation_name(options: &crate::ScenarioOptions) -> &'static str {
+    let level = options
+        .isolation
+        .unwrap_or_else(|| crate::settings::isolation().unwrap_or(crate::Isolation::Server));
+    match level {
+        crate::Isolation::Server => "server",
+        crate::Isolation::Shared => "shared",
+    }
+}

@@ -1,0 +1,144 @@
+//! The runner's side of the run report: a collector per trial, a record when it ends, the
+//! index regenerated once when the run ends (per process: under nextest every process adds its
+//! scenario to the same run's report).
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use libtest_mimic::{Completion, Failed};
+
+use crate::Scenario;
+use crate::cassette::{ModelPlan, Resolution};
+use crate::redact::Redactor;
+use crate::report::{self, Collector, Outcome, ScenarioRecord};
+
+/// The report folder of this process, `None` when off.
+fn dir() -> Option<&'static PathBuf> {
+    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
+    DIR.get_or_init(report::report_dir).as_ref()
+}
+
+/// Whether this process wrote a record: a process that ran none (a filter that matched nothing
+/// in this test binary) leaves the report as it is.
+static WROTE: AtomicBool = AtomicBool::new(false);
+
+/// One trial's part of the report.
+pub(crate) struct TrialReport {
+    started: Instant,
+    collector: Option<Arc<Collector>>,
+    ran: RefCell<Option<Ran>>,
+}
+
+/// What only a scenario whose body ran has.
+struct Ran {
+    redactor: Arc<Redactor>,
+    evidence: Vec<(String, serde_json::Value)>,
+    model: String,
+}
+
+impl TrialReport {
+    /// Starts collecting (nothing when the report is off).
+    pub(crate) fn begin() -> Self {
+        TrialReport {
+            started: Instant::now(),
+            collector: dir().map(|_| Collector::new()),
+            ran: RefCell::new(None),
+        }
+    }
+
+    /// The collector the trial's threads note into.
+    pub(crate) fn collector(&self) -> Option<Arc<Collector>> {
+        self.collector.clone()
+    }
+
+    /// What the body's run adds: the redactor, the evidence and the model it talked to.
+    pub(crate) fn ran(&self, live: &crate::Live, resolution: &Resolution) {
+        if self.collector.is_none() {
+            return;
+        }
+        *self.ran.borrow_mut() = Some(Ran {
+            redactor: Arc::clone(live.redactor()),
+            evidence: live.evidence().entries(),
+            model: model_name(resolution),
+        });
+    }
+
+    /// Writes the trial's record; a report that cannot be written is said on stderr and never
+    /// changes the trial's result.
+    pub(crate) fn end(
+        self,
+        scenario: &Scenario,
+        ignored: bool,
+        result: &Result<Completion, Failed>,
+    ) {
+        let (Some(dir), Some(collector)) = (dir(), self.collector) else {
+            return;
+        };
+        let (outcome, reason, failure) = match result {
+            Ok(Completion::Completed) => (Outcome::Passed, None, None),
+            Ok(Completion::Ignored { reason }) if ignored => {
+                (Outcome::Ignored, reason.clone(), None)
+            }
+            Ok(Completion::Ignored { reason }) => (Outcome::Skipped, reason.clone(), None),
+            Err(failed) => (Outcome::Failed, None, failed.message().map(str::to_owned)),
+        };
+        let name = scenario.name();
+        let mut record = ScenarioRecord::bare(&name, outcome, &scenario.options);
+        record.reason = reason;
+        record.failure = failure;
+        record.duration_ms = self.started.elapsed().as_millis() as u64;
+        let collected = collector.take();
+        record.entries = collected.entries;
+        record.snapshot = collected.snapshot;
+        record.kept_roots = collected.kept_roots;
+        if record.entries.iter().any(|e| e.kind == "shared server") {
+            record.isolation = "shared".to_owned();
+        } else if record.entries.iter().any(|e| e.kind == "spawn") {
+            record.isolation = "server".to_owned();
+        }
+        let ran = self.ran.into_inner();
+        let redactor = match ran {
+            Some(ran) => {
+                record.evidence = ran.evidence;
+                record.model = ran.model;
+                ran.redactor
+            }
+            None => Arc::new(Redactor::for_scenario()),
+        };
+        let record = record.redacted(&redactor);
+        match report::write_scenario(dir, report::run_id(), &record, &redactor) {
+            Ok(()) => WROTE.store(true, Ordering::SeqCst),
+            Err(e) => crate::progress::progress(&name, &format!("run report: {e}")),
+        }
+    }
+}
+
+fn model_name(resolution: &Resolution) -> String {
+    match (&resolution.plan, resolution.is_cassette()) {
+        (ModelPlan::Scripted, _) => "scripted",
+        (ModelPlan::Replay { .. }, _) => "cassette (replay)",
+        (ModelPlan::Record { .. }, _) => "real (recording a cassette)",
+        (ModelPlan::Live, true) => "real (cassette scenario, live)",
+        (ModelPlan::Live, false) => "real",
+    }
+    .to_owned()
+}
+
+/// Regenerates the index from every record of this run and names it on stderr (the runner's
+/// last line). Nothing when the report is off or this process wrote no record.
+pub(crate) fn conclude() {
+    let Some(dir) = dir().filter(|_| WROTE.load(Ordering::SeqCst)) else {
+        return;
+    };
+    match report::regenerate(dir, report::run_id()) {
+        Ok(index) => {
+            let cwd = std::env::current_dir().unwrap_or_default();
+            let shown = index.strip_prefix(&cwd).unwrap_or(&index);
+            eprintln!("live report: {}", shown.display());
+        }
+        Err(e) => eprintln!("live report: not written: {e}"),
+    }
+}

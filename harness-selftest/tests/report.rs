@@ -1,0 +1,427 @@
+//! The run report (issue #19), seen as a user sees it: a run of the scenario binary with two
+//! failures (the secret canary's real OpenCode turn, and evidence that does not match its
+//! snapshot), a pass, a skip and an ignored scenario, as five processes of one nextest run
+//! (`NEXTEST_RUN_ID`) writing into one report folder at once.
+//! The data behind the page is checked as JSON; the page itself in headless Chromium.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Duration;
+
+use harness_runtime::scaled;
+use harness_selftest::files::files_under;
+use harness_selftest::prerequisites::{self, Prerequisite::OpenCode};
+use harness_selftest::run::Finished;
+use harness_selftest::sandbox::{Sandbox, unique};
+use harness_selftest::test;
+use serde_json::Value;
+
+/// The scenario binary.
+const SCENARIOS: &str = env!("CARGO_BIN_EXE_selftest-scenarios");
+/// The ceiling of one run of the scenario binary, before scaling.
+const RUN_CEILING: Duration = Duration::from_secs(300);
+/// The scenarios of the run and the exit code of each one's process.
+const RUN: &[(&str, i32)] = &[
+    ("canary::secrets_never_leak", 101),
+    (MISMATCH, 101),
+    ("outcomes::passes", 0),
+    ("requirements::needs_token", 0),
+    ("skips::ignored_with_reason", 0),
+];
+/// The scenario whose evidence does not match the snapshot the test accepted for it.
+const MISMATCH: &str = "snapshot::names_its_own_file";
+/// How to get the browser the page test needs.
+const INSTALL_CHROMIUM: &str = "chromium is not installed: the run report's page test needs \
+     headless Chromium; install it with `sudo apt-get install -y --no-install-recommends chromium` \
+     (Debian/Ubuntu), or put a `chromium` on PATH";
+
+fn main() -> ExitCode {
+    prerequisites::run([
+        test!(a_run_report_holds_every_outcome_failures_first_with_a_timeline_and_no_canary)
+            .needs(OpenCode),
+        test!(the_report_renders_in_chromium_with_counts_failures_first_and_lanes).needs(OpenCode),
+    ])
+}
+
+/// A finished run and its report folder.
+struct ReportRun {
+    report: tempfile::TempDir,
+    canaries: [String; 2],
+    outs: Vec<Finished>,
+    _sandbox: Sandbox,
+    _snapshots: tempfile::TempDir,
+}
+
+impl ReportRun {
+    fn index(&self) -> PathBuf {
+        self.report.path().join("index.html")
+    }
+
+    /// The data the page renders, read back from its inline JSON.
+    fn data(&self) -> Value {
+        let html = std::fs::read_to_string(self.index())
+            .unwrap_or_else(|e| panic!("no index.html ({e})\n{}", self.outputs()));
+        let open = "<script type=\"application/json\" id=\"run-data\">";
+        let start = html.find(open).expect("the inline data") + open.len();
+        let end = start + html[start..].find("</script>").expect("its end");
+        serde_json::from_str(&html[start..end]).expect("the inline data is JSON")
+    }
+
+    fn outputs(&self) -> String {
+        self.outs.iter().map(|o| format!("{o}\n")).collect()
+    }
+}
+
+/// Runs the five scenarios as five processes of one run, all at once, into one report folder.
+fn report_run() -> ReportRun {
+    let sandbox = Sandbox::new();
+    let report = tempfile::tempdir().unwrap();
+    let snapshots = tempfile::tempdir().unwrap();
+    let canaries = [unique("reportkey"), unique("reportword")];
+    let run_id = unique("nextest-run");
+    accept_a_different_snapshot(&sandbox, snapshots.path());
+    let running: Vec<_> = RUN
+        .iter()
+        .map(|(name, _)| {
+            let mut command = sandbox.command(SCENARIOS, &["--exact", name]);
+            command.envs([
+                ("LIVE_REPORT", report.path().to_str().unwrap()),
+                ("NEXTEST_RUN_ID", &run_id),
+                ("CANARY_API_KEY", &canaries[0]),
+                ("CANARY_PLAIN", &canaries[1]),
+                ("LIVE_SNAPSHOT_DIR", snapshots.path().to_str().unwrap()),
+                // The mismatch leaves insta's `.snap.new` beside the accepted one.
+                (
+                    "INSTA_UPDATE",
+                    if *name == MISMATCH { "new" } else { "always" },
+                ),
+            ]);
+            sandbox.start(command)
+        })
+        .collect();
+    let outs: Vec<Finished> = running
+        .into_iter()
+        .map(|r| r.wait(scaled(RUN_CEILING)))
+        .collect();
+    for ((name, code), out) in RUN.iter().zip(&outs) {
+        assert_eq!(out.code, Some(*code), "{name}\n{out}");
+        let last = out.stderr.lines().last().unwrap_or_default();
+        assert!(
+            last.starts_with("live report: ") && last.ends_with("index.html"),
+            "the runner's last line names the report\n{out}"
+        );
+    }
+    ReportRun {
+        report,
+        canaries,
+        outs,
+        _sandbox: sandbox,
+        _snapshots: snapshots,
+    }
+}
+
+/// Records the mismatching scenario's snapshot, then changes what it accepted: its next run's
+/// evidence no longer matches.
+fn accept_a_different_snapshot(sandbox: &Sandbox, snapshots: &Path) {
+    let mut command = sandbox.command(SCENARIOS, &["--exact", MISMATCH]);
+    command.envs([
+        ("LIVE_SNAPSHOT_DIR", snapshots.to_str().unwrap()),
+        ("INSTA_UPDATE", "always"),
+    ]);
+    sandbox.run(command, scaled(RUN_CEILING)).assert_code(0);
+    let file = snapshots.join("snapshot__names_its_own_file.snap");
+    let accepted = std::fs::read_to_string(&file).unwrap();
+    let changed = accepted.replace(MISMATCH, "snapshot::as_it_was_accepted");
+    assert_ne!(accepted, changed, "{accepted}");
+    std::fs::write(&file, changed).unwrap();
+}
+
+fn scenario<'a>(data: &'a Value, name: &str) -> &'a Value {
+    data["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("{name} is not in the report: {data:#}"))
+}
+
+/// The data: every outcome with its fields, failures first, the failure's timeline in every
+/// lane it touched, its evidence, message and kept root; not one byte of a canary anywhere in
+/// the report folder.
+fn a_run_report_holds_every_outcome_failures_first_with_a_timeline_and_no_canary() {
+    let run = report_run();
+    let data = run.data();
+    assert_eq!(
+        data["counts"],
+        serde_json::json!({"total": 5, "failed": 2, "passed": 1, "skipped": 1, "ignored": 1}),
+        "{data:#}"
+    );
+    let order: Vec<&str> = data["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "canary::secrets_never_leak",
+            MISMATCH,
+            "requirements::needs_token",
+            "skips::ignored_with_reason",
+            "outcomes::passes"
+        ]
+    );
+
+    let skipped = scenario(&data, "requirements::needs_token");
+    assert_eq!(skipped["outcome"], "skipped");
+    assert!(
+        skipped["reason"]
+            .as_str()
+            .unwrap()
+            .contains("HARNESS_SELFTEST_TOKEN"),
+        "{skipped:#}"
+    );
+    assert_eq!(
+        scenario(&data, "skips::ignored_with_reason")["outcome"],
+        "ignored"
+    );
+    let passed = scenario(&data, "outcomes::passes");
+    assert_eq!(passed["outcome"], "passed");
+    assert_eq!(passed["model"], "scripted");
+
+    let failed = scenario(&data, "canary::secrets_never_leak");
+    assert_eq!(failed["outcome"], "failed");
+    assert_eq!(failed["agent"], "opencode");
+    assert_eq!(failed["isolation"], "server");
+    assert_eq!(failed["model"], "scripted");
+    assert!(failed["duration_ms"].as_u64().unwrap() > 0);
+    assert!(
+        failed["failure"]
+            .as_str()
+            .unwrap()
+            .contains("deliberate failure: the key was [secret], the word was [secret]"),
+        "{failed:#}"
+    );
+    let entries = failed["entries"].as_array().unwrap();
+    let has = |lane: &str, kind: &str| {
+        entries
+            .iter()
+            .any(|e| e["lane"] == lane && e["kind"].as_str().unwrap().starts_with(kind))
+    };
+    for (lane, kind) in [
+        ("provisioning", "root"),
+        ("provisioning", "spawn"),
+        ("provisioning", "listening line"),
+        ("provisioning", "health 200"),
+        ("provisioning", "ready"),
+        ("turn", "prompt posted"),
+        ("turn", "session.status"),
+        ("turn", "turn ended"),
+        ("model", "request 1"),
+        ("model", "request 2"),
+        ("tools", "bash completed"),
+        ("teardown", "stopped"),
+        ("teardown", "kept root"),
+    ] {
+        assert!(has(lane, kind), "no `{kind}` in lane {lane}: {entries:#?}");
+    }
+    let times: Vec<f64> = entries
+        .iter()
+        .map(|e| e["at_ms"].as_f64().unwrap())
+        .collect();
+    assert!(
+        times.windows(2).all(|w| w[0] <= w[1]),
+        "in order: {times:?}"
+    );
+    let tool = entries
+        .iter()
+        .find(|e| e["kind"] == "bash completed")
+        .unwrap();
+    assert!(
+        tool["text"]
+            .as_str()
+            .unwrap()
+            .contains("key=[secret] plain=[secret]"),
+        "{tool:#}"
+    );
+    assert!(
+        !failed["evidence"].as_array().unwrap().is_empty(),
+        "{failed:#}"
+    );
+    let kept = &failed["kept_roots"][0];
+    assert!(
+        Path::new(kept["path"].as_str().unwrap()).is_dir(),
+        "the kept root's path is a real path: {kept:#}"
+    );
+    assert!(!kept["log_tail"].as_str().unwrap().is_empty(), "{kept:#}");
+
+    let mismatch = scenario(&data, MISMATCH);
+    assert_eq!(mismatch["outcome"], "failed");
+    let diff = &mismatch["snapshot"];
+    let (accepted, new) = (
+        diff["accepted"].as_str().unwrap(),
+        diff["new"].as_str().unwrap(),
+    );
+    assert!(
+        diff["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("snapshot__names_its_own_file.snap")
+            && accepted.contains("snapshot::as_it_was_accepted")
+            && new.contains(MISMATCH)
+            && !new.contains("as_it_was_accepted"),
+        "{mismatch:#}"
+    );
+
+    for file in files_under(run.report.path()) {
+        let bytes = std::fs::read(&file).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        for canary in &run.canaries {
+            assert!(
+                !text.contains(canary.as_str()),
+                "a canary is in {}",
+                file.display()
+            );
+        }
+    }
+}
+
+/// The page in a real browser: Chromium renders it from the file, with no network, and the
+/// DOM it dumps has the counts, the failure first and open on its timeline with every lane,
+/// and no script error. A screenshot lands in the target directory.
+fn the_report_renders_in_chromium_with_counts_failures_first_and_lanes() {
+    let chromium = find_chromium().unwrap_or_else(|| panic!("{INSTALL_CHROMIUM}"));
+    let run = report_run();
+    let profile = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", run.index().display());
+    let dom = without_scripts(&chromium_output(
+        &chromium,
+        profile.path(),
+        &["--dump-dom", &url],
+    ));
+
+    let body = &dom[dom.find("<body").expect("a body")..];
+    let body = &body[..body.find('>').unwrap()];
+    assert!(
+        !body.contains("data-errors"),
+        "the page's script failed: {body}"
+    );
+    assert!(body.contains("data-rendered=\"5\""), "{dom}");
+    for (id, text) in [
+        ("count-total", "5 total"),
+        ("count-failed", "2 failed"),
+        ("count-passed", "1 passed"),
+        ("count-skipped", "1 skipped"),
+        ("count-ignored", "1 ignored"),
+    ] {
+        assert!(
+            dom.contains(&format!("id=\"{id}\"")) && dom.contains(text),
+            "{id}: {dom}"
+        );
+    }
+    let rows: Vec<&str> = dom
+        .match_indices("<tr class=\"scenario\" data-outcome=\"")
+        .map(|(at, m)| {
+            let rest = &dom[at + m.len()..];
+            &rest[..rest.find('"').unwrap()]
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        ["failed", "failed", "skipped", "ignored", "passed"],
+        "{dom}"
+    );
+    assert!(dom.contains("Snapshot diff: "), "{dom}");
+    assert!(
+        dom.contains("class=\"add\""),
+        "the new evidence's line: {dom}"
+    );
+    // The failure opened on its timeline, every lane drawn, its steps listed in order.
+    assert!(dom.contains("class=\"timeline\""), "{dom}");
+    for lane in [
+        "provisioning",
+        "turn",
+        "model",
+        "tools",
+        "asks",
+        "gates",
+        "teardown",
+    ] {
+        assert!(
+            dom.contains(&format!("data-lane=\"{lane}\"")),
+            "lane {lane}: {dom}"
+        );
+    }
+    assert!(dom.contains("class=\"mark\""), "{dom}");
+    assert!(dom.contains("class=\"span\""), "a tool call's span: {dom}");
+    assert!(dom.contains("Kept root: "), "{dom}");
+    for canary in &run.canaries {
+        assert!(!dom.contains(canary.as_str()), "a canary was rendered");
+    }
+
+    let screenshot = target_dir().join("live-report-screenshot.png");
+    let _ = std::fs::remove_file(&screenshot);
+    let shot = format!("--screenshot={}", screenshot.display());
+    chromium_output(
+        &chromium,
+        profile.path(),
+        &[&shot, "--window-size=1280,900", &url],
+    );
+    assert!(
+        std::fs::metadata(&screenshot).is_ok_and(|m| m.len() > 10_000),
+        "no screenshot at {}",
+        screenshot.display()
+    );
+}
+
+/// The markup as rendered, without the page's own script and data (which name what they render).
+fn without_scripts(dom: &str) -> String {
+    let mut out = String::new();
+    let mut rest = dom;
+    while let Some(at) = rest.find("<script") {
+        out.push_str(&rest[..at]);
+        let end = rest[at..].find("</script>").expect("a closed script") + at;
+        rest = &rest[end + "</script>".len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn find_chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain([PathBuf::from("/usr/bin")])
+        .flat_map(|dir| ["chromium", "chromium-browser"].map(|name| dir.join(name)))
+        .find(|candidate| candidate.is_file())
+}
+
+/// Runs headless Chromium offline with a throwaway profile; its stdout.
+fn chromium_output(chromium: &Path, profile: &Path, args: &[&str]) -> String {
+    let mut command = Command::new(chromium);
+    command
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--virtual-time-budget=5000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args);
+    let out = harness_selftest::run::Running::start(command).wait(scaled(Duration::from_secs(60)));
+    assert_eq!(out.code, Some(0), "chromium failed\n{out}");
+    out.stdout
+}
+
+/// The target directory this test binary runs from (`target/<profile>/deps/report-…`).
+fn target_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+        return PathBuf::from(dir);
+    }
+    let exe = std::env::current_exe().unwrap();
+    exe.ancestors().nth(3).unwrap().to_path_buf()
+}
