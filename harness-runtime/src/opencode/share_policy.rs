@@ -10,12 +10,9 @@ use crate::Isolation;
 use crate::cassette::ModelPlan;
 use crate::scenario::{AgentKind, ScenarioOptions};
 
-/// The isolation a scenario gets: its attribute's, else `LIVE_ISOLATION`'s (an invalid value
-/// was reported by the runner before any trial; it counts as the default here).
+/// The isolation a scenario gets: its attribute's, else `LIVE_ISOLATION`'s.
 pub(crate) fn level(options: &ScenarioOptions) -> Isolation {
-    options
-        .isolation
-        .unwrap_or_else(|| crate::settings::isolation().unwrap_or(Isolation::Shared))
+    options.isolation.unwrap_or_else(crate::settings::isolation)
 }
 
 /// Whether the scenario's first agent will likely be a directory on a shared server: what its

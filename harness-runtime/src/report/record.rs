@@ -200,9 +200,9 @@ fn agent_name(kind: crate::AgentKind) -> &'static str {
 }
 
 fn isolation_name(options: &crate::ScenarioOptions) -> &'static str {
-    let level = options
-        .isolation
-        .unwrap_or_else(|| crate::settings::isolation().unwrap_or(crate::Isolation::Server));
+    // The scenario's attribute, else the suite's level: what provisioning starts from (a
+    // fallback to a server of its own shows in the timeline).
+    let level = options.isolation.unwrap_or_else(crate::settings::isolation);
     match level {
         crate::Isolation::Server => "server",
         crate::Isolation::Shared => "shared",

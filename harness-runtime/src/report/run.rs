@@ -93,7 +93,11 @@ mod tests {
     #[test]
     fn a_run_is_ordered_counted_and_redacted() {
         let redactor = redactor();
-        let options = crate::ScenarioOptions::DEFAULT;
+        // Explicit: the suite's level (`LIVE_ISOLATION`) must not decide this test's outcome.
+        let options = crate::ScenarioOptions {
+            isolation: Some(crate::Isolation::Server),
+            ..crate::ScenarioOptions::DEFAULT
+        };
         let passed = ScenarioRecord::bare("a::passes", Outcome::Passed, &options);
         let mut skipped = ScenarioRecord::bare("b::skips", Outcome::Skipped, &options);
         skipped.reason = Some("requires TOKEN: TOKEN is not set".into());

@@ -176,9 +176,10 @@ pub fn scaled(ceiling: Duration) -> Duration {
     ceiling.mul_f64(timeout_scale().unwrap_or(1.0))
 }
 
-/// The suite's isolation level; `Server` when unset.
-pub(crate) fn isolation() -> Result<Isolation, InvalidSetting> {
-    Ok(ISOLATION.read()?.unwrap_or(Isolation::Shared))
+/// The suite's isolation level: `LIVE_ISOLATION`, `Shared` when unset. An invalid value counts
+/// as the default here: the runner reported it before any trial.
+pub(crate) fn isolation() -> Isolation {
+    ISOLATION.read().ok().flatten().unwrap_or(Isolation::Shared)
 }
 
 /// Whether `LIVE_STRICT` asks for failures instead of skips (an invalid value counts as off;
