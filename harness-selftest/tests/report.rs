@@ -86,6 +86,9 @@ fn report_run() -> ReportRun {
             let mut command = sandbox.command(SCENARIOS, &["--exact", name]);
             command.envs([
                 ("LIVE_REPORT", report.path().to_str().unwrap()),
+                // Servers of their own: the canary's timeline below shows its server's spawn,
+                // listening line and health (a leased server was started outside the scenario).
+                ("LIVE_ISOLATION", "server"),
                 ("NEXTEST_RUN_ID", &run_id),
                 ("CANARY_API_KEY", &canaries[0]),
                 ("CANARY_PLAIN", &canaries[1]),
