@@ -461,3 +461,36 @@ async fn turn_timeout_names_what_was_pending() {
         "nothing answered by default"
     );
 }
+
+#[tokio::test]
+async fn an_ask_left_unanswered_past_the_ask_ceiling_fails_the_turn_naming_it() {
+    let (sid, mut frames) = session_frames("r2-ev_perm.sse", "ses_dd704bf7");
+    let cut = frames
+        .iter()
+        .position(|f| f.contains("permission.asked"))
+        .unwrap();
+    frames.truncate(cut + 1);
+    let server = fake_server(frames).await;
+    let client = Client::new(server.base.clone(), redactor());
+    let session = client.session(&sid).await.unwrap();
+    let prompt = Prompt::new("RUN_BASH")
+        .with_ceiling(Duration::from_secs(60))
+        .with_ask_ceiling(Duration::from_millis(300));
+    let started = std::time::Instant::now();
+    let err = session.prompt_with(prompt).await.unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "waited {:?}: the turn's ceiling, not the ask's",
+        started.elapsed()
+    );
+    match &err {
+        ClientError::AskUnanswered { after, pending } => {
+            assert_eq!(*after, Duration::from_millis(300));
+            assert!(pending.contains("permission [permission-1]"), "{pending}");
+            assert!(pending.contains("unanswered"), "{pending}");
+        }
+        other => panic!("{other}"),
+    }
+    assert!(err.to_string().contains("ask ceiling"), "{err}");
+    assert_eq!(server.posted.lock().unwrap().len(), 1, "nothing answered");
+}

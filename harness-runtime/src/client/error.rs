@@ -63,6 +63,16 @@ pub enum ClientError {
         /// What the collector and the server said was pending at that moment, redacted.
         pending: String,
     },
+    /// An ask stayed unanswered for the prompt's ask ceiling ([`super::Prompt::with_ask_ceiling`]).
+    #[error(
+        "an ask stayed unanswered for {after:?}; pending: {pending}; answer it in the prompt's ask policy, or raise the prompt's ask ceiling if someone else answers it later"
+    )]
+    AskUnanswered {
+        /// The ask ceiling.
+        after: Duration,
+        /// What the collector and the server said was pending at that moment, redacted.
+        pending: String,
+    },
     /// The event stream sent nothing, not even a heartbeat, for longer than the watchdog allows.
     #[error(
         "event stream silent for {after:?} (heartbeats are expected every 10 s); pending: {pending}"

@@ -30,6 +30,9 @@ pub struct Prompt {
     pub asks: AskPolicy,
     /// The turn's ceiling (default 120 s, scaled).
     pub ceiling: Option<Duration>,
+    /// How long an ask may stay unanswered before the turn fails naming it (default: until the
+    /// turn's ceiling). See [`Prompt::with_ask_ceiling`].
+    pub ask_ceiling: Option<Duration>,
 }
 
 impl Prompt {
@@ -57,6 +60,16 @@ impl Prompt {
     /// follow `LIVE_TIMEOUT_SCALE`).
     pub fn with_ceiling(mut self, ceiling: Duration) -> Self {
         self.ceiling = Some(ceiling);
+        self
+    }
+
+    /// Fails the turn with [`super::ClientError::AskUnanswered`] once an ask (a permission
+    /// request or a question) has stayed unanswered for `ceiling`, used as given: a scenario that
+    /// expects no ask, or leaves one pending on purpose, learns it in seconds instead of at the
+    /// turn's ceiling. The clock restarts when every ask is answered (by the policy or by anyone
+    /// else); the turn's own ceiling still applies.
+    pub fn with_ask_ceiling(mut self, ceiling: Duration) -> Self {
+        self.ask_ceiling = Some(ceiling);
         self
     }
 

@@ -7,7 +7,7 @@ use tokio::time::Instant;
 
 use super::error::{ClientError, truncate};
 use super::http::Client;
-use super::policy::{Ask, AskAnswer, AskPolicy};
+use super::policy::{Ask, AskAnswer};
 use super::prompt::Prompt;
 use super::stream::EventStream;
 use super::turn::{Feed, Turn, TurnCollector};
@@ -105,7 +105,8 @@ impl Session {
     /// existing message ids (none for a session this client created and has changed nothing in
     /// since: messages another client posted there are not looked for), posts `prompt_async`,
     /// then collects this session's events until the turn is done, answering asks by
-    /// `prompt.asks`. Hitting the ceiling is [`ClientError::TurnTimeout`] with what was pending
+    /// `prompt.asks`. Hitting the ceiling is [`ClientError::TurnTimeout`] (an ask left unanswered
+    /// past `prompt.ask_ceiling`: [`ClientError::AskUnanswered`]) with what was pending
     /// (collector, `GET /permission`, `GET /question`, `GET /session/status`).
     pub async fn prompt_with(&self, prompt: Prompt) -> Result<Turn, ClientError> {
         let ceiling = prompt.effective_ceiling();
@@ -120,7 +121,7 @@ impl Session {
             format!("{}: {}", self.id(), prompt_text(&prompt))
         });
         let result = self
-            .collect(&mut events, &mut collector, &prompt.asks, deadline, ceiling)
+            .collect(&mut events, &mut collector, &prompt, deadline)
             .await;
         crate::report::note(crate::report::Lane::Turn, "turn ended", || match &result {
             Ok(()) => "done".to_owned(),
@@ -161,18 +162,24 @@ impl Session {
         &self,
         events: &mut EventStream,
         collector: &mut TurnCollector,
-        policy: &AskPolicy,
+        prompt: &Prompt,
         deadline: Instant,
-        ceiling: Duration,
     ) -> Result<(), ClientError> {
+        // When the oldest unanswered ask runs out of its ceiling; `None` while none is pending.
+        let mut ask_deadline: Option<Instant> = None;
         loop {
-            let next = match tokio::time::timeout_at(deadline, events.next_event()).await {
+            let ask_first = ask_deadline.filter(|at| *at < deadline);
+            let wait_until = ask_first.unwrap_or(deadline);
+            let next = match tokio::time::timeout_at(wait_until, events.next_event()).await {
                 Ok(next) => next,
                 Err(_) => {
                     let pending = self.diagnose(collector).await;
-                    return Err(ClientError::TurnTimeout {
-                        after: ceiling,
-                        pending,
+                    return Err(match (ask_first, prompt.ask_ceiling) {
+                        (Some(_), Some(after)) => ClientError::AskUnanswered { after, pending },
+                        _ => ClientError::TurnTimeout {
+                            after: prompt.effective_ceiling(),
+                            pending,
+                        },
                     });
                 }
             };
@@ -204,7 +211,7 @@ impl Session {
             match collector.feed(&event) {
                 Feed::Done => return Ok(()),
                 Feed::Ask(ask) => {
-                    let answer = policy.decide(&ask);
+                    let answer = prompt.asks.decide(&ask);
                     crate::report::note_keyed(
                         crate::report::Lane::Asks,
                         "answered",
@@ -216,6 +223,10 @@ impl Session {
                 }
                 Feed::Ignored | Feed::Recorded => {}
             }
+            ask_deadline = match (collector.has_unanswered_ask(), prompt.ask_ceiling) {
+                (true, Some(ceiling)) => ask_deadline.or_else(|| Some(Instant::now() + ceiling)),
+                _ => None,
+            };
         }
     }
 

@@ -338,6 +338,14 @@ impl TurnCollector {
         result
     }
 
+    /// Whether an ask of this turn is neither settled nor answered by this client (left pending
+    /// by the policy, or not decided yet).
+    pub fn has_unanswered_ask(&self) -> bool {
+        self.interactions.iter().any(|i| {
+            i.outcome.is_none() && matches!(i.answer, None | Some(AskAnswer::LeavePending))
+        })
+    }
+
     /// Records how this client answered the ask `id`.
     pub fn record_answer(&mut self, id: &str, answer: AskAnswer) {
         if let Some(i) = self.interactions.iter_mut().find(|i| i.ask.id() == id) {
