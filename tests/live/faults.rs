@@ -602,12 +602,23 @@ async fn exit_mid_turn_fault_ends_the_turn_and_restart_serves_the_session(
 #[live_agent_test(agent = "fixture", timeout = "90s")]
 async fn ignore_sigterm_fault_is_killed_after_the_grace(live: &mut Live) -> anyhow::Result<()> {
     live.fixture().inject(Fault::IgnoreSigterm)?;
-    let agent = live.opencode().await?;
+    // The grace is what the scenario waits out: one second proves the escalation as well as
+    // the default five.
+    let grace = Duration::from_secs(1);
+    let agent = live
+        .opencode_with(AgentOptions::default().stop_grace(grace))
+        .await?;
     let pid = agent
         .pid()
         .ok_or_else(|| anyhow::anyhow!("no pid while running"))?;
     anyhow::ensure!(process_alive(pid));
+    let stopping = Instant::now();
     agent.stop().await?;
+    anyhow::ensure!(
+        stopping.elapsed() >= scaled(grace),
+        "stopped after {:?}, before the grace of {grace:?} ran out",
+        stopping.elapsed()
+    );
     anyhow::ensure!(!agent.is_running());
     anyhow::ensure!(
         !process_alive(pid),

@@ -28,6 +28,9 @@ pub struct AgentOptions {
     pub env: Vec<(String, String)>,
     /// The readiness ceiling before `LIVE_TIMEOUT_SCALE` (default 60 s).
     pub ready_timeout: Duration,
+    /// How long a stop waits after SIGTERM before it sends SIGKILL, before `LIVE_TIMEOUT_SCALE`
+    /// (default 5 s; OpenCode exits in about 0.1 s).
+    pub stop_grace: Duration,
     /// Paths the sandboxed agent and its tools may read, list and execute beneath, besides
     /// the system's directories, its program and its root (see the README's *Sandbox*).
     pub read_only: Vec<PathBuf>,
@@ -43,6 +46,7 @@ impl Default for AgentOptions {
             config: None,
             env: Vec::new(),
             ready_timeout: Duration::from_secs(60),
+            stop_grace: Duration::from_secs(5),
             read_only: Vec::new(),
             writable: Vec::new(),
         }
@@ -71,6 +75,12 @@ impl AgentOptions {
     /// Sets [`ready_timeout`](Self::ready_timeout).
     pub fn ready_timeout(mut self, ceiling: Duration) -> Self {
         self.ready_timeout = ceiling;
+        self
+    }
+
+    /// Sets [`stop_grace`](Self::stop_grace).
+    pub fn stop_grace(mut self, grace: Duration) -> Self {
+        self.stop_grace = grace;
         self
     }
 

@@ -124,7 +124,8 @@ pub(crate) async fn provision(
         options.ready_timeout,
         scenario.redactor.clone(),
         scenario.gates.clone(),
-    );
+    )
+    .with_stop_grace(options.stop_grace);
     if sandbox.is_on() {
         process = process.confined(policy);
     }

@@ -11,18 +11,16 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use super::ProvisionError;
 use super::logs::{self, ServerLog};
 use super::port;
 use super::ready::{self, NotReady};
 use super::root::AgentRoot;
+use super::{AgentOptions, ProvisionError};
 use crate::gates::{Counter, Gates};
 use crate::process::{self, OwnedChild};
 use crate::redact::Redactor;
 use crate::sandbox::{self, Policy};
 
-/// How long a server gets between SIGTERM and SIGKILL (OpenCode exits in ~0.1 s).
-const STOP_GRACE: Duration = Duration::from_secs(5);
 /// How long the reap may take after SIGKILL.
 const STOP_CEILING: Duration = Duration::from_secs(10);
 /// How long diagnostics wait for the output pipes to drain after an exit.
@@ -63,6 +61,8 @@ pub(crate) struct ServerProcess {
     sandbox: Option<Policy>,
     token: String,
     ready_timeout: Duration,
+    /// Between SIGTERM and SIGKILL, before scaling.
+    stop_grace: Duration,
     redactor: Arc<Redactor>,
     /// Where process exits are counted.
     gates: Arc<Gates>,
@@ -91,6 +91,7 @@ impl ServerProcess {
             sandbox: None,
             token: process::new_token(),
             ready_timeout,
+            stop_grace: AgentOptions::default().stop_grace,
             redactor,
             gates,
             log: Arc::default(),
@@ -104,6 +105,12 @@ impl ServerProcess {
 
     /// Confines every start of the server, and every process it starts, to `policy` (plus the
     /// port it listens on), through the sandbox launcher.
+    /// Stops wait `grace` (before scaling) between SIGTERM and SIGKILL.
+    pub(crate) fn with_stop_grace(mut self, grace: Duration) -> Self {
+        self.stop_grace = grace;
+        self
+    }
+
     pub(crate) fn confined(mut self, policy: Policy) -> Self {
         self.sandbox = Some(policy);
         self
@@ -228,7 +235,7 @@ impl ServerProcess {
         let Some(mut child) = child else {
             return Ok(());
         };
-        let grace = crate::settings::scaled(STOP_GRACE);
+        let grace = crate::settings::scaled(self.stop_grace);
         let ceiling = crate::settings::scaled(STOP_CEILING);
         match child.stop(grace, ceiling).await {
             Ok(report) => {

@@ -50,6 +50,9 @@ pub(crate) fn check(
     if options.ready_timeout != AgentOptions::default().ready_timeout {
         return Err("`AgentOptions::ready_timeout` is about the server's start");
     }
+    if options.stop_grace != AgentOptions::default().stop_grace {
+        return Err("`AgentOptions::stop_grace` is about stopping the server");
+    }
     if matches!(plan, ModelPlan::Live | ModelPlan::Record { .. }) {
         return Err("a real-model config holds secrets that stay out of files");
     }
@@ -96,6 +99,8 @@ mod tests {
         }
         let slow = AgentOptions::default().ready_timeout(Duration::from_secs(1));
         assert!(check(&scenario, &ModelPlan::Scripted, &slow, 0).is_err());
+        let quick_stop = AgentOptions::default().stop_grace(Duration::from_secs(1));
+        assert!(check(&scenario, &ModelPlan::Scripted, &quick_stop, 0).is_err());
         let fixture = ScenarioOptions {
             agent: AgentKind::Fixture,
             ..ScenarioOptions::DEFAULT
