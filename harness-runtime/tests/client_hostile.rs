@@ -427,10 +427,9 @@ async fn a_session_this_client_created_needs_no_baseline_request_until_it_change
     assert_eq!(*server.listed.lock().unwrap(), [sid.clone(), sid]);
 }
 
-#[tokio::test]
-async fn turn_timeout_names_what_was_pending() {
+/// A server whose turn stops right after the permission was asked, and a session on it.
+async fn turn_cut_after_the_ask() -> (FakeServer, harness_runtime::client::Session) {
     let (sid, mut frames) = session_frames("r2-ev_perm.sse", "ses_dd704bf7");
-    // Cut the turn right after the permission was asked.
     let cut = frames
         .iter()
         .position(|f| f.contains("permission.asked"))
@@ -439,6 +438,12 @@ async fn turn_timeout_names_what_was_pending() {
     let server = fake_server(frames).await;
     let client = Client::new(server.base.clone(), redactor());
     let session = client.session(&sid).await.unwrap();
+    (server, session)
+}
+
+#[tokio::test]
+async fn turn_timeout_names_what_was_pending() {
+    let (server, session) = turn_cut_after_the_ask().await;
     let prompt = Prompt::new("RUN_BASH").with_ceiling(Duration::from_millis(1500));
     let err = session.prompt_with(prompt).await.unwrap_err();
     match &err {
@@ -464,15 +469,7 @@ async fn turn_timeout_names_what_was_pending() {
 
 #[tokio::test]
 async fn an_ask_left_unanswered_past_the_ask_ceiling_fails_the_turn_naming_it() {
-    let (sid, mut frames) = session_frames("r2-ev_perm.sse", "ses_dd704bf7");
-    let cut = frames
-        .iter()
-        .position(|f| f.contains("permission.asked"))
-        .unwrap();
-    frames.truncate(cut + 1);
-    let server = fake_server(frames).await;
-    let client = Client::new(server.base.clone(), redactor());
-    let session = client.session(&sid).await.unwrap();
+    let (server, session) = turn_cut_after_the_ask().await;
     let prompt = Prompt::new("RUN_BASH")
         .with_ceiling(Duration::from_secs(60))
         .with_ask_ceiling(Duration::from_millis(300));
