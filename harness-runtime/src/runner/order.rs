@@ -6,7 +6,8 @@
 //!    the shared servers (`LIVE_ISOLATION=shared`) warm up instead of waiting for them.
 //! 2. Scenarios with a server of their own (the default, or `isolation = "server"`): under
 //!    sharing they meet the pool already warm and the pair that needs to run side by side
-//!    starts together instead of one waiting for the other behind a shared scenario.
+//!    does not wait for the other behind a shared scenario (it can still wait behind another
+//!    scenario of this group: nothing tells the runner which scenarios meet).
 //! 3. Scenarios on shared servers.
 //!
 //! Name order within each group. `--list` stays in name order; under nextest (a process per
