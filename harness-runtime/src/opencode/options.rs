@@ -3,6 +3,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// [`AgentOptions::stop_grace`]'s default: OpenCode exits in about 0.1 s.
+pub(crate) const DEFAULT_STOP_GRACE: Duration = Duration::from_secs(5);
+
 /// Options of [`Live::opencode_with`](crate::Live::opencode_with).
 ///
 /// ```ignore
@@ -46,7 +49,7 @@ impl Default for AgentOptions {
             config: None,
             env: Vec::new(),
             ready_timeout: Duration::from_secs(60),
-            stop_grace: Duration::from_secs(5),
+            stop_grace: DEFAULT_STOP_GRACE,
             read_only: Vec::new(),
             writable: Vec::new(),
         }

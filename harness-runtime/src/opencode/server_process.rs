@@ -11,11 +11,12 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use super::ProvisionError;
 use super::logs::{self, ServerLog};
+use super::options::DEFAULT_STOP_GRACE;
 use super::port;
 use super::ready::{self, NotReady};
 use super::root::AgentRoot;
-use super::{AgentOptions, ProvisionError};
 use crate::gates::{Counter, Gates};
 use crate::process::{self, OwnedChild};
 use crate::redact::Redactor;
@@ -91,7 +92,7 @@ impl ServerProcess {
             sandbox: None,
             token: process::new_token(),
             ready_timeout,
-            stop_grace: AgentOptions::default().stop_grace,
+            stop_grace: DEFAULT_STOP_GRACE,
             redactor,
             gates,
             log: Arc::default(),
@@ -103,14 +104,14 @@ impl ServerProcess {
         }
     }
 
-    /// Confines every start of the server, and every process it starts, to `policy` (plus the
-    /// port it listens on), through the sandbox launcher.
     /// Stops wait `grace` (before scaling) between SIGTERM and SIGKILL.
     pub(crate) fn with_stop_grace(mut self, grace: Duration) -> Self {
         self.stop_grace = grace;
         self
     }
 
+    /// Confines every start of the server, and every process it starts, to `policy` (plus the
+    /// port it listens on), through the sandbox launcher.
     pub(crate) fn confined(mut self, policy: Policy) -> Self {
         self.sandbox = Some(policy);
         self

@@ -6,6 +6,7 @@
 
 use super::AgentOptions;
 use super::config::CONFIG_ENV;
+use super::options::DEFAULT_STOP_GRACE;
 use crate::Isolation;
 use crate::cassette::ModelPlan;
 use crate::scenario::{AgentKind, ScenarioOptions};
@@ -50,7 +51,7 @@ pub(crate) fn check(
     if options.ready_timeout != AgentOptions::default().ready_timeout {
         return Err("`AgentOptions::ready_timeout` is about the server's start");
     }
-    if options.stop_grace != AgentOptions::default().stop_grace {
+    if options.stop_grace != DEFAULT_STOP_GRACE {
         return Err("`AgentOptions::stop_grace` is about stopping the server");
     }
     if matches!(plan, ModelPlan::Live | ModelPlan::Record { .. }) {
