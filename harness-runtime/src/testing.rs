@@ -89,7 +89,10 @@ pub struct BareRoot {
 pub fn bare_root(name: &str, config: &serde_json::Value) -> std::io::Result<BareRoot> {
     let root = crate::opencode::AgentRoot::create(name)?;
     Ok(BareRoot {
-        env: root.hermetic_env(&config.to_string()),
+        env: root.hermetic_env(
+            &config.to_string(),
+            crate::opencode::ModelsCatalog::for_config(config),
+        ),
         workspace: root.workspace,
         root: root.root,
     })

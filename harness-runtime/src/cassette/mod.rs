@@ -31,7 +31,7 @@ pub(crate) use normalize::normalize;
 #[cfg(test)]
 pub(crate) use plan::{CassetteSettings, resolve};
 pub(crate) use plan::{ModelPlan, Resolution, plan, resolution};
-pub(crate) use replay_config::opencode_config;
+pub(crate) use replay_config::{PROVIDER_ID as REPLAY_PROVIDER_ID, opencode_config};
 pub(crate) use scrub::restore_json;
 pub(crate) use tape::{Head, Tape};
 pub(crate) use upstream::Upstream;

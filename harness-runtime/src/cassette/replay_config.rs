@@ -83,6 +83,11 @@ mod tests {
         assert_eq!(config["model"], "cassette/big");
         assert_eq!(config["small_model"], "cassette/small");
         assert_eq!(config["enabled_providers"], json!(["cassette"]));
+        // Enabling nothing else, it cannot see OpenCode's models catalog: it is spared it.
+        assert_eq!(
+            crate::opencode::ModelsCatalog::for_config(&config),
+            crate::opencode::ModelsCatalog::Empty
+        );
         let provider = &config["provider"]["cassette"];
         assert_eq!(provider["npm"], "@ai-sdk/openai-compatible");
         assert_eq!(provider["options"]["baseURL"], "http://127.0.0.1:1/v1");

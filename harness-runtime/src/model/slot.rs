@@ -305,3 +305,18 @@ fn config(base_url: &str, permission: Value) -> Value {
         "permission": permission,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scripted_config_enables_only_its_provider_so_it_is_spared_the_models_catalog() {
+        let config = config("http://127.0.0.1:1/v1", json!({}));
+        assert_eq!(config["enabled_providers"], json!([PROVIDER_ID]));
+        assert_eq!(
+            crate::opencode::ModelsCatalog::for_config(&config),
+            crate::opencode::ModelsCatalog::Empty
+        );
+    }
+}

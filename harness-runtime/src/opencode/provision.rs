@@ -7,7 +7,9 @@ use super::root::AgentRoot;
 use super::server_process::{Launch, ServerProcess};
 use super::share_policy;
 use super::shared_pool;
-use super::{Agent, AgentOptions, AgentSlot, ProvisionError, config, discover, sandbox_plan};
+use super::{
+    Agent, AgentOptions, AgentSlot, ModelsCatalog, ProvisionError, config, discover, sandbox_plan,
+};
 use crate::Isolation;
 use crate::fixture::FixtureControl;
 use crate::gates::Gates;
@@ -90,6 +92,8 @@ pub(crate) async fn provision(
         root.root.display().to_string()
     });
     if share {
+        // A shared server reads the empty models catalog: only configs blind to it share.
+        debug_assert_eq!(ModelsCatalog::for_config(&config), ModelsCatalog::Empty);
         let agent = lease_shared(
             root,
             index,
@@ -113,7 +117,7 @@ pub(crate) async fn provision(
             return Err(ProvisionError::io("prepare the fixture agent's home", e));
         }
     }
-    env.extend(root.hermetic_env(&config.to_string()));
+    env.extend(root.hermetic_env(&config.to_string(), ModelsCatalog::for_config(&config)));
     let (policy, tcp_open) = sandbox_plan::own_server(&root.root, &program, &config, &options);
     (scenario.progress)(&sandbox.line(tcp_open.as_deref()));
     env.extend(options.env);

@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::ModelsCatalog;
+
 /// The directories of one agent, all under one root in the system temp dir.
 #[derive(Debug, Clone)]
 pub(crate) struct AgentRoot {
@@ -108,6 +110,10 @@ impl AgentRoot {
         std::fs::create_dir_all(plugin_dir.join("node_modules"))?;
         std::fs::write(plugin_dir.join("package.json"), PLUGIN_PACKAGE)?;
         std::fs::write(plugin_dir.join("package-lock.json"), PLUGIN_LOCK)?;
+        std::fs::write(
+            self.root.join(super::models_catalog::EMPTY_FILE),
+            super::models_catalog::EMPTY,
+        )?;
         super::project::make_own_project(&self.workspace)?;
         Ok(())
     }
@@ -128,8 +134,12 @@ impl AgentRoot {
     }
 
     /// The hermetic environment of OPENCODE.md: everything the server writes stays in the root,
-    /// and nothing reaches the network on its own.
-    pub(crate) fn hermetic_env(&self, config_content: &str) -> Vec<(String, String)> {
+    /// and nothing reaches the network on its own; `catalog` is the models catalog it reads.
+    pub(crate) fn hermetic_env(
+        &self,
+        config_content: &str,
+        catalog: ModelsCatalog,
+    ) -> Vec<(String, String)> {
         let path = |p: &Path| p.display().to_string();
         let mut env = vec![
             ("HOME".to_string(), path(&self.home)),
@@ -155,6 +165,7 @@ impl AgentRoot {
         ] {
             env.push((name.into(), value.into()));
         }
+        env.extend(catalog.env(&self.root));
         env
     }
 
@@ -199,7 +210,7 @@ mod tests {
             std::fs::read_to_string(plugin.join("package.json")).unwrap(),
             PLUGIN_PACKAGE
         );
-        let env = root.hermetic_env("{}");
+        let env = root.hermetic_env("{}", ModelsCatalog::Empty);
         let db = env.iter().find(|(k, _)| k == "OPENCODE_DB").unwrap();
         assert!(Path::new(&db.1).is_absolute());
         let other = AgentRoot::create("unit::layout").unwrap();

@@ -17,7 +17,7 @@ use tokio::sync::watch;
 
 use super::root::{self, AgentRoot};
 use super::server_process::{Launch, ServerProcess};
-use super::{AgentOptions, ProvisionError, sandbox_plan};
+use super::{AgentOptions, ModelsCatalog, ProvisionError, sandbox_plan};
 use crate::redact::Redactor;
 
 /// What every shared server is started with: only the switches that hold for every scenario.
@@ -230,7 +230,8 @@ fn prepare(program: &Path, leased: bool) -> Result<Arc<SharedServer>, ProvisionE
         .map_err(|e| ProvisionError::io("create a shared server's root", e))?;
     let redactor = Arc::new(Redactor::for_scenario());
     root.register(&redactor, 1);
-    let env = root.hermetic_env(SERVER_CONFIG);
+    // Its scenarios' configs are the harness's (`share_policy`): none can see the catalog.
+    let env = root.hermetic_env(SERVER_CONFIG, ModelsCatalog::Empty);
     let mut process = ServerProcess::new(
         root,
         Launch {

@@ -46,9 +46,13 @@ pub fn live(name: &str) -> Live {
     })
 }
 
-/// Startup is CPU-bound (3 to 16 s measured); these tests may start several servers at once on
-/// a shared machine, so they allow more than the 60 s default.
+/// Provisions an agent with the default options, started patiently.
 pub async fn start(live: &mut Live) -> Result<Agent, ProvisionError> {
-    live.opencode_with(AgentOptions::default().ready_timeout(Duration::from_secs(240)))
-        .await
+    live.opencode_with(patient(AgentOptions::default())).await
+}
+
+/// `options` with a patient start: startup is CPU-bound (3 to 16 s measured) and these tests may
+/// start several servers at once on a shared machine, so they allow more than the 60 s default.
+pub fn patient(options: AgentOptions) -> AgentOptions {
+    options.ready_timeout(Duration::from_secs(240))
 }
