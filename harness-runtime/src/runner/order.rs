@@ -4,14 +4,19 @@
 //!
 //! 1. Fixture-agent scenarios: they start in milliseconds and lease nothing, so they run while
 //!    the shared servers (`LIVE_ISOLATION=shared`) warm up instead of waiting for them.
-//! 2. Scenarios with a server of their own (the default, or `isolation = "server"`): under
-//!    sharing they meet the pool already warm and the pair that needs to run side by side
-//!    does not wait for the other behind a shared scenario (it can still wait behind another
-//!    scenario of this group: nothing tells the runner which scenarios meet).
+//! 2. Scenarios with a server of their own (`isolation = "server"`, or all of them under
+//!    `LIVE_ISOLATION=server`): under sharing they meet the pool already warm. Scenarios that
+//!    must run side by side (the parallel-isolation pair) meet through a static, so they share
+//!    a module: the modules with the most scenarios of this group start it, so that its first
+//!    two scenarios start together (the fixture scenarios before them are short) instead of one
+//!    holding a thread idle while the other waits behind a server start and a restart.
 //! 3. Scenarios on shared servers.
 //!
-//! Name order within each group. `--list` stays in name order; under nextest (a process per
-//! scenario) the order is nextest's.
+//! Name order within each group (and module). `--list` stays in name order; under nextest (a
+//! process per scenario) the order is nextest's.
+
+use std::cmp::Reverse;
+use std::collections::HashMap;
 
 use libtest_mimic::Arguments;
 
@@ -42,8 +47,16 @@ pub(crate) fn schedule(
     args: &Arguments,
 ) -> Vec<&'static Scenario> {
     if !args.list {
-        // Stable: name order within a group.
-        scenarios.sort_by_key(|s| group(s));
+        let mut own_servers: HashMap<&str, usize> = HashMap::new();
+        for scenario in scenarios.iter().filter(|s| group(s) == Group::OwnServer) {
+            *own_servers.entry(scenario.module_path).or_default() += 1;
+        }
+        let module_size = |s: &Scenario| match group(s) {
+            Group::OwnServer => own_servers[s.module_path],
+            _ => 0,
+        };
+        // Stable: name order within a group and module.
+        scenarios.sort_by_key(|s| (group(s), Reverse(module_size(s))));
     }
     scenarios
 }
@@ -59,8 +72,16 @@ mod tests {
     }
 
     fn scenario(function: &'static str, options: ScenarioOptions) -> &'static Scenario {
+        in_module("live", function, options)
+    }
+
+    fn in_module(
+        module_path: &'static str,
+        function: &'static str,
+        options: ScenarioOptions,
+    ) -> &'static Scenario {
         Box::leak(Box::new(Scenario {
-            module_path: "live",
+            module_path,
             function,
             file: "order.rs",
             line: 1,
@@ -119,5 +140,24 @@ mod tests {
                 "f_fixture"
             ]
         );
+    }
+
+    #[test]
+    fn own_server_scenarios_start_with_the_module_that_has_most_of_them() {
+        let own = ScenarioOptions {
+            isolation: Some(Isolation::Server),
+            ..ScenarioOptions::DEFAULT
+        };
+        let all = vec![
+            in_module("live::gates", "restart", own),
+            in_module("live::provisioning", "pair_left", own),
+            in_module("live::provisioning", "pair_right", own),
+            in_module("live::tools", "detached", own),
+        ];
+        let order: Vec<&str> = schedule(all, &Arguments::from_iter(["live"]))
+            .iter()
+            .map(|s| s.function)
+            .collect();
+        assert_eq!(order, ["pair_left", "pair_right", "restart", "detached"]);
     }
 }
