@@ -78,7 +78,7 @@ async fn the_empty_catalog_is_read_and_invisible_to_the_harness_configs() {
         .opencode_with(patient(AgentOptions::default().env(CATALOG_ENV, missing)))
         .await
         .expect("provision the agent with the bundled catalog");
-    // Without `enabled_providers` the catalog shows: once bundled, once the harness's empty one.
+    // Without `enabled_providers` the catalog shows: once bundled, once an empty one.
     let shown = live
         .opencode_with(patient(AgentOptions::default().config(unfiltered.clone())))
         .await
