@@ -11,16 +11,26 @@
 //! `harness-runtime/tests/models_catalog.rs`). Any other config (the user's, or one a scenario
 //! passes) keeps OpenCode's own catalog.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 /// The variable OpenCode reads its catalog from, instead of its cache or the bundled one.
 const PATH_ENV: &str = "OPENCODE_MODELS_PATH";
 /// The empty catalog's file, in an agent's root.
-pub(crate) const EMPTY_FILE: &str = "models-catalog.json";
+const EMPTY_FILE: &str = "models-catalog.json";
 /// An empty catalog: no provider.
-pub(crate) const EMPTY: &str = "{}";
+const EMPTY: &str = "{}";
+
+/// Where the empty catalog of the agent rooted at `root` is.
+fn empty_file(root: &Path) -> PathBuf {
+    root.join(EMPTY_FILE)
+}
+
+/// Writes the empty catalog into the agent's `root` (part of its layout).
+pub(crate) fn write_empty(root: &Path) -> std::io::Result<()> {
+    std::fs::write(empty_file(root), EMPTY)
+}
 
 /// The providers the harness defines in the configs it makes, none of them in the catalog.
 const HARNESS_PROVIDERS: [&str; 2] = [
@@ -60,10 +70,7 @@ impl ModelsCatalog {
     pub(crate) fn env(self, root: &Path) -> Option<(String, String)> {
         match self {
             Self::Bundled => None,
-            Self::Empty => Some((
-                PATH_ENV.to_string(),
-                root.join(EMPTY_FILE).display().to_string(),
-            )),
+            Self::Empty => Some((PATH_ENV.to_string(), empty_file(root).display().to_string())),
         }
     }
 }

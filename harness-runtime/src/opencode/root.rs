@@ -110,10 +110,7 @@ impl AgentRoot {
         std::fs::create_dir_all(plugin_dir.join("node_modules"))?;
         std::fs::write(plugin_dir.join("package.json"), PLUGIN_PACKAGE)?;
         std::fs::write(plugin_dir.join("package-lock.json"), PLUGIN_LOCK)?;
-        std::fs::write(
-            self.root.join(super::models_catalog::EMPTY_FILE),
-            super::models_catalog::EMPTY,
-        )?;
+        super::models_catalog::write_empty(&self.root)?;
         super::project::make_own_project(&self.workspace)?;
         Ok(())
     }
@@ -213,6 +210,10 @@ mod tests {
         let env = root.hermetic_env("{}", ModelsCatalog::Empty);
         let db = env.iter().find(|(k, _)| k == "OPENCODE_DB").unwrap();
         assert!(Path::new(&db.1).is_absolute());
+        // The empty catalog the environment names is in the layout.
+        let (_, catalog) = ModelsCatalog::Empty.env(&root.root).unwrap();
+        assert!(env.contains(&("OPENCODE_MODELS_PATH".into(), catalog.clone())));
+        assert_eq!(std::fs::read_to_string(catalog).unwrap(), "{}");
         let other = AgentRoot::create("unit::layout").unwrap();
         assert_ne!(root.root, other.root);
         std::fs::remove_dir_all(&root.root).unwrap();
