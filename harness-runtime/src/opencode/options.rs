@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// [`AgentOptions::ready_timeout`]'s default.
+pub(crate) const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(60);
 /// [`AgentOptions::stop_grace`]'s default: OpenCode exits in about 0.1 s.
 pub(crate) const DEFAULT_STOP_GRACE: Duration = Duration::from_secs(5);
 
@@ -48,7 +50,7 @@ impl Default for AgentOptions {
             permission: serde_json::json!({"*": "allow", "external_directory": "deny"}),
             config: None,
             env: Vec::new(),
-            ready_timeout: Duration::from_secs(60),
+            ready_timeout: DEFAULT_READY_TIMEOUT,
             stop_grace: DEFAULT_STOP_GRACE,
             read_only: Vec::new(),
             writable: Vec::new(),

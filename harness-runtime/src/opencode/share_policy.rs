@@ -6,7 +6,7 @@
 
 use super::AgentOptions;
 use super::config::CONFIG_ENV;
-use super::options::DEFAULT_STOP_GRACE;
+use super::options::{DEFAULT_READY_TIMEOUT, DEFAULT_STOP_GRACE};
 use crate::Isolation;
 use crate::cassette::ModelPlan;
 use crate::scenario::{AgentKind, ScenarioOptions};
@@ -48,7 +48,7 @@ pub(crate) fn check(
     if !options.read_only.is_empty() || !options.writable.is_empty() {
         return Err("`AgentOptions::read_only` and `writable` widen the server's sandbox");
     }
-    if options.ready_timeout != AgentOptions::default().ready_timeout {
+    if options.ready_timeout != DEFAULT_READY_TIMEOUT {
         return Err("`AgentOptions::ready_timeout` is about the server's start");
     }
     if options.stop_grace != DEFAULT_STOP_GRACE {

@@ -15,9 +15,10 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use super::options::DEFAULT_READY_TIMEOUT;
 use super::root::{self, AgentRoot};
 use super::server_process::{Launch, ServerProcess};
-use super::{AgentOptions, ModelsCatalog, ProvisionError, sandbox_plan};
+use super::{ModelsCatalog, ProvisionError, sandbox_plan};
 use crate::redact::Redactor;
 
 /// What every shared server is started with: only the switches that hold for every scenario.
@@ -238,7 +239,7 @@ fn prepare(program: &Path, leased: bool) -> Result<Arc<SharedServer>, ProvisionE
             program: program.to_path_buf(),
             env,
         },
-        AgentOptions::default().ready_timeout,
+        DEFAULT_READY_TIMEOUT,
         redactor,
         Arc::default(),
     );
