@@ -3,6 +3,7 @@
 //! it: without it, every workspace pays ~0.8 s of CPU for a provider list it cannot show.
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use harness_runtime::opencode::{Agent, AgentOptions};
 use harness_runtime::testing::ModelSlot;
@@ -27,8 +28,10 @@ const ROUTES: [&str; 4] = ["/provider", "/config/providers", "/config", "/agent"
 
 /// `route`'s body with the agent's root (in paths the config shows) made neutral.
 async fn body(agent: &Agent, route: &str) -> String {
+    // Bounded: a server that stops answering fails the test, naming the route.
     let response = reqwest::Client::builder()
         .no_proxy()
+        .timeout(harness_runtime::scaled(Duration::from_secs(30)))
         .build()
         .unwrap()
         .get(format!("{}{route}", agent.endpoint()))
