@@ -563,16 +563,14 @@ async fn exit_mid_turn_fault_ends_the_turn_and_restart_serves_the_session(
         matches!(err, ClientError::StreamEnded { .. }),
         "expected StreamEnded, got {err:?}"
     );
-    let exited = async {
-        let mut tick = tokio::time::interval(Duration::from_millis(20));
-        while agent.is_running() {
-            tick.tick().await;
-        }
-    };
-    tokio::time::timeout(scaled(Duration::from_secs(10)), exited)
-        .await
-        .map_err(|_| anyhow::anyhow!("the agent still runs after its exit mid-turn"))?;
-    anyhow::ensure!(agent.log_tail(40).contains("exiting mid-turn"));
+    // The exit and its last words: the log tail is read to the end once `wait_exit` returns.
+    let status = agent.wait_exit(Duration::from_secs(10)).await?;
+    anyhow::ensure!(status.code() == Some(70), "status: {status}");
+    anyhow::ensure!(
+        agent.log_tail(40).contains("exiting mid-turn"),
+        "log tail: {}",
+        agent.log_tail(40)
+    );
 
     agent.restart().await?;
     let client = agent.client();

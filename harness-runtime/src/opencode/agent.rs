@@ -2,8 +2,10 @@
 //! its own, or a lease on a shared one (`LIVE_ISOLATION=shared`).
 
 use std::path::Path;
+use std::process::ExitStatus;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use super::ProvisionError;
 use super::root::AgentRoot;
@@ -150,6 +152,17 @@ impl Agent {
     /// Whether the server process is running.
     pub fn is_running(&self) -> bool {
         self.process().is_running()
+    }
+
+    /// Waits until the server exits on its own (a crash, an injected fault such as the fixture
+    /// agent's exit mid-turn), up to `ceiling` scaled by `LIVE_TIMEOUT_SCALE`, and until its
+    /// output is read to the end: [`log_tail`](Self::log_tail) then holds its last lines, which
+    /// [`is_running`](Self::is_running) turning false does not promise. The error when it still
+    /// runs carries the tail of its log.
+    pub async fn wait_exit(&self, ceiling: Duration) -> Result<ExitStatus, ProvisionError> {
+        self.process()
+            .wait_exit(crate::settings::scaled(ceiling), &self.inner.redactor)
+            .await
     }
 
     /// Starts the server (again) on the same root: sessions persist, since the database lives

@@ -84,6 +84,25 @@ pub enum ProvisionError {
         /// The last lines of its output, redacted.
         log_tail: String,
     },
+    /// The agent was expected to exit on its own ([`Agent::wait_exit`](super::Agent::wait_exit))
+    /// and still ran when the ceiling passed.
+    #[error(
+        "the agent still runs after {waited:?}, though it was expected to exit on its own; \
+         last log lines:\n{log_tail}"
+    )]
+    StillRunning {
+        /// How long it waited (after `LIVE_TIMEOUT_SCALE`).
+        waited: Duration,
+        /// The last lines of its output, redacted.
+        log_tail: String,
+    },
+    /// [`Agent::wait_exit`](super::Agent::wait_exit) was asked of an agent with no process:
+    /// one stopped by the scenario, whose exit was its own doing.
+    #[error(
+        "there is no agent process to wait for: it was stopped; wait for its exit before `stop`, \
+         or `start` it again"
+    )]
+    NoProcess,
     /// A scenario on a shared server (`LIVE_ISOLATION=shared`) asked for what only a server of
     /// its own allows.
     #[error(

@@ -4,6 +4,7 @@
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::Mutex;
+use std::time::Duration;
 
 use tokio::sync::watch;
 
@@ -68,10 +69,49 @@ pub(crate) fn listening_port(line: &str) -> Option<u16> {
     port.trim_end().parse().ok()
 }
 
+/// Turns true once both output pipes of one start reached EOF: from then on, everything the
+/// process printed is in the log. EOF comes when the last holder of a pipe (the server or a
+/// descendant) exits.
+#[derive(Debug, Clone)]
+pub(crate) struct Drained {
+    stdout: watch::Receiver<bool>,
+    stderr: watch::Receiver<bool>,
+}
+
+impl Drained {
+    /// Waits up to `ceiling` for both pipes to drain: a descendant that still holds one must
+    /// not hang a diagnostic, which then carries what was read so far.
+    pub(crate) async fn wait(mut self, ceiling: Duration) {
+        let both = async {
+            let _ = self.stdout.wait_for(|d| *d).await;
+            let _ = self.stderr.wait_for(|d| *d).await;
+        };
+        let _ = tokio::time::timeout(ceiling, both).await;
+    }
+}
+
+/// Copies a started process's stdout and stderr into their log files and `log`, each on its
+/// own thread; publishes on `port` the first listening port stdout shows.
+pub(crate) fn pump_output(
+    (stdout, stdout_file): (impl Read + Send + 'static, std::fs::File),
+    (stderr, stderr_file): (impl Read + Send + 'static, std::fs::File),
+    log: &std::sync::Arc<ServerLog>,
+    port: watch::Sender<Option<u16>>,
+) -> std::io::Result<Drained> {
+    let (stdout_done, stdout_drained) = watch::channel(false);
+    let (stderr_done, stderr_drained) = watch::channel(false);
+    pump(stdout, stdout_file, log.clone(), Some(port), stdout_done)?;
+    pump(stderr, stderr_file, log.clone(), None, stderr_done)?;
+    Ok(Drained {
+        stdout: stdout_drained,
+        stderr: stderr_drained,
+    })
+}
+
 /// Copies `stream` line by line into `file` and `log` on its own thread (independent of any
 /// tokio runtime); when `port` is given, publishes the first listening port seen. `done`
-/// turns true at EOF, which comes when the last holder of the pipe (server or a descendant) exits.
-pub(crate) fn pump(
+/// turns true at EOF.
+fn pump(
     stream: impl Read + Send + 'static,
     mut file: std::fs::File,
     log: std::sync::Arc<ServerLog>,

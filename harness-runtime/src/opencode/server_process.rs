@@ -3,7 +3,7 @@
 //! by the holder: [`Agent`](super::Agent) or the [shared pool](super::shared_pool).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitStatus};
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU16, Ordering};
@@ -71,6 +71,8 @@ pub(crate) struct ServerProcess {
     port: AtomicU16,
     ports_registered: Mutex<Vec<u16>>,
     running: Mutex<Option<OwnedChild>>,
+    /// Whether the last start's output was read to the end.
+    drained: Mutex<Option<logs::Drained>>,
     /// Serializes start and stop.
     op: tokio::sync::Mutex<()>,
     http: reqwest::Client,
@@ -99,6 +101,7 @@ impl ServerProcess {
             port: AtomicU16::new(0),
             ports_registered: Mutex::default(),
             running: Mutex::default(),
+            drained: Mutex::default(),
             op: tokio::sync::Mutex::new(()),
             http: crate::client::loopback_http_client(),
         }
@@ -162,6 +165,33 @@ impl ServerProcess {
 
     pub(crate) fn is_running(&self) -> bool {
         self.pid().is_some()
+    }
+
+    /// Waits up to `ceiling` (already scaled) for the started process to exit on its own (a crash,
+    /// an injected fault), then for its output to be read to the end: the log tail holds its last
+    /// lines once this returns. Diagnostics pass through `redactor`, whoever reads them.
+    pub(crate) async fn wait_exit(
+        &self,
+        ceiling: Duration,
+        redactor: &Redactor,
+    ) -> Result<ExitStatus, ProvisionError> {
+        let (mut exit, drained) = {
+            let running = self.running.lock().expect("server lock");
+            let child = running.as_ref().ok_or(ProvisionError::NoProcess)?;
+            let drained = self.drained.lock().expect("server lock").clone();
+            (child.exit_watch(), drained)
+        };
+        let exited = async { exit.wait_for(Option::is_some).await.ok().and_then(|s| *s) };
+        let Ok(Some(status)) = tokio::time::timeout(ceiling, exited).await else {
+            return Err(ProvisionError::StillRunning {
+                waited: ceiling,
+                log_tail: redactor.redact(&self.log.tail(FAILURE_TAIL)),
+            });
+        };
+        if let Some(drained) = drained {
+            drained.wait(DRAIN_CEILING).await;
+        }
+        Ok(status)
     }
 
     /// Whether a started process was not stopped yet (it may have exited on its own).
@@ -382,17 +412,14 @@ impl ServerProcess {
         });
         let mut child = spawned.child;
         let (port_tx, port_rx) = watch::channel(None);
-        let (out_done, mut out_drained) = watch::channel(false);
-        let (err_done, mut err_drained) = watch::channel(false);
-        logs::pump(
-            spawned.stdout,
-            stdout_log,
-            self.log.clone(),
-            Some(port_tx),
-            out_done,
+        let drained = logs::pump_output(
+            (spawned.stdout, stdout_log),
+            (spawned.stderr, stderr_log),
+            &self.log,
+            port_tx,
         )
-        .and_then(|()| logs::pump(spawned.stderr, stderr_log, self.log.clone(), None, err_done))
         .map_err(|e| ProvisionError::io("start the agent's log threads", e))?;
+        *self.drained.lock().expect("server lock") = Some(drained.clone());
 
         let ceiling = crate::settings::scaled(self.ready_timeout);
         match ready::wait_ready(&child, port_rx, &self.http, ceiling).await {
@@ -410,11 +437,7 @@ impl ServerProcess {
                     .stop(Duration::ZERO, crate::settings::scaled(STOP_CEILING))
                     .await;
                 // The whole output, not what happened to be read when the exit was seen.
-                let drained = async {
-                    let _ = out_drained.wait_for(|d| *d).await;
-                    let _ = err_drained.wait_for(|d| *d).await;
-                };
-                let _ = tokio::time::timeout(DRAIN_CEILING, drained).await;
+                drained.wait(DRAIN_CEILING).await;
                 let log_tail = self.log_tail(FAILURE_TAIL);
                 crate::report::note(crate::report::Lane::Provisioning, "not ready", || {
                     format!("{not_ready:?}")
@@ -530,6 +553,55 @@ mod tests {
         assert!(text.contains("starting"), "{text}");
         let token = vec![server.owner_token().to_string()];
         assert!(process::carriers(&token).is_empty());
+        std::fs::remove_dir_all(&server.root().root).unwrap();
+    }
+
+    /// `wait_exit` returns once the exit is seen and the output is read to the end: a last line
+    /// written after the leader exited, by a child still holding its stderr, is in the tail. A
+    /// server that keeps running ends the wait at its ceiling, with its log; a stopped one has
+    /// nothing to wait for.
+    #[tokio::test]
+    async fn wait_exit_returns_with_the_last_lines_in_the_tail() {
+        // The script's readiness: its listening line names this health route's port.
+        let health = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+            .await
+            .unwrap();
+        let health_port = health.local_addr().unwrap().port();
+        let app = axum::Router::new().route("/global/health", axum::routing::get(|| async {}));
+        let serving = tokio::spawn(async move { axum::serve(health, app).await });
+        let script = "echo \"opencode server listening on http://127.0.0.1:$HEALTH_PORT\"; \
+                      while [ ! -e exit.now ]; do sleep 0.01; done; \
+                      (sleep 0.3; echo 'last words' >&2) & exit 7";
+        let redactor = Arc::new(Redactor::for_scenario());
+        let env = vec![("HEALTH_PORT".into(), health_port.to_string())];
+        let server = sh_server(script, env, redactor.clone());
+        server.start().await.unwrap();
+
+        let err = server
+            .wait_exit(Duration::from_millis(200), &redactor)
+            .await
+            .unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, ProvisionError::StillRunning { .. }), "{text}");
+        assert!(text.contains("listening on"), "{text}");
+        assert!(server.is_running());
+
+        std::fs::write(server.root().workspace.join("exit.now"), "").unwrap();
+        let status = server
+            .wait_exit(Duration::from_secs(20), &redactor)
+            .await
+            .unwrap();
+        assert_eq!(status.code(), Some(7));
+        let tail = server.unredacted_log_tail(5);
+        assert!(tail.ends_with("last words"), "{tail}");
+
+        server.stop().await.unwrap();
+        let err = server
+            .wait_exit(Duration::from_secs(20), &redactor)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ProvisionError::NoProcess), "{err}");
+        serving.abort();
         std::fs::remove_dir_all(&server.root().root).unwrap();
     }
 

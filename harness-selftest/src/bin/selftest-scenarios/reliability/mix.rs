@@ -83,15 +83,8 @@ async fn pass_crash(live: &mut Live) -> anyhow::Result<()> {
         matches!(err, ClientError::StreamEnded { .. }),
         "expected StreamEnded, got {err}"
     );
-    let exited = async {
-        let mut tick = tokio::time::interval(Duration::from_millis(20));
-        while agent.is_running() {
-            tick.tick().await;
-        }
-    };
-    tokio::time::timeout(harness_runtime::scaled(Duration::from_secs(10)), exited)
-        .await
-        .map_err(|_| anyhow::anyhow!("the agent still runs 10 s after its exit mid-turn"))
+    agent.wait_exit(Duration::from_secs(10)).await?;
+    Ok(())
 }
 
 async fn pass_two(live: &mut Live) -> anyhow::Result<()> {
