@@ -50,7 +50,7 @@ async fn poll_until_200(http: &reqwest::Client, url: &str) {
 }
 
 /// The exit status once the process exited; `None` when the watch closed without one.
-async fn exited(exit: &mut watch::Receiver<Option<ExitStatus>>) -> Option<ExitStatus> {
+pub(crate) async fn exited(exit: &mut watch::Receiver<Option<ExitStatus>>) -> Option<ExitStatus> {
     exit.wait_for(Option::is_some).await.ok().and_then(|s| *s)
 }
 

@@ -181,8 +181,7 @@ impl ServerProcess {
             let drained = self.drained.lock().expect("server lock").clone();
             (child.exit_watch(), drained)
         };
-        let exited = async { exit.wait_for(Option::is_some).await.ok().and_then(|s| *s) };
-        let Ok(Some(status)) = tokio::time::timeout(ceiling, exited).await else {
+        let Ok(Some(status)) = tokio::time::timeout(ceiling, ready::exited(&mut exit)).await else {
             return Err(ProvisionError::StillRunning {
                 waited: ceiling,
                 log_tail: redactor.redact(&self.log.tail(FAILURE_TAIL)),
