@@ -95,6 +95,7 @@ pub(crate) async fn provision(
         // A shared server reads the empty models catalog: only configs blind to it share.
         debug_assert_eq!(ModelsCatalog::for_config(&config), ModelsCatalog::Empty);
         let agent = lease_shared(
+            scenario.name,
             root,
             index,
             &program,
@@ -140,11 +141,12 @@ pub(crate) async fn provision(
     Ok(agent)
 }
 
-/// The agent as a directory on a shared server: the scenario's provider and permission go
+/// The agent as `scenario`'s directory on a shared server: its provider and permission go
 /// into its project's config, `opencode.json` in the workspace (OpenCode looks for it from the
 /// directory up to the project's work tree, which is the workspace; the shared server's own
 /// config carries neither, so the project config decides).
 async fn lease_shared(
+    scenario: &str,
     root: AgentRoot,
     index: usize,
     program: &Path,
@@ -155,7 +157,7 @@ async fn lease_shared(
     let leased = async {
         super::project::write_project_config(&root.workspace, config)
             .map_err(|e| ProvisionError::io("write the scenario's project config", e))?;
-        shared_pool::lease(program).await
+        shared_pool::lease(program, scenario).await
     }
     .await;
     let lease = match leased {

@@ -29,6 +29,9 @@ const SERVER_CONFIG: &str = r#"{"autoupdate":false,"share":"disabled","snapshot"
 const ROOT_NAME: &str = "shared-server";
 /// The name of the pool's directory (`live-shared-pool-<pid>-<nonce>`).
 const POOL_NAME: &str = "shared-pool";
+/// The file in a shared server's root naming the scenarios that leased it, one a line in lease
+/// order: a kept server root's logs are theirs, and the last one retired it.
+const LEASED_BY: &str = "leased-by";
 /// How long a released lease's instance may take to dispose, before scaling.
 const DISPOSE_CEILING: Duration = Duration::from_secs(15);
 /// How long the runner waits for the servers to stop at exit, before scaling.
@@ -176,9 +179,9 @@ impl Lease {
     }
 }
 
-/// Leases an idle shared server of `program`: a ready one, else one still warming up (waiting
-/// for its start), else a new one started for this scenario.
-pub(crate) async fn lease(program: &Path) -> Result<Lease, ProvisionError> {
+/// Leases an idle shared server of `program` to `scenario`: a ready one, else one still warming
+/// up (waiting for its start), else a new one started for this scenario.
+pub(crate) async fn lease(program: &Path, scenario: &str) -> Result<Lease, ProvisionError> {
     let claim = |wanted: Start| {
         pool().iter().find_map(|server| {
             let usable = !server.retired.load(Ordering::SeqCst)
@@ -208,10 +211,22 @@ pub(crate) async fn lease(program: &Path) -> Result<Lease, ProvisionError> {
         Some(server) => server,
         None => start(program, true).await?,
     };
+    note_lessee(&server, scenario);
     Ok(Lease {
         server,
         released: AtomicBool::new(false),
     })
+}
+
+/// Appends `scenario` to the server's [`LEASED_BY`]. Evidence only: a scenario does not fail
+/// because it could not be written.
+fn note_lessee(server: &SharedServer, scenario: &str) {
+    use std::io::Write;
+    let _ = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(server.root().join(LEASED_BY))
+        .and_then(|mut file| writeln!(file, "{scenario}"));
 }
 
 async fn start(program: &Path, leased: bool) -> Result<Arc<SharedServer>, ProvisionError> {
