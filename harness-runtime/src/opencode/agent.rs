@@ -223,6 +223,7 @@ impl Agent {
         &self.inner.gates
     }
 
+    #[cfg(any(test, feature = "testing"))]
     /// The owner mark every process of this agent carries.
     pub(crate) fn owner_token(&self) -> &str {
         self.process().owner_token()

@@ -26,6 +26,7 @@ pub use error::{OPENCODE_NOT_FOUND, ProvisionError};
 pub(crate) use models_catalog::ModelsCatalog;
 pub use options::AgentOptions;
 pub(crate) use provision::{ProvisionContext, provision};
+#[cfg(any(test, feature = "testing"))]
 pub(crate) use root::AgentRoot;
 pub(crate) use share_policy::likely as likely_shared;
 pub(crate) use shared_pool::{prewarm as prewarm_shared, shutdown as shutdown_shared};

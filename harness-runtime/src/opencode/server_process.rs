@@ -39,20 +39,6 @@ pub(crate) struct Launch {
     pub(crate) env: Vec<(String, String)>,
 }
 
-/// Inherited variables that would break isolation: the user's own OpenCode settings, and roles
-/// or owner marks of this harness (the fixture's launch spec sets its role again explicitly).
-fn inherited_to_remove() -> Vec<String> {
-    std::env::vars_os()
-        .filter_map(|(k, _)| k.into_string().ok())
-        .filter(|k| {
-            k.starts_with("OPENCODE_")
-                || k == crate::settings::ROLE
-                || k == crate::settings::OWNER
-                || k == crate::settings::SANDBOX_LAUNCH
-        })
-        .collect()
-}
-
 /// A server process on one root, started and stopped any number of times. Dropping it kills a
 /// running process synchronously ([`OwnedChild`]'s `Drop`).
 pub(crate) struct ServerProcess {
@@ -149,6 +135,7 @@ impl ServerProcess {
         format!("http://127.0.0.1:{}", self.port())
     }
 
+    #[cfg(any(test, feature = "testing"))]
     /// The owner mark every process of this server carries.
     pub(crate) fn owner_token(&self) -> &str {
         &self.token
@@ -270,7 +257,7 @@ impl ServerProcess {
         match child.stop(grace, ceiling).await {
             Ok(report) => {
                 self.gates.count(Counter::ProcessExit);
-                crate::report::note(crate::report::Lane::Teardown, "stopped", || {
+                crate::timeline::note(crate::timeline::Lane::Teardown, "stopped", || {
                     format!(
                         "{}{}; swept {} stray process(es)",
                         report.status,
@@ -380,7 +367,7 @@ impl ServerProcess {
             }
         };
         command.current_dir(&self.root.workspace);
-        for name in inherited_to_remove() {
+        for name in crate::settings::not_for_agents() {
             command.env_remove(name);
         }
         command.envs(self.launch.env.iter().map(|(k, v)| (k, v)));
@@ -406,7 +393,7 @@ impl ServerProcess {
         self.log.mark(&format!("{START_MARK} 127.0.0.1:{port}"));
         let spawned =
             OwnedChild::spawn(command, &self.token).map_err(|e| spawn_error(e.to_string()))?;
-        crate::report::note(crate::report::Lane::Provisioning, "spawn", || {
+        crate::timeline::note(crate::timeline::Lane::Provisioning, "spawn", || {
             command_line.clone()
         });
         let mut child = spawned.child;
@@ -424,7 +411,7 @@ impl ServerProcess {
         match ready::wait_ready(&child, port_rx, &self.http, ceiling).await {
             Ok(actual) => {
                 self.register_port(actual);
-                crate::report::note(crate::report::Lane::Provisioning, "ready", || {
+                crate::timeline::note(crate::timeline::Lane::Provisioning, "ready", || {
                     format!("127.0.0.1:{actual}")
                 });
                 self.port.store(actual, Ordering::SeqCst);
@@ -438,7 +425,7 @@ impl ServerProcess {
                 // The whole output, not what happened to be read when the exit was seen.
                 drained.wait(DRAIN_CEILING).await;
                 let log_tail = self.log_tail(FAILURE_TAIL);
-                crate::report::note(crate::report::Lane::Provisioning, "not ready", || {
+                crate::timeline::note(crate::timeline::Lane::Provisioning, "not ready", || {
                     format!("{not_ready:?}")
                 });
                 Err(match not_ready {
@@ -731,15 +718,14 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[tokio::test]
     async fn a_confined_server_is_refused_outside_its_root() {
-        if crate::sandbox::current(false).map(|s| s.is_on()) != Ok(true) {
-            // libtest cannot skip at run time: under CI or LIVE_STRICT=1 a missing Landlock
-            // fails, so CI never passes by testing less; elsewhere it says it did not run.
-            let ci = std::env::var("CI").is_ok_and(|v| !matches!(v.as_str(), "" | "0" | "false"));
-            assert!(
-                !ci && !crate::settings::strict(),
-                "this kernel has no Landlock, which this test needs (Linux 5.13+ with Landlock on)"
-            );
-            eprintln!("not run: this kernel has no Landlock");
+        let sandbox = crate::sandbox::current().unwrap_or_else(|failure| panic!("{failure}"));
+        let missing = (!sandbox.is_on()).then(|| {
+            format!(
+                "this test needs the agent's sandbox: {}",
+                sandbox.line(None)
+            )
+        });
+        if !crate::settings::unit_test_runs(missing) {
             return;
         }
         let outside = tempfile::tempdir().unwrap();

@@ -17,7 +17,11 @@ mod token;
 
 pub(crate) use child::OwnedChild;
 pub use reaper::run_reaper;
-pub(crate) use reaper::{ReaperHandle, register as register_token};
-pub(crate) use role_command::{get as role_command, set as set_role_command};
+#[cfg(any(test, feature = "testing"))]
+pub(crate) use reaper::ReaperHandle;
+pub(crate) use reaper::register as register_token;
+pub(crate) use role_command::get as role_command;
+#[cfg(any(test, feature = "testing"))]
+pub(crate) use role_command::set as set_role_command;
 pub(crate) use sweep::{carriers, sweep};
 pub(crate) use token::{OWNER_ENV, new_token};

@@ -15,7 +15,6 @@ use std::io::{BufRead, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Command, ExitCode, Stdio};
 use std::sync::Mutex;
-use std::time::Duration;
 
 use super::token::OWNER_ENV;
 use crate::settings::{self, Role};
@@ -100,9 +99,10 @@ impl ReaperHandle {
         matches!(self.child.try_wait(), Ok(None))
     }
 
+    #[cfg(any(test, feature = "testing"))]
     /// Closes the pipe (what the runner's death does) and waits up to `ceiling` for the reaper to
     /// finish its sweep. Returns whether it exited (it is killed otherwise).
-    pub(crate) fn close_and_wait(mut self, ceiling: Duration) -> bool {
+    pub(crate) fn close_and_wait(mut self, ceiling: std::time::Duration) -> bool {
         drop(self.stdin.take());
         let pid = self.child.id();
         let mut child = self.child;
@@ -189,6 +189,7 @@ pub(super) fn registrations(token: &str) -> usize {
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     /// A detached `sleep 600` carrying `token`, as a tool's daemon would.
     fn detached_sleep(token: &str) {

@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 /// The command set by [`set`]; the current executable without arguments otherwise.
 static COMMAND: OnceLock<(PathBuf, Vec<String>)> = OnceLock::new();
 
+#[cfg(any(test, feature = "testing"))]
 /// Overrides how helper roles are started (once per process; later calls are ignored). Test
 /// binaries under libtest's own harness, whose `main` cannot dispatch roles, reach them through
 /// an ignored test instead.
