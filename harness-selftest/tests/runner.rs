@@ -428,6 +428,86 @@ fn exact_matches_whole_names_only() {
     );
 }
 
+/// As libtest: a scenario runs when its name matches any filter and no `--skip`; `--exact`
+/// makes both whole-name matches; the rest counts as filtered out.
+#[test]
+fn several_filters_select_what_matches_any() {
+    // Every scenario, `tests/reliability`'s too: the summary counts all but the selected.
+    let every = run(&["--list", "--format", "terse"], &[])
+        .stdout_lines()
+        .len();
+    let both = run(&["outcomes::pass", "skips::ignored"], &[]);
+    both.assert_code(0)
+        .assert_result("outcomes::passes", "ok")
+        .assert_result("skips::ignored_with_reason", "ignored")
+        .assert_stdout(&format!(
+            "1 passed; 0 failed; 1 ignored; 0 measured; {} filtered out",
+            every - 2
+        ));
+    assert_eq!(both.results().len(), 2, "\n{both}");
+
+    let listed = |args: &[&str]| -> Vec<String> {
+        let mut argv = vec!["--list", "--format", "terse"];
+        argv.extend_from_slice(args);
+        let run = run(&argv, &[]);
+        run.assert_code(0);
+        run.stdout_lines().into_iter().map(String::from).collect()
+    };
+    let tests = |names: &[&str]| -> Vec<String> {
+        names.iter().map(|name| format!("{name}: test")).collect()
+    };
+    assert_eq!(
+        listed(&[
+            "--exact",
+            "outcomes::passes",
+            "outcomes::pan",
+            "skips::ignored_with_reason"
+        ]),
+        tests(&["outcomes::passes", "skips::ignored_with_reason"])
+    );
+    assert_eq!(
+        listed(&["outcomes::pa", "round_trip::t", "--skip", "text"]),
+        tests(&[
+            "outcomes::panics",
+            "outcomes::passes",
+            "round_trip::tool_call"
+        ])
+    );
+    // Under `--exact` a skip is a whole name too: `passes` removes nothing.
+    assert_eq!(
+        listed(&[
+            "--exact",
+            "outcomes::passes",
+            "outcomes::panics",
+            "--skip",
+            "passes",
+            "--skip",
+            "outcomes::panics",
+        ]),
+        tests(&["outcomes::passes"])
+    );
+    // `--exact` with two names runs both and only them.
+    let two = run(
+        &["--exact", "outcomes::passes", "outcomes::returns_err"],
+        &[],
+    );
+    two.assert_code(101)
+        .assert_result("outcomes::passes", "ok")
+        .assert_result("outcomes::returns_err", "FAILED")
+        .assert_stdout(&format!(
+            "1 passed; 1 failed; 0 ignored; 0 measured; {} filtered out",
+            every - 2
+        ));
+    assert_eq!(two.results().len(), 2, "\n{two}");
+}
+
+#[test]
+fn an_unknown_flag_is_a_usage_error() {
+    let run = run(&["outcomes::passes", "--bogus"], &[]);
+    run.assert_code(2).assert_stderr("--bogus");
+    assert!(!run.stdout.contains("running"), "trials ran\n{run}");
+}
+
 #[test]
 fn quiet_and_nocapture_are_accepted() {
     run(

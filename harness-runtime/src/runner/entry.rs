@@ -2,10 +2,13 @@
 
 use std::process::ExitCode;
 
-use super::{order, panic, registry, report_hook, roles, trial, warm};
+use super::{cli, order, panic, registry, report_hook, roles, trial, warm};
 use crate::{Scenario, settings};
 
 /// Runs every registered scenario with the libtest CLI and returns the libtest exit code.
+///
+/// Any number of filters select, as libtest's do: a scenario runs when its name contains any of
+/// them (is one of them, with `--exact`) and matches no `--skip`. An unknown flag exits 2.
 ///
 /// A helper role (`HARNESS_RUNTIME_ROLE`, see [`run_role`](super::run_role)) runs instead when
 /// set. Configuration errors (a duplicate scenario name, any invalid setting of the README's
@@ -15,7 +18,14 @@ pub fn run() -> ExitCode {
     if let Some(code) = roles::run_role() {
         return code;
     }
-    let args = libtest_mimic::Arguments::from_args();
+    let cli = match cli::parse(std::env::args_os()) {
+        Ok(cli) => cli,
+        Err(usage) => {
+            // `--help`, or a usage error: clap's text and exit code (2), as libtest-mimic's.
+            let _ = usage.print();
+            return ExitCode::from(u8::try_from(usage.exit_code()).unwrap_or(2));
+        }
+    };
     if let Err(problems) = settings::check_all() {
         for problem in problems {
             eprintln!("error: {problem}");
@@ -28,9 +38,11 @@ pub fn run() -> ExitCode {
         return ExitCode::from(101);
     }
     panic::install_hook();
-    let mode = trial::Mode::from_args(&args);
-    warm::prewarm(&scenarios, &args);
-    let trials = order::schedule(scenarios, &args)
+    let mode = trial::Mode::from_args(cli.args());
+    warm::prewarm(&scenarios, &cli);
+    let names: Vec<String> = scenarios.iter().map(|s| s.name()).collect();
+    let args = cli.for_libtest(names.iter().map(String::as_str));
+    let trials = order::schedule(scenarios, cli.args())
         .into_iter()
         .map(|scenario| trial::trial(scenario, mode))
         .collect();

@@ -1,6 +1,7 @@
 //! The libtest-mimic runner: one trial per scenario, a tokio runtime and a ceiling each.
 
 mod admission;
+mod cli;
 pub(crate) mod descriptor;
 mod entry;
 mod order;

@@ -3,19 +3,19 @@
 
 use std::path::Path;
 
-use libtest_mimic::Arguments;
-
 use super::admission;
+use super::cli::Cli;
 use crate::{Scenario, opencode};
 
 /// Starts the shared servers the selected scenarios will lease, in the background.
-pub(crate) fn prewarm(scenarios: &[&'static Scenario], args: &Arguments) {
+pub(crate) fn prewarm(scenarios: &[&'static Scenario], cli: &Cli) {
+    let args = cli.args();
     if args.list {
         return;
     }
     let sharing: Vec<_> = scenarios
         .iter()
-        .filter(|s| selected(s, args) && opencode::likely_shared(&s.options))
+        .filter(|s| selected(s, cli) && opencode::likely_shared(&s.options))
         .collect();
     let Some(first) = sharing.first() else {
         return;
@@ -30,21 +30,13 @@ pub(crate) fn prewarm(scenarios: &[&'static Scenario], args: &Arguments) {
     opencode::prewarm_shared(program, threads.min(sharing.len()));
 }
 
-/// Whether libtest will run `scenario`: its filter, `--exact`, `--skip`, ignored-ness and the
+/// Whether libtest will run `scenario`: the filters, `--exact`, `--skip`, ignored-ness and the
 /// scenario's requirements, as the runner decides them (strictness aside: under it a missing
 /// requirement fails instead of skipping, and runs no body either way).
-fn selected(scenario: &Scenario, args: &Arguments) -> bool {
-    let name = scenario.name();
-    let matches = |pattern: &str| {
-        if args.exact {
-            name == pattern
-        } else {
-            name.contains(pattern)
-        }
-    };
+fn selected(scenario: &Scenario, cli: &Cli) -> bool {
+    let args = cli.args();
     let ignored = scenario.options.ignore.is_some();
-    args.filter.as_deref().is_none_or(matches)
-        && !args.skip.iter().any(|s| matches(s))
+    cli.selects(&scenario.name())
         && if args.ignored {
             ignored
         } else {
