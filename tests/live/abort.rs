@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
-use harness_runtime::client::{
-    Ask, AskAnswer, Event, EventStream, MessageError, SessionStatus, ToolStatus,
-};
+use harness_runtime::client::{Event, EventStream, MessageError, SessionStatus, ToolStatus};
 use harness_runtime::prelude::*;
+
+use crate::support;
 
 /// How long a scenario waits for the agent to ask for the bash permission before saying so.
 const ASK_CEILING: Duration = Duration::from_secs(90);
@@ -72,37 +72,17 @@ async fn wait_for_step_start(events: &mut EventStream, session: &str) -> anyhow:
 
 #[live_agent_test(timeout = "120s")]
 async fn while_permission_pending(live: &mut Live) -> anyhow::Result<()> {
-    live.model().reply(Reply::tool_call(
-        "bash",
-        json!({"command": "echo ran > marker.txt", "description": "Write a marker file"}),
-    ));
-    let agent = live
-        .opencode_with(
-            AgentOptions::default()
-                .permission(json!({"*": "allow", "bash": "ask", "external_directory": "deny"})),
-        )
-        .await?;
-    let session = agent.create_session().await?;
+    let (agent, session) =
+        support::session_asking_to_run(live, "echo ran > marker.txt", "Write a marker file")
+            .await?;
     let client = session.client().clone();
 
-    // The policy signals the permission request and leaves it pending.
-    let (asked_tx, mut asked_rx) = tokio::sync::watch::channel(None::<String>);
-    let policy = AskPolicy::leave_pending().callback(move |ask| {
-        if let Ask::Permission(p) = ask {
-            asked_tx.send_replace(Some(p.id.clone()));
-        }
-        AskAnswer::LeavePending
-    });
+    // The policy leaves the permission request pending and says which one it was.
+    let (policy, mut pending) = support::leave_permission_pending();
     let (turn, asked) = tokio::join!(
         session.prompt_with(Prompt::new("Write the marker").asks(policy)),
         async {
-            let id = tokio::time::timeout(ASK_CEILING, asked_rx.wait_for(Option::is_some))
-                .await
-                .map_err(|_| {
-                    anyhow::anyhow!("no bash permission was asked within {ASK_CEILING:?}")
-                })??
-                .clone()
-                .unwrap_or_default();
+            let id = pending.id_within(ASK_CEILING).await?;
             // `permission.asked` is published once the request is registered: it is listed.
             let listed = client.permissions().await?;
             anyhow::ensure!(

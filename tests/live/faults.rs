@@ -6,9 +6,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use harness_runtime::client::{ClientError, MessageError, SessionStatus, ToolStatus};
-use harness_runtime::opencode::ProvisionError;
 use harness_runtime::prelude::*;
 use harness_runtime::scaled;
+
+use crate::support;
 
 /// A decision schema: the fixture's decision faults act on schemas with a `decision` property.
 fn decision_schema() -> serde_json::Value {
@@ -24,22 +25,46 @@ fn decision_schema() -> serde_json::Value {
     })
 }
 
+/// Why a structured output is not a decision the schema allows.
+#[derive(Debug, PartialEq)]
+enum InvalidDecision {
+    NotAnObject(serde_json::Value),
+    UnknownProperty(String),
+    Missing,
+    NotInEnum(String),
+}
+
+impl std::fmt::Display for InvalidDecision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotAnObject(value) => write!(f, "not an object: {value}"),
+            Self::UnknownProperty(key) => write!(f, "unknown property `{key}`"),
+            Self::Missing => write!(f, "`decision` is missing"),
+            Self::NotInEnum(decision) => {
+                write!(f, "`decision` {decision:?} is not in the schema's enum")
+            }
+        }
+    }
+}
+
+impl std::error::Error for InvalidDecision {}
+
 /// The client-side validation the invalid-output faults exist for: the decision must be one of
 /// the schema's enum values and no property may be unknown.
-fn valid_decision(value: &serde_json::Value) -> Result<&str, String> {
+fn valid_decision(value: &serde_json::Value) -> Result<&str, InvalidDecision> {
     let schema = decision_schema();
     let object = value
         .as_object()
-        .ok_or_else(|| format!("not an object: {value}"))?;
+        .ok_or_else(|| InvalidDecision::NotAnObject(value.clone()))?;
     for key in object.keys() {
         if schema["properties"].get(key).is_none() {
-            return Err(format!("unknown property `{key}`"));
+            return Err(InvalidDecision::UnknownProperty(key.clone()));
         }
     }
     let decision = object
         .get("decision")
         .and_then(|d| d.as_str())
-        .ok_or("`decision` is missing")?;
+        .ok_or(InvalidDecision::Missing)?;
     let allowed = schema["properties"]["decision"]["enum"]
         .as_array()
         .expect("enum")
@@ -48,9 +73,7 @@ fn valid_decision(value: &serde_json::Value) -> Result<&str, String> {
     if allowed {
         Ok(decision)
     } else {
-        Err(format!(
-            "`decision` {decision:?} is not in the schema's enum"
-        ))
+        Err(InvalidDecision::NotInEnum(decision.to_owned()))
     }
 }
 
@@ -102,10 +125,7 @@ fn error_kind(err: &ClientError) -> &'static str {
 }
 
 /// Polls the server until `session` is no longer busy (the turn finished server-side).
-async fn wait_until_idle(
-    agent: &harness_runtime::opencode::Agent,
-    session: &str,
-) -> anyhow::Result<()> {
+async fn wait_until_idle(agent: &Agent, session: &str) -> anyhow::Result<()> {
     let ceiling = scaled(Duration::from_secs(10));
     let client = agent.client();
     let idle = async {
@@ -127,11 +147,66 @@ async fn wait_until_idle(
         .map_err(|_| anyhow::anyhow!("session still busy after {ceiling:?}"))
 }
 
-#[live_agent_test(agent = "fixture", timeout = "60s")]
-async fn fail_once_fault_is_an_api_error_then_recovers(live: &mut Live) -> anyhow::Result<()> {
-    live.fixture().inject(Fault::FailOnce)?;
+/// The fixture agent started with `fault` injected, and a session on it.
+async fn fixture_session_with(live: &mut Live, fault: Fault) -> anyhow::Result<(Agent, Session)> {
+    live.fixture().inject(fault)?;
     let agent = live.opencode().await?;
     let session = agent.create_session().await?;
+    Ok((agent, session))
+}
+
+/// Prompts `text` into a turn whose event stream `cause` breaks: the client must end the turn
+/// with `StreamEnded`, neither collecting a turn nor waiting for one.
+async fn prompt_until_the_stream_ends(
+    session: &Session,
+    text: &str,
+    cause: &str,
+) -> anyhow::Result<ClientError> {
+    let err = match session.prompt(text).await {
+        Ok(turn) => anyhow::bail!("the turn was collected despite {cause}: {:?}", turn.trace),
+        Err(e) => e,
+    };
+    anyhow::ensure!(
+        matches!(err, ClientError::StreamEnded { .. }),
+        "expected StreamEnded, got {err:?}"
+    );
+    Ok(err)
+}
+
+/// Provisions the fixture agent with `fault` injected, where the fault keeps `agent` (what the
+/// fault makes of it) from becoming ready: the error, and how long provisioning took to give it.
+async fn failed_start_with(
+    live: &mut Live,
+    fault: Fault,
+    options: AgentOptions,
+    agent: &str,
+) -> anyhow::Result<(ProvisionError, Duration)> {
+    live.fixture().inject(fault)?;
+    let started = Instant::now();
+    match live.opencode_with(options).await {
+        Ok(_) => anyhow::bail!("{agent} was reported ready"),
+        Err(e) => Ok((e, started.elapsed())),
+    }
+}
+
+/// The turn of a prompt meeting the `Decide` fault's permission ask, answered with `policy`:
+/// checked to end without an error and to leave no permission pending.
+async fn decide_answered(live: &mut Live, policy: PermissionPolicy) -> anyhow::Result<Turn> {
+    let (agent, session) = fixture_session_with(live, Fault::Decide).await?;
+    let turn = session
+        .prompt_with(support::prompt_answering("run it", policy))
+        .await?;
+    support::no_error(&turn)?;
+    anyhow::ensure!(
+        agent.client().permissions().await?.is_empty(),
+        "a permission stayed pending"
+    );
+    Ok(turn)
+}
+
+#[live_agent_test(agent = "fixture", timeout = "60s")]
+async fn fail_once_fault_is_an_api_error_then_recovers(live: &mut Live) -> anyhow::Result<()> {
+    let (_agent, session) = fixture_session_with(live, Fault::FailOnce).await?;
     let failed = session.prompt("first").await?;
     match failed.error() {
         Some(MessageError::ApiError {
@@ -169,9 +244,7 @@ async fn fail_once_fault_is_an_api_error_then_recovers(live: &mut Live) -> anyho
 async fn transient_once_fault_errors_with_an_untrustworthy_structured_output(
     live: &mut Live,
 ) -> anyhow::Result<()> {
-    live.fixture().inject(Fault::TransientOnce)?;
-    let agent = live.opencode().await?;
-    let session = agent.create_session().await?;
+    let (_agent, session) = fixture_session_with(live, Fault::TransientOnce).await?;
     let turn = session.prompt_with(decision_prompt("decide")).await?;
     match turn.error() {
         Some(MessageError::ApiError {
@@ -188,7 +261,7 @@ async fn transient_once_fault_errors_with_an_untrustworthy_structured_output(
     );
     let retry = session.prompt_with(decision_prompt("decide again")).await?;
     anyhow::ensure!(retry.error().is_none(), "retry failed: {:?}", retry.error());
-    let decision = valid_decision(retry.structured_or_err()?).map_err(anyhow::Error::msg)?;
+    let decision = valid_decision(retry.structured_or_err()?)?;
     anyhow::ensure!(decision == "advance", "decision was {decision}");
     live.evidence().record_turn(&turn);
     live.evidence().record("error", turn.error());
@@ -199,13 +272,7 @@ async fn transient_once_fault_errors_with_an_untrustworthy_structured_output(
 
 #[live_agent_test(agent = "fixture", timeout = "60s")]
 async fn decide_fault_answered_once_completes_the_tool(live: &mut Live) -> anyhow::Result<()> {
-    live.fixture().inject(Fault::Decide)?;
-    let agent = live.opencode().await?;
-    let session = agent.create_session().await?;
-    let prompt =
-        Prompt::new("run it").asks(AskPolicy::leave_pending().permissions(PermissionPolicy::Once));
-    let turn = session.prompt_with(prompt).await?;
-    anyhow::ensure!(turn.error().is_none(), "error: {:?}", turn.error());
+    let turn = decide_answered(live, PermissionPolicy::Once).await?;
     let bash = turn
         .tool_call("bash")
         .ok_or_else(|| anyhow::anyhow!("no bash call"))?;
@@ -224,10 +291,6 @@ async fn decide_fault_answered_once_completes_the_tool(live: &mut Live) -> anyho
         "text was {:?}",
         turn.text
     );
-    anyhow::ensure!(
-        agent.client().permissions().await?.is_empty(),
-        "a permission stayed pending"
-    );
     live.evidence().record_turn(&turn);
     live.assert_evidence();
     Ok(())
@@ -235,13 +298,7 @@ async fn decide_fault_answered_once_completes_the_tool(live: &mut Live) -> anyho
 
 #[live_agent_test(agent = "fixture", timeout = "60s")]
 async fn decide_fault_rejected_fails_the_tool_not_the_turn(live: &mut Live) -> anyhow::Result<()> {
-    live.fixture().inject(Fault::Decide)?;
-    let agent = live.opencode().await?;
-    let session = agent.create_session().await?;
-    let prompt = Prompt::new("run it")
-        .asks(AskPolicy::leave_pending().permissions(PermissionPolicy::Reject));
-    let turn = session.prompt_with(prompt).await?;
-    anyhow::ensure!(turn.error().is_none(), "error: {:?}", turn.error());
+    let turn = decide_answered(live, PermissionPolicy::Reject).await?;
     let bash = turn
         .tool_call("bash")
         .ok_or_else(|| anyhow::anyhow!("no bash call"))?;
@@ -253,10 +310,6 @@ async fn decide_fault_rejected_fails_the_tool_not_the_turn(live: &mut Live) -> a
         "bash error was {:?}",
         bash.error
     );
-    anyhow::ensure!(
-        agent.client().permissions().await?.is_empty(),
-        "a permission stayed pending"
-    );
     live.evidence().record_turn(&turn);
     live.assert_evidence();
     Ok(())
@@ -266,10 +319,8 @@ async fn decide_fault_rejected_fails_the_tool_not_the_turn(live: &mut Live) -> a
 async fn decide_fault_unanswered_ends_in_an_api_error(live: &mut Live) -> anyhow::Result<()> {
     // The agent's own reply ceiling, short: the documented outcome is its APIError, which must
     // arrive well within the client's turn ceiling.
-    live.fixture()
-        .inject(Fault::DecideWithin(scaled(Duration::from_secs(2))))?;
-    let agent = live.opencode().await?;
-    let session = agent.create_session().await?;
+    let fault = Fault::DecideWithin(scaled(Duration::from_secs(2)));
+    let (agent, session) = fixture_session_with(live, fault).await?;
     let prompt = Prompt::new("run it").with_ceiling(scaled(Duration::from_secs(30)));
     let turn = session.prompt_with(prompt).await?;
     match turn.error() {
@@ -294,11 +345,9 @@ async fn decide_fault_unanswered_ends_in_an_api_error(live: &mut Live) -> anyhow
 
 #[live_agent_test(agent = "fixture", timeout = "60s")]
 async fn blocked_once_fault_blocks_one_decision(live: &mut Live) -> anyhow::Result<()> {
-    live.fixture().inject(Fault::BlockedOnce)?;
-    let agent = live.opencode().await?;
-    let session = agent.create_session().await?;
+    let (_agent, session) = fixture_session_with(live, Fault::BlockedOnce).await?;
     let blocked = session.prompt_with(decision_prompt("decide")).await?;
-    anyhow::ensure!(blocked.error().is_none(), "error: {:?}", blocked.error());
+    support::no_error(&blocked)?;
     let value = blocked.structured_or_err()?;
     anyhow::ensure!(
         valid_decision(value) == Ok("blocked"),
@@ -318,19 +367,17 @@ async fn blocked_once_fault_blocks_one_decision(live: &mut Live) -> anyhow::Resu
 
 #[live_agent_test(agent = "fixture", timeout = "60s")]
 async fn invalid_output_once_fault_is_caught_by_validation(live: &mut Live) -> anyhow::Result<()> {
-    live.fixture().inject(Fault::InvalidOutputOnce)?;
-    let agent = live.opencode().await?;
-    let session = agent.create_session().await?;
+    let (_agent, session) = fixture_session_with(live, Fault::InvalidOutputOnce).await?;
     let invalid = session.prompt_with(decision_prompt("decide")).await?;
     // The message has no error: only validating the output catches it.
-    anyhow::ensure!(invalid.error().is_none(), "error: {:?}", invalid.error());
+    support::no_error(&invalid)?;
     let rejection = valid_decision(invalid.structured_or_err()?)
         .err()
         .ok_or_else(|| anyhow::anyhow!("the invalid output passed validation"))?;
     let valid = session.prompt_with(decision_prompt("decide again")).await?;
     anyhow::ensure!(valid_decision(valid.structured_or_err()?) == Ok("advance"));
     live.evidence().record_turn(&invalid);
-    live.evidence().record("validation", &rejection);
+    live.evidence().record("validation", rejection.to_string());
     live.evidence().record_turn(&valid);
     live.assert_evidence();
     Ok(())
@@ -338,15 +385,13 @@ async fn invalid_output_once_fault_is_caught_by_validation(live: &mut Live) -> a
 
 #[live_agent_test(agent = "fixture", timeout = "60s")]
 async fn invalid_output_always_fault_persists_until_cleared(live: &mut Live) -> anyhow::Result<()> {
-    live.fixture().inject(Fault::InvalidOutputAlways)?;
-    let agent = live.opencode().await?;
-    let session = agent.create_session().await?;
+    let (_agent, session) = fixture_session_with(live, Fault::InvalidOutputAlways).await?;
     let mut rejections = Vec::new();
     for round in 0..2 {
         let turn = session.prompt_with(decision_prompt("decide")).await?;
-        anyhow::ensure!(turn.error().is_none(), "error: {:?}", turn.error());
+        support::no_error(&turn)?;
         match valid_decision(turn.structured_or_err()?) {
-            Err(why) => rejections.push(why),
+            Err(why) => rejections.push(why.to_string()),
             Ok(decision) => anyhow::bail!("round {round}: the output passed as {decision}"),
         }
     }
@@ -361,18 +406,12 @@ async fn invalid_output_always_fault_persists_until_cleared(live: &mut Live) -> 
 
 #[live_agent_test(agent = "fixture", timeout = "60s")]
 async fn remaining_passes_fault_iterates_then_advances(live: &mut Live) -> anyhow::Result<()> {
-    live.fixture().inject(Fault::RemainingPasses(2))?;
-    let agent = live.opencode().await?;
-    let session = agent.create_session().await?;
+    let (_agent, session) = fixture_session_with(live, Fault::RemainingPasses(2)).await?;
     let mut decisions = Vec::new();
     for _ in 0..3 {
         let turn = session.prompt_with(decision_prompt("decide")).await?;
-        anyhow::ensure!(turn.error().is_none(), "error: {:?}", turn.error());
-        decisions.push(
-            valid_decision(turn.structured_or_err()?)
-                .map_err(anyhow::Error::msg)?
-                .to_string(),
-        );
+        support::no_error(&turn)?;
+        decisions.push(valid_decision(turn.structured_or_err()?)?.to_string());
     }
     anyhow::ensure!(
         decisions == ["iterate", "iterate", "advance"],
@@ -387,20 +426,8 @@ async fn remaining_passes_fault_iterates_then_advances(live: &mut Live) -> anyho
 async fn disconnect_after_tool_fault_ends_the_stream_and_the_turn_is_recoverable(
     live: &mut Live,
 ) -> anyhow::Result<()> {
-    live.fixture().inject(Fault::DisconnectAfterTool)?;
-    let agent = live.opencode().await?;
-    let session = agent.create_session().await?;
-    let err = match session.prompt("run the tool").await {
-        Ok(turn) => anyhow::bail!(
-            "the turn was collected despite the disconnect: {:?}",
-            turn.trace
-        ),
-        Err(e) => e,
-    };
-    anyhow::ensure!(
-        matches!(err, ClientError::StreamEnded { .. }),
-        "expected StreamEnded, got {err:?}"
-    );
+    let (agent, session) = fixture_session_with(live, Fault::DisconnectAfterTool).await?;
+    let err = prompt_until_the_stream_ends(&session, "run the tool", "the disconnect").await?;
     anyhow::ensure!(
         live.fixture().tool_effect_completed(),
         "the tool's effect is missing"
@@ -459,19 +486,14 @@ async fn ready_after_fault_is_ready_after_the_delay(live: &mut Live) -> anyhow::
 async fn ready_after_fault_beyond_the_ready_timeout_is_not_ready(
     live: &mut Live,
 ) -> anyhow::Result<()> {
-    live.fixture()
-        .inject(Fault::ReadyAfter(Duration::from_secs(30)))?;
-    let options = AgentOptions::default().ready_timeout(Duration::from_secs(1));
-    let started = Instant::now();
-    let err = match live.opencode_with(options).await {
-        Ok(_) => anyhow::bail!("ready despite a 30 s start delay and a 1 s ready timeout"),
-        Err(e) => e,
-    };
-    anyhow::ensure!(
-        started.elapsed() < scaled(Duration::from_secs(15)),
-        "took {:?}",
-        started.elapsed()
-    );
+    let (err, took) = failed_start_with(
+        live,
+        Fault::ReadyAfter(Duration::from_secs(30)),
+        AgentOptions::default().ready_timeout(Duration::from_secs(1)),
+        "an agent with a 30 s start delay and a 1 s ready timeout",
+    )
+    .await?;
+    anyhow::ensure!(took < scaled(Duration::from_secs(15)), "took {took:?}");
     let ProvisionError::NotReady { pending, .. } = &err else {
         anyhow::bail!("expected NotReady, got {err}");
     };
@@ -485,14 +507,13 @@ async fn ready_after_fault_beyond_the_ready_timeout_is_not_ready(
 async fn never_ready_fault_fails_provisioning_with_a_diagnostic(
     live: &mut Live,
 ) -> anyhow::Result<()> {
-    live.fixture().inject(Fault::NeverReady)?;
-    let options = AgentOptions::default().ready_timeout(Duration::from_secs(2));
-    let started = Instant::now();
-    let err = match live.opencode_with(options).await {
-        Ok(_) => anyhow::bail!("an agent that never listens was reported ready"),
-        Err(e) => e,
-    };
-    let took = started.elapsed();
+    let (err, took) = failed_start_with(
+        live,
+        Fault::NeverReady,
+        AgentOptions::default().ready_timeout(Duration::from_secs(2)),
+        "an agent that never listens",
+    )
+    .await?;
     anyhow::ensure!(took < scaled(Duration::from_secs(15)), "took {took:?}");
     let ProvisionError::NotReady {
         pending,
@@ -523,11 +544,13 @@ async fn never_ready_fault_fails_provisioning_with_a_diagnostic(
 
 #[live_agent_test(agent = "fixture", timeout = "60s")]
 async fn exit_during_start_fault_is_exited_before_ready(live: &mut Live) -> anyhow::Result<()> {
-    live.fixture().inject(Fault::ExitDuringStart)?;
-    let err = match live.opencode().await {
-        Ok(_) => anyhow::bail!("an agent that exits during start was reported ready"),
-        Err(e) => e,
-    };
+    let (err, _) = failed_start_with(
+        live,
+        Fault::ExitDuringStart,
+        AgentOptions::default(),
+        "an agent that exits during start",
+    )
+    .await?;
     let ProvisionError::ExitedBeforeReady {
         status, log_tail, ..
     } = &err
@@ -549,20 +572,8 @@ async fn exit_during_start_fault_is_exited_before_ready(live: &mut Live) -> anyh
 async fn exit_mid_turn_fault_ends_the_turn_and_restart_serves_the_session(
     live: &mut Live,
 ) -> anyhow::Result<()> {
-    live.fixture().inject(Fault::ExitMidTurn)?;
-    let agent = live.opencode().await?;
-    let session = agent.create_session().await?;
-    let err = match session.prompt("work").await {
-        Ok(turn) => anyhow::bail!(
-            "the turn completed although the agent exited: {:?}",
-            turn.trace
-        ),
-        Err(e) => e,
-    };
-    anyhow::ensure!(
-        matches!(err, ClientError::StreamEnded { .. }),
-        "expected StreamEnded, got {err:?}"
-    );
+    let (agent, session) = fixture_session_with(live, Fault::ExitMidTurn).await?;
+    let err = prompt_until_the_stream_ends(&session, "work", "the agent's exit").await?;
     // The exit and its last words: the log tail is read to the end once `wait_exit` returns.
     let status = agent.wait_exit(Duration::from_secs(10)).await?;
     anyhow::ensure!(status.code() == Some(70), "status: {status}");
@@ -582,7 +593,7 @@ async fn exit_mid_turn_fault_ends_the_turn_and_restart_serves_the_session(
     // The fault fires once: the restarted agent serves turns again.
     let session = client.session(session.id()).await?;
     let next = session.prompt("work again").await?;
-    anyhow::ensure!(next.error().is_none(), "error: {:?}", next.error());
+    support::no_error(&next)?;
     anyhow::ensure!(
         next.text == "Fixture completed.",
         "text was {:?}",

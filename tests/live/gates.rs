@@ -7,12 +7,13 @@
 //! releases its gate on every path, so a failed step fails the scenario at once instead of
 //! leaving the paused operation to the scenario's timeout.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use harness_runtime::client::{ClientError, Event, EventStream, SessionStatus, ToolStatus};
-use harness_runtime::gates::{Gate, Signal};
+use harness_runtime::gates::Gate;
 use harness_runtime::prelude::*;
+
+use crate::support;
 
 /// How long a meanwhile waits for the paused operation to reach its gate (scaled).
 const ENTER_CEILING: Duration = Duration::from_secs(60);
@@ -90,11 +91,21 @@ async fn tool_output_seen(
         .map_err(|_| anyhow::anyhow!("`{tool}` did not print {needle:?} within {ceiling:?}"))?
 }
 
-fn has_error(turn: &Turn, name: &str) -> bool {
-    turn.errors
+/// Fails unless the abort was accepted (`aborted`) and ended `turn` as aborted.
+fn ensure_aborted(aborted: bool, turn: &Turn) -> anyhow::Result<()> {
+    anyhow::ensure!(aborted, "POST abort answered false");
+    let aborted_error = turn
+        .errors
         .iter()
         .chain(&turn.session_errors)
-        .any(|e| e.name() == name)
+        .any(|e| e.name() == "MessageAbortedError");
+    anyhow::ensure!(
+        aborted_error,
+        "the turn was not aborted: errors {:?}, session errors {:?}",
+        turn.errors,
+        turn.session_errors
+    );
+    Ok(())
 }
 
 /// The prompt post returned (the agent has the prompt) and the model holds the turn's request;
@@ -120,13 +131,7 @@ async fn abort_while_prompt_in_flight(live: &mut Live) -> anyhow::Result<()> {
     let aborted = aborted?;
     let turn = turn?;
 
-    anyhow::ensure!(aborted, "POST abort answered false");
-    anyhow::ensure!(
-        has_error(&turn, "MessageAbortedError"),
-        "the turn was not aborted: errors {:?}, session errors {:?}",
-        turn.errors,
-        turn.session_errors
-    );
+    ensure_aborted(aborted, &turn)?;
     anyhow::ensure!(turn.text.is_empty(), "text was {:?}", turn.text);
     anyhow::ensure!(live.model().requests().len() == 1);
     let counters = live.gates().counters();
@@ -154,25 +159,16 @@ async fn abort_while_prompt_in_flight(live: &mut Live) -> anyhow::Result<()> {
 /// completion (observed with 1.18.33: `sleep 30` completed and the tool call ended `completed`).
 #[live_agent_test(timeout = "120s")]
 async fn abort_after_permission_reply(live: &mut Live) -> anyhow::Result<()> {
-    live.model().reply(Reply::tool_call(
-        "bash",
-        json!({"command": "echo started && sleep 30", "description": "Wait a while"}),
-    ));
-    let agent = live
-        .opencode_with(
-            AgentOptions::default()
-                .permission(json!({"*": "allow", "bash": "ask", "external_directory": "deny"})),
-        )
-        .await?;
-    let session = agent.create_session().await?;
+    let (agent, session) =
+        support::session_asking_to_run(live, "echo started && sleep 30", "Wait a while").await?;
     // The meanwhile's own view of the session, subscribed before anything can happen.
     let mut events = agent.client().subscribe().await?;
 
     let replied = live.gates().arm(GatePoint::AfterPermissionReply);
-    let prompt = session.prompt_with(
-        Prompt::new("Wait a while")
-            .asks(AskPolicy::leave_pending().permissions(PermissionPolicy::Once)),
-    );
+    let prompt = session.prompt_with(support::prompt_answering(
+        "Wait a while",
+        PermissionPolicy::Once,
+    ));
     let meanwhile = while_paused(&replied, async {
         anyhow::ensure!(live.gates().counted(Counter::PermissionReply) == 1);
         tool_output_seen(&mut events, session.id(), "bash", "started").await?;
@@ -183,13 +179,7 @@ async fn abort_after_permission_reply(live: &mut Live) -> anyhow::Result<()> {
     let aborted = aborted?;
     let turn = turn?;
 
-    anyhow::ensure!(aborted, "POST abort answered false");
-    anyhow::ensure!(
-        has_error(&turn, "MessageAbortedError"),
-        "the turn was not aborted: errors {:?}, session errors {:?}",
-        turn.errors,
-        turn.session_errors
-    );
+    ensure_aborted(aborted, &turn)?;
     let bash = turn
         .tool_call("bash")
         .ok_or_else(|| anyhow::anyhow!("no bash call in {:?}", turn.tool_calls))?;
@@ -230,37 +220,14 @@ async fn abort_after_permission_reply(live: &mut Live) -> anyhow::Result<()> {
 /// gets is recorded (OpenCode keeps the request listed after an abort).
 #[live_agent_test(timeout = "120s")]
 async fn permission_reply_after_abort(live: &mut Live) -> anyhow::Result<()> {
-    live.model().reply(Reply::tool_call(
-        "bash",
-        json!({"command": "echo should-not-run", "description": "Echo"}),
-    ));
-    let agent = live
-        .opencode_with(
-            AgentOptions::default()
-                .permission(json!({"*": "allow", "bash": "ask", "external_directory": "deny"})),
-        )
-        .await?;
-    let session = agent.create_session().await?;
+    let (_agent, session) =
+        support::session_asking_to_run(live, "echo should-not-run", "Echo").await?;
 
-    // The collector sees the ask, leaves it pending and tells the meanwhile which one it was.
-    let asked = Arc::new(Signal::new("permission asked"));
-    let request = Arc::new(Mutex::new(None::<String>));
-    let policy = AskPolicy::leave_pending().callback({
-        let (asked, request) = (asked.clone(), request.clone());
-        move |ask| {
-            *request.lock().expect("request lock") = Some(ask.id().to_owned());
-            asked.publish();
-            harness_runtime::client::AskAnswer::LeavePending
-        }
-    });
+    // The collector leaves the ask pending and tells the meanwhile which one it was.
+    let (policy, mut asked) = support::leave_permission_pending();
     let prompt = session.prompt_with(Prompt::new("Echo something").asks(policy));
     let meanwhile = async {
-        asked.wait_within(ENTER_CEILING).await?;
-        let id = request
-            .lock()
-            .expect("request lock")
-            .clone()
-            .expect("published after the id was stored");
+        let id = asked.id_within(ENTER_CEILING).await?;
         let aborted = session.abort().await?;
         let late = session
             .client()
@@ -272,13 +239,7 @@ async fn permission_reply_after_abort(live: &mut Live) -> anyhow::Result<()> {
     let (aborted, late) = meanwhile?;
     let turn = turn?;
 
-    anyhow::ensure!(aborted, "POST abort answered false");
-    anyhow::ensure!(
-        has_error(&turn, "MessageAbortedError"),
-        "the turn was not aborted: errors {:?}, session errors {:?}",
-        turn.errors,
-        turn.session_errors
-    );
+    ensure_aborted(aborted, &turn)?;
     if let Some(bash) = turn.tool_call("bash") {
         anyhow::ensure!(
             bash.status != ToolStatus::Completed,

@@ -13,5 +13,6 @@ mod provisioning;
 mod questions;
 mod sandbox;
 mod structured;
+mod support;
 mod tools;
 mod turns;

@@ -10,14 +10,24 @@ use harness_runtime::client::{Ask, AskAnswer, AskOutcome, ClientError, Interacti
 use harness_runtime::prelude::*;
 use harness_runtime::scaled;
 
-/// Bash and edits ask; the rest runs without a prompt, never outside the workspace.
-fn asking() -> AgentOptions {
-    AgentOptions::default().permission(json!({
-        "*": "allow",
-        "bash": "ask",
-        "edit": "ask",
-        "external_directory": "deny",
-    }))
+use crate::support::{self, no_error, prompt_answering};
+
+/// An agent whose bash and edits ask, and a session on it.
+async fn asking_session(live: &mut Live) -> anyhow::Result<(Agent, Session)> {
+    let agent = live
+        .opencode_with(support::asking_for(&["bash", "edit"]))
+        .await?;
+    let session = agent.create_session().await?;
+    Ok((agent, session))
+}
+
+/// Scripts the model to run each `(command, then)` in bash and then say `then`, in order.
+fn script_bash_runs(live: &Live, runs: &[(&str, &str)]) {
+    for (command, then) in runs {
+        live.model()
+            .reply(Reply::tool_call("bash", json!({"command": command})))
+            .reply(Reply::text(*then));
+    }
 }
 
 /// The one permission interaction of a turn, checked: asked for `permission`, answered with
@@ -53,29 +63,19 @@ fn single_permission<'t>(
 
 #[live_agent_test(timeout = "150s")]
 async fn ask_answered_once_runs_the_tool_and_asks_again(live: &mut Live) -> anyhow::Result<()> {
-    live.model()
-        .reply(Reply::tool_call(
-            "bash",
-            json!({"command": "echo once > once.txt"}),
-        ))
-        .reply(Reply::text("Done once."))
-        .reply(Reply::tool_call(
-            "bash",
-            json!({"command": "echo again > again.txt"}),
-        ))
-        .reply(Reply::text("Done again."));
-    let agent = live.opencode_with(asking()).await?;
-    let session = agent.create_session().await?;
-    let once = AskPolicy::leave_pending().permissions(PermissionPolicy::Once);
+    script_bash_runs(
+        live,
+        &[
+            ("echo once > once.txt", "Done once."),
+            ("echo again > again.txt", "Done again."),
+        ],
+    );
+    let (agent, session) = asking_session(live).await?;
 
     let first = session
-        .prompt_with(Prompt::new("Write once.txt").asks(once.clone()))
+        .prompt_with(prompt_answering("Write once.txt", PermissionPolicy::Once))
         .await?;
-    anyhow::ensure!(
-        first.error().is_none(),
-        "unexpected error {:?}",
-        first.error()
-    );
+    no_error(&first)?;
     single_permission(&first.interactions, "bash", PermissionReply::Once)?;
     let call = first
         .tool_call("bash")
@@ -90,13 +90,9 @@ async fn ask_answered_once_runs_the_tool_and_asks_again(live: &mut Live) -> anyh
 
     // `once` approves that call only: the next bash call asks again.
     let second = session
-        .prompt_with(Prompt::new("Write again.txt").asks(once))
+        .prompt_with(prompt_answering("Write again.txt", PermissionPolicy::Once))
         .await?;
-    anyhow::ensure!(
-        second.error().is_none(),
-        "unexpected error {:?}",
-        second.error()
-    );
+    no_error(&second)?;
     single_permission(&second.interactions, "bash", PermissionReply::Once)?;
     anyhow::ensure!(
         agent.workspace().join("again.txt").is_file(),
@@ -126,31 +122,19 @@ async fn ask_answered_once_runs_the_tool_and_asks_again(live: &mut Live) -> anyh
 // (each workspace is an OpenCode project of its own), proven by `isolation::cross_talk_*`.
 #[live_agent_test(timeout = "150s")]
 async fn ask_answered_always_is_not_asked_again(live: &mut Live) -> anyhow::Result<()> {
-    live.model()
-        .reply(Reply::tool_call(
-            "bash",
-            json!({"command": "echo one > one.txt"}),
-        ))
-        .reply(Reply::text("Wrote one."))
-        .reply(Reply::tool_call(
-            "bash",
-            json!({"command": "echo two > two.txt"}),
-        ))
-        .reply(Reply::text("Wrote two."));
-    let agent = live.opencode_with(asking()).await?;
-    let session = agent.create_session().await?;
+    script_bash_runs(
+        live,
+        &[
+            ("echo one > one.txt", "Wrote one."),
+            ("echo two > two.txt", "Wrote two."),
+        ],
+    );
+    let (agent, session) = asking_session(live).await?;
 
     let first = session
-        .prompt_with(
-            Prompt::new("Write one.txt")
-                .asks(AskPolicy::leave_pending().permissions(PermissionPolicy::Always)),
-        )
+        .prompt_with(prompt_answering("Write one.txt", PermissionPolicy::Always))
         .await?;
-    anyhow::ensure!(
-        first.error().is_none(),
-        "unexpected error {:?}",
-        first.error()
-    );
+    no_error(&first)?;
     let asked = single_permission(&first.interactions, "bash", PermissionReply::Always)?;
     let Ask::Permission(request) = &asked.ask else {
         unreachable!("checked by single_permission")
@@ -170,11 +154,7 @@ async fn ask_answered_always_is_not_asked_again(live: &mut Live) -> anyhow::Resu
     let second = session
         .prompt_with(Prompt::new("Write two.txt").with_ceiling(scaled(Duration::from_secs(60))))
         .await?;
-    anyhow::ensure!(
-        second.error().is_none(),
-        "unexpected error {:?}",
-        second.error()
-    );
+    no_error(&second)?;
     anyhow::ensure!(
         second.interactions.is_empty(),
         "asked again after `always`: {:?}",
@@ -207,18 +187,17 @@ async fn ask_answered_always_is_not_asked_again(live: &mut Live) -> anyhow::Resu
 
 #[live_agent_test(timeout = "120s")]
 async fn ask_rejected_fails_the_tool(live: &mut Live) -> anyhow::Result<()> {
-    let agent = live.opencode_with(asking()).await?;
+    let (agent, session) = asking_session(live).await?;
     let file = agent.workspace().join("denied.txt");
     live.model().reply(Reply::tool_call(
         "write",
         json!({"filePath": file.display().to_string(), "content": "must not exist\n"}),
     ));
-    let session = agent.create_session().await?;
     let turn = session
-        .prompt_with(
-            Prompt::new("Write denied.txt")
-                .asks(AskPolicy::leave_pending().permissions(PermissionPolicy::Reject)),
-        )
+        .prompt_with(prompt_answering(
+            "Write denied.txt",
+            PermissionPolicy::Reject,
+        ))
         .await?;
 
     single_permission(&turn.interactions, "edit", PermissionReply::Reject)?;
@@ -260,8 +239,7 @@ async fn pending_ask_times_out_naming_the_permission(live: &mut Live) -> anyhow:
         "bash",
         json!({"command": "echo never > never.txt"}),
     ));
-    let agent = live.opencode_with(asking()).await?;
-    let session = agent.create_session().await?;
+    let (agent, session) = asking_session(live).await?;
     // The turn's ceiling is the default's; the ask's own ceiling is what ends the turn, two
     // seconds after the ask arrived, however long the first prompt took to get there.
     let result = session

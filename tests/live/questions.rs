@@ -1,13 +1,15 @@
 //! The `question` tool against real OpenCode: the model asks, the ask policy answers or rejects,
 //! and the next model request shows what the model was told.
 
-use harness_runtime::client::{AskOutcome, ToolStatus};
+use harness_runtime::client::{AskOutcome, ToolCall, ToolStatus};
 use harness_runtime::model::ModelRequest;
 use harness_runtime::prelude::*;
 use serde_json::Value;
 
+use crate::support::no_error;
+
 /// The `question` tool's arguments as OpenCode 1.18.33 takes them (one list of questions, each
-/// with a header and labelled options; recorded in `r2-ev_q.sse`).
+/// with a header and labelled options; as in `harness-runtime/tests/data/streams/r2-ev_q.sse`).
 fn colour_question() -> Value {
     json!({"questions": [{
         "question": "Which colour?",
@@ -73,34 +75,49 @@ fn required(schema: &Value, pointer: &str) -> Vec<String> {
     names
 }
 
+/// The turn of `prompt` on a fresh agent and session, the questions the model asks answered by
+/// `policy`.
+async fn turn_answering_questions(
+    live: &mut Live,
+    prompt: &str,
+    policy: QuestionPolicy,
+) -> anyhow::Result<(Session, Turn)> {
+    let agent = live.opencode().await?;
+    let session = agent.create_session().await?;
+    let turn = session
+        .prompt_with(Prompt::new(prompt).asks(AskPolicy::leave_pending().questions(policy)))
+        .await?;
+    Ok((session, turn))
+}
+
+/// The turn's `question` tool call, checked to have ended `status`.
+fn question_call(turn: &Turn, status: ToolStatus) -> anyhow::Result<&ToolCall> {
+    let call = turn
+        .tool_call("question")
+        .ok_or_else(|| anyhow::anyhow!("no question tool call in {:?}", turn.tool_calls))?;
+    anyhow::ensure!(
+        call.status == status,
+        "question call ended {:?}",
+        call.status
+    );
+    Ok(call)
+}
+
 #[live_agent_test(timeout = "120s")]
 async fn answered_with_label(live: &mut Live) -> anyhow::Result<()> {
     live.model()
         .reply(Reply::tool_call("question", colour_question()));
     live.model().reply(Reply::text("You chose blue."));
-    let agent = live.opencode().await?;
-    let session = agent.create_session().await?;
-    let turn = session
-        .prompt_with(
-            Prompt::new("Ask me which colour I like")
-                .asks(AskPolicy::leave_pending().questions(QuestionPolicy::Label("Blue".into()))),
-        )
-        .await?;
+    let (session, turn) = turn_answering_questions(
+        live,
+        "Ask me which colour I like",
+        QuestionPolicy::Label("Blue".into()),
+    )
+    .await?;
 
-    anyhow::ensure!(
-        turn.error().is_none(),
-        "unexpected error {:?}",
-        turn.error()
-    );
+    no_error(&turn)?;
     anyhow::ensure!(turn.text == "You chose blue.", "text was {:?}", turn.text);
-    let call = turn
-        .tool_call("question")
-        .ok_or_else(|| anyhow::anyhow!("no question tool call in {:?}", turn.tool_calls))?;
-    anyhow::ensure!(
-        call.status == ToolStatus::Completed,
-        "question call ended {:?}",
-        call.status
-    );
+    let call = question_call(&turn, ToolStatus::Completed)?;
     anyhow::ensure!(
         turn.interactions.len() == 1
             && turn.interactions[0].outcome
@@ -166,20 +183,10 @@ async fn two_questions_first_option(live: &mut Live) -> anyhow::Result<()> {
         ]}),
     ));
     live.model().reply(Reply::text("Red and small."));
-    let agent = live.opencode().await?;
-    let session = agent.create_session().await?;
-    let turn = session
-        .prompt_with(
-            Prompt::new("Ask me two things")
-                .asks(AskPolicy::leave_pending().questions(QuestionPolicy::FirstOption)),
-        )
-        .await?;
+    let (_session, turn) =
+        turn_answering_questions(live, "Ask me two things", QuestionPolicy::FirstOption).await?;
 
-    anyhow::ensure!(
-        turn.error().is_none(),
-        "unexpected error {:?}",
-        turn.error()
-    );
+    no_error(&turn)?;
     anyhow::ensure!(turn.text == "Red and small.", "text was {:?}", turn.text);
     // One ask carrying both questions, answered per question with its first option.
     let expected = vec![vec!["Red".to_string()], vec!["Small".to_string()]];
@@ -211,14 +218,9 @@ async fn two_questions_first_option(live: &mut Live) -> anyhow::Result<()> {
 async fn rejected(live: &mut Live) -> anyhow::Result<()> {
     live.model()
         .reply(Reply::tool_call("question", colour_question()));
-    let agent = live.opencode().await?;
-    let session = agent.create_session().await?;
-    let turn = session
-        .prompt_with(
-            Prompt::new("Ask me which colour I like")
-                .asks(AskPolicy::leave_pending().questions(QuestionPolicy::Reject)),
-        )
-        .await?;
+    let (session, turn) =
+        turn_answering_questions(live, "Ask me which colour I like", QuestionPolicy::Reject)
+            .await?;
 
     anyhow::ensure!(
         turn.interactions.len() == 1
@@ -226,14 +228,7 @@ async fn rejected(live: &mut Live) -> anyhow::Result<()> {
         "interactions were {:?}",
         turn.interactions
     );
-    let call = turn
-        .tool_call("question")
-        .ok_or_else(|| anyhow::anyhow!("no question tool call in {:?}", turn.tool_calls))?;
-    anyhow::ensure!(
-        call.status == ToolStatus::Error,
-        "question call ended {:?}",
-        call.status
-    );
+    let call = question_call(&turn, ToolStatus::Error)?;
     let pending = session.client().questions().await?;
     anyhow::ensure!(pending.is_empty(), "questions still pending: {pending:?}");
     // A rejected question stops the loop (like a rejected permission): the model is not asked
@@ -243,11 +238,7 @@ async fn rejected(live: &mut Live) -> anyhow::Result<()> {
         "question call error was {:?}",
         call.error
     );
-    anyhow::ensure!(
-        turn.error().is_none(),
-        "unexpected error {:?}",
-        turn.error()
-    );
+    no_error(&turn)?;
     let requests = live.model().requests();
     anyhow::ensure!(
         requests.len() == 1,
