@@ -1,4 +1,4 @@
-//! The sandbox (issue #20): the model's bash commands attack what lies outside the scenario's
+//! The sandbox: the model's bash commands attack what lies outside the scenario's
 //! root — the runner's real home, the checkout, a temp dir, the runner's process, a loopback
 //! port of someone else — and the kernel refuses each inside the tool, while the scenario's own
 //! work in its workspace succeeds and nothing outside the root changes.
