@@ -46,7 +46,7 @@ pub struct Live {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Skip {
     pub(crate) reason: String,
-    /// A missing requirement (a variable, the OpenCode binary): failed instead under
+    /// A missing prerequisite (the OpenCode binary): failed instead under `CI` or
     /// `LIVE_STRICT=1`. A capability the agent did not exercise is skipped in every mode.
     pub(crate) strict_fails: bool,
 }
@@ -102,7 +102,8 @@ impl Live {
         Skipped { reason }
     }
 
-    /// Marks the scenario skipped for a missing requirement (failed under `LIVE_STRICT=1`).
+    /// Marks the scenario skipped for a missing prerequisite (failed under `CI` or
+    /// `LIVE_STRICT=1`).
     pub(crate) fn skip_for_requirement(&mut self, reason: String) {
         let reason = self.redactor.redact(&reason);
         self.skip = Some(Skip {
@@ -165,8 +166,8 @@ impl Live {
             progress: &|message| progress(name, redactor, message),
         };
         let provisioned = crate::opencode::provision(scenario, options).await;
-        // Nothing installed is not this scenario's fault: report it skipped (failed under
-        // LIVE_STRICT). A wrong LIVE_OPENCODE_BIN is a mistake: it fails.
+        // Nothing installed is not this scenario's fault: report it skipped (failed under CI or
+        // LIVE_STRICT=1). A wrong LIVE_OPENCODE_BIN is a mistake: it fails.
         if let Err(e @ ProvisionError::OpenCodeNotFound) = &provisioned {
             self.skip_for_requirement(e.to_string());
         }

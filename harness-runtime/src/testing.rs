@@ -14,6 +14,9 @@ use std::time::Duration;
 pub use crate::live::ScenarioInfo;
 pub use crate::model::slot::ModelSlot;
 pub use crate::process::run_reaper;
+/// The one rule for a missing prerequisite (skipped, or failed under `CI` or `LIVE_STRICT=1`),
+/// for a test binary with its own `main` to decide as the runner does.
+pub use crate::settings::MissingPrerequisite;
 
 use crate::Live;
 use crate::opencode::{Agent, ProvisionError};
@@ -64,13 +67,6 @@ pub async fn finish(live: &mut Live, passed: bool) -> Result<(), String> {
 pub fn read_cassette(path: &Path) -> Result<serde_json::Value, String> {
     let cassette = crate::cassette::load(path, "").map_err(|e| e.to_string())?;
     Ok(serde_json::to_value(&cassette).expect("a cassette is JSON"))
-}
-
-/// Whether `LIVE_STRICT` asks for failures instead of skips, read by the runner's own rule (so
-/// a test binary with its own `main` decides as the runner does); an invalid value is the error,
-/// naming the variable and a valid value.
-pub fn strict() -> Result<bool, String> {
-    crate::settings::strict_setting().map_err(|invalid| invalid.to_string())
 }
 
 /// An agent root with nothing running in it: the layout and hermetic environment provisioning

@@ -1,7 +1,8 @@
 //! The harness of the test binaries whose tests need something `cargo test` does not build
 //! (`harness = false`, libtest-mimic): a test runs, or is skipped with its reason, or — under
-//! `CI` or `LIVE_STRICT=1` — fails saying what to install. libtest's own harness cannot skip at
-//! run time, so such a test used to return early and report `ok`.
+//! `CI` or `LIVE_STRICT=1` — fails saying what to install. The decision is the runtime's own
+//! ([`MissingPrerequisite`]), so these tests and the scenarios follow one rule. libtest's own
+//! harness cannot skip at run time: it could only report such a test `ok`.
 //!
 //! ```ignore
 //! fn main() -> std::process::ExitCode {
@@ -12,10 +13,11 @@
 //! }
 //! ```
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Duration;
 
+use harness_runtime::testing::MissingPrerequisite;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
 use crate::run::Running;
@@ -28,17 +30,22 @@ pub enum Prerequisite {
     OpenCode,
     /// `cargo nextest`.
     Nextest,
+    /// Headless Chromium ([`chromium`]).
+    Chromium,
+    /// `node` on `PATH`, and this npm package installed in the workspace's `node_modules` by
+    /// `npm ci`.
+    NodePackage(&'static str),
+    /// `script` from util-linux on `PATH`, which gives a terminal program a pseudo-terminal.
+    Script,
 }
 
 impl Prerequisite {
     /// Why it is missing, saying what to install; `None` when it is there.
     pub fn missing(self) -> Option<String> {
         match self {
-            Prerequisite::OpenCode => {
-                harness_runtime::testing::find_opencode(Path::new(env!("CARGO_MANIFEST_DIR")))
-                    .err()
-                    .map(|e| e.to_string())
-            }
+            Prerequisite::OpenCode => harness_runtime::testing::find_opencode(workspace())
+                .err()
+                .map(|e| e.to_string()),
             Prerequisite::Nextest => {
                 let runs = cargo()
                     .args(["nextest", "--version"])
@@ -50,28 +57,68 @@ impl Prerequisite {
                         .to_string()
                 })
             }
+            Prerequisite::Chromium => chromium().is_none().then(|| {
+                "chromium is not installed: install it with `sudo apt-get install -y \
+                 --no-install-recommends chromium` (Debian/Ubuntu), or put a `chromium` on PATH"
+                    .to_string()
+            }),
+            Prerequisite::NodePackage(package) => {
+                if on_path(&["node"]).is_none() {
+                    return Some(
+                        "node is not on PATH: install Node.js 20 or later, then run `npm ci` in \
+                         the workspace root"
+                            .to_string(),
+                    );
+                }
+                let installed = workspace().ancestors().any(|dir| {
+                    dir.join("node_modules")
+                        .join(package)
+                        .join("package.json")
+                        .is_file()
+                });
+                (!installed).then(|| {
+                    format!(
+                        "{package} is not installed in node_modules: run `npm ci` in the \
+                         workspace root (it installs the packages pinned in package.json)"
+                    )
+                })
+            }
+            Prerequisite::Script => on_path(&["script"]).is_none().then(|| {
+                "script is not on PATH: it gives the TUI a terminal; install util-linux".to_string()
+            }),
         }
     }
+}
+
+/// Where the workspace's packages are looked for: this crate's directory and its ancestors.
+fn workspace() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The first of `names` found in a directory of `PATH`.
+fn on_path(names: &[&str]) -> Option<PathBuf> {
+    in_dirs(
+        &std::env::split_paths(&std::env::var_os("PATH")?).collect::<Vec<_>>(),
+        names,
+    )
+}
+
+/// The first of `names` found in one of `dirs`.
+fn in_dirs(dirs: &[PathBuf], names: &[&str]) -> Option<PathBuf> {
+    dirs.iter()
+        .flat_map(|dir| names.iter().map(move |name| dir.join(name)))
+        .find(|candidate| candidate.is_file())
+}
+
+/// Headless Chromium: `chromium` or `chromium-browser` on `PATH`, else in `/usr/bin`.
+pub fn chromium() -> Option<PathBuf> {
+    const NAMES: [&str; 2] = ["chromium", "chromium-browser"];
+    on_path(&NAMES).or_else(|| in_dirs(&[PathBuf::from("/usr/bin")], &NAMES))
 }
 
 /// The cargo that runs these tests (`CARGO`), else the one on `PATH`.
 pub fn cargo() -> Command {
     Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-}
-
-/// What makes a missing prerequisite a failure instead of a skip, as `NAME=value`: `LIVE_STRICT=1`
-/// (read by the runner's own rule; an invalid value fails too, naming the problem), or `CI` set to
-/// anything but empty, `0` or `false`.
-fn strictness() -> Option<String> {
-    match harness_runtime::testing::strict() {
-        Ok(true) => return Some("LIVE_STRICT=1".into()),
-        Ok(false) => {}
-        Err(invalid) => return Some(format!("an invalid LIVE_STRICT: {invalid}")),
-    }
-    std::env::var("CI")
-        .ok()
-        .filter(|v| !matches!(v.as_str(), "" | "0" | "false"))
-        .map(|v| format!("CI={v}"))
 }
 
 /// One test of a binary run by [`run`].
@@ -110,9 +157,14 @@ impl Test {
     /// The libtest-mimic trial. A skip is reported at run time with its reason; when listing
     /// (and under `--ignored`, which keeps only trials flagged ignored) the same tests are
     /// flagged ignored up front, so nextest, which decides from `--list`, shows them skipped.
-    fn trial(self, args: &Arguments, strictness: Option<String>) -> Trial {
-        let missing = self.needs.iter().find_map(|p| p.missing());
-        let skipped = self.ignore.is_some() || (missing.is_some() && strictness.is_none());
+    fn trial(self, args: &Arguments) -> Trial {
+        let missing = self
+            .needs
+            .iter()
+            .find_map(|p| p.missing())
+            .map(MissingPrerequisite::decide);
+        let skipped =
+            self.ignore.is_some() || matches!(missing, Some(MissingPrerequisite::Skip(_)));
         let run_ignored = args.ignored || args.include_ignored;
         let Test {
             name, body, ignore, ..
@@ -121,15 +173,13 @@ impl Test {
             if let (Some(reason), false) = (ignore, run_ignored) {
                 return Ok(Completion::ignored_with(reason));
             }
-            match (missing, strictness) {
-                (None, _) => {
+            match missing {
+                None => {
                     body();
                     Ok(Completion::Completed)
                 }
-                (Some(reason), None) => Ok(Completion::ignored_with(reason)),
-                (Some(reason), Some(strict)) => Err(Failed::from(format!(
-                    "{reason} ({strict} makes a missing prerequisite a failure)"
-                ))),
+                Some(MissingPrerequisite::Skip(reason)) => Ok(Completion::ignored_with(reason)),
+                Some(MissingPrerequisite::Fail(message)) => Err(Failed::from(message)),
             }
         })
         .with_ignored_flag(skipped && (args.list || args.ignored))
@@ -140,11 +190,7 @@ impl Test {
 /// `--ignored`, `--test-threads`, …); the exit code is libtest's.
 pub fn run(tests: impl IntoIterator<Item = Test>) -> ExitCode {
     let args = Arguments::from_args();
-    let strictness = strictness();
-    let trials = tests
-        .into_iter()
-        .map(|test| test.trial(&args, strictness.clone()))
-        .collect();
+    let trials = tests.into_iter().map(|test| test.trial(&args)).collect();
     libtest_mimic::run(&args, trials).exit_code()
 }
 

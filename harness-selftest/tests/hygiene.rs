@@ -30,7 +30,7 @@ fn main() -> ExitCode {
         test!(every_outcome_leaves_no_process_and_only_the_failing_roots).needs(OpenCode),
         test!(a_sigkilled_runner_leaves_no_process_within_5s),
         test!(live_skip_is_ignored_with_its_reason_even_under_strict),
-        test!(a_missing_opencode_is_skipped_and_fails_under_strict),
+        test!(a_missing_opencode_is_skipped_and_fails_under_ci_or_strict),
         test!(secrets_reach_no_snapshot_output_failure_or_kept_log).needs(OpenCode),
         test!(a_test_without_opencode_is_skipped_and_fails_under_ci_or_strict),
         test!(the_progress_line_says_whether_agents_are_confined),
@@ -259,35 +259,37 @@ fn live_skip_is_ignored_with_its_reason_even_under_strict() {
 }
 
 /// No `LIVE_OPENCODE_BIN`, no `node_modules` above the crate or the cwd, nothing on `PATH`: a
-/// requirement skip that says what to do, and a failure under `LIVE_STRICT=1`.
-fn a_missing_opencode_is_skipped_and_fails_under_strict() {
+/// missing prerequisite, skipped saying what to do, and a failure under `CI` or `LIVE_STRICT=1`.
+fn a_missing_opencode_is_skipped_and_fails_under_ci_or_strict() {
     let sandbox = Sandbox::new();
     let cwd = tempfile::tempdir().unwrap();
     let empty_path = tempfile::tempdir().unwrap();
-    let command = |strict: bool| {
+    let command = |env: &[(&str, &str)]| {
         let mut command = sandbox.command(SCENARIOS, &["--exact", "run_skips::opencode_missing"]);
         command
             .current_dir(cwd.path())
             .env("PATH", empty_path.path())
             // The machine's OpenCode reaches sandboxed runs; this one must find none.
-            .env_remove("LIVE_OPENCODE_BIN");
-        if strict {
-            command.env("LIVE_STRICT", "1");
-        }
+            .env_remove("LIVE_OPENCODE_BIN")
+            .envs(env.iter().copied());
         sandbox.run(command, scaled(RUN_CEILING))
     };
-    let skipped = command(false);
+    let skipped = command(&[("CI", "false")]);
     assert_eq!(skipped.code, Some(0), "\n{skipped}");
     skipped.assert_result(
         "run_skips::opencode_missing",
         "ignored (opencode not found: run `npm ci`)",
     );
 
-    let strict = command(true);
-    assert_eq!(strict.code, Some(101), "\n{strict}");
-    strict.assert_result("run_skips::opencode_missing", "FAILED");
-    strict.assert_stdout("opencode not found: run `npm ci`");
-    strict.assert_stdout("LIVE_STRICT=1");
+    for (name, value) in [("LIVE_STRICT", "1"), ("CI", "true")] {
+        let strict = command(&[(name, value)]);
+        assert_eq!(strict.code, Some(101), "\n{strict}");
+        strict.assert_result("run_skips::opencode_missing", "FAILED");
+        strict.assert_stdout("opencode not found: run `npm ci`");
+        strict.assert_stdout(&format!(
+            "({name}={value} makes a missing prerequisite a failure)"
+        ));
+    }
     assert!(sandbox.roots().is_empty(), "{:?}", sandbox.roots());
 }
 

@@ -1,4 +1,4 @@
-//! The run report (issue #19), seen as a user sees it: a run of the scenario binary with two
+//! The run report, seen as a user sees it: a run of the scenario binary with two
 //! failures (the secret canary's real OpenCode turn, and evidence that does not match its
 //! snapshot), a pass, a skip and an ignored scenario, as five processes of one nextest run
 //! (`NEXTEST_RUN_ID`) writing into one report folder at once.
@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use harness_runtime::scaled;
 use harness_selftest::files::files_under;
-use harness_selftest::prerequisites::{self, Prerequisite::OpenCode};
+use harness_selftest::prerequisites::{self, Prerequisite::Chromium, Prerequisite::OpenCode};
 use harness_selftest::run::Finished;
 use harness_selftest::sandbox::{Sandbox, unique};
 use harness_selftest::test;
@@ -30,16 +30,14 @@ const RUN: &[(&str, i32)] = &[
 ];
 /// The scenario whose evidence does not match the snapshot the test accepted for it.
 const MISMATCH: &str = "snapshot::names_its_own_file";
-/// How to get the browser the page test needs.
-const INSTALL_CHROMIUM: &str = "chromium is not installed: the run report's page test needs \
-     headless Chromium; install it with `sudo apt-get install -y --no-install-recommends chromium` \
-     (Debian/Ubuntu), or put a `chromium` on PATH";
 
 fn main() -> ExitCode {
     prerequisites::run([
         test!(a_run_report_holds_every_outcome_failures_first_with_a_timeline_and_no_canary)
             .needs(OpenCode),
-        test!(the_report_renders_in_chromium_with_counts_failures_first_and_lanes).needs(OpenCode),
+        test!(the_report_renders_in_chromium_with_counts_failures_first_and_lanes)
+            .needs(OpenCode)
+            .needs(Chromium),
     ])
 }
 
@@ -294,7 +292,7 @@ fn a_run_report_holds_every_outcome_failures_first_with_a_timeline_and_no_canary
 /// DOM it dumps has the counts, the failure first and open on its timeline with every lane,
 /// and no script error. A screenshot lands in the target directory.
 fn the_report_renders_in_chromium_with_counts_failures_first_and_lanes() {
-    let chromium = find_chromium().unwrap_or_else(|| panic!("{INSTALL_CHROMIUM}"));
+    let chromium = prerequisites::chromium().expect("chromium, checked as a prerequisite");
     let run = report_run();
     let profile = tempfile::tempdir().unwrap();
     let url = format!("file://{}", run.index().display());
@@ -389,14 +387,6 @@ fn without_scripts(dom: &str) -> String {
     }
     out.push_str(rest);
     out
-}
-
-fn find_chromium() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain([PathBuf::from("/usr/bin")])
-        .flat_map(|dir| ["chromium", "chromium-browser"].map(|name| dir.join(name)))
-        .find(|candidate| candidate.is_file())
 }
 
 /// Runs headless Chromium offline with a throwaway profile; its stdout.

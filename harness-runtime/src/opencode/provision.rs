@@ -77,9 +77,8 @@ pub(crate) async fn provision(
             }
         };
 
-    // Before anything is created: under LIVE_STRICT=1 an unavailable sandbox fails here.
-    let sandbox =
-        crate::sandbox::current(crate::settings::strict()).map_err(ProvisionError::Sandbox)?;
+    // Before anything is created: under CI or LIVE_STRICT=1 an unavailable sandbox fails here.
+    let sandbox = crate::sandbox::current().map_err(ProvisionError::Sandbox)?;
     let root = if share {
         shared_pool::dir().and_then(|pool| AgentRoot::create_in(&pool, scenario.name))
     } else {

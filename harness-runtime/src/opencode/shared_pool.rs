@@ -238,8 +238,7 @@ async fn start(program: &Path, leased: bool) -> Result<Arc<SharedServer>, Provis
 /// A new server of the pool, not started yet: its root made and its entry in the pool, so a
 /// lease finds it while it starts.
 fn prepare(program: &Path, leased: bool) -> Result<Arc<SharedServer>, ProvisionError> {
-    let sandbox =
-        crate::sandbox::current(crate::settings::strict()).map_err(ProvisionError::Sandbox)?;
+    let sandbox = crate::sandbox::current().map_err(ProvisionError::Sandbox)?;
     let pool_dir =
         dir().map_err(|e| ProvisionError::io("create the shared servers' directory", e))?;
     let root = AgentRoot::create_in(&pool_dir, ROOT_NAME)

@@ -78,7 +78,7 @@ fn run(
         }
     }
     match admission::admit(scenario, mode.strict) {
-        Admission::Run(resolution) => execute(scenario, name, mode, &resolution, report),
+        Admission::Run(resolution) => execute(scenario, name, &resolution, report),
         // A missing requirement under LIVE_STRICT, recording without the real model, replaying
         // without a cassette.
         Admission::Fail(message) => Err(message.into()),
@@ -93,7 +93,6 @@ fn run(
 fn execute(
     scenario: &'static Scenario,
     name: String,
-    mode: Mode,
     resolution: &Resolution,
     report: &TrialReport,
 ) -> Result<Completion, Failed> {
@@ -173,11 +172,11 @@ fn execute(
     // A skip decided during the body (`live.skip`, a missing OpenCode) outranks the `Err` the
     // body returned to get out, but not a failed cleanup.
     if let (Some(skip), None) = (&skip, &cleanup) {
-        if skip.strict_fails && mode.strict {
-            let message = format!(
-                "{} (LIVE_STRICT=1 makes a missing requirement a failure)",
-                skip.reason
-            );
+        // A missing OpenCode is a missing prerequisite: a failure under CI or LIVE_STRICT=1.
+        let decided = skip
+            .strict_fails
+            .then(|| settings::MissingPrerequisite::decide(skip.reason.clone()));
+        if let Some(settings::MissingPrerequisite::Fail(message)) = decided {
             progress(&name, &format!("failed in {elapsed}"));
             return Err(Failed::from(redactor.redact(&message)));
         }

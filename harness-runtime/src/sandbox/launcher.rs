@@ -69,14 +69,19 @@ mod tests {
         (child.wait_with_output().unwrap(), pid)
     }
 
+    /// The kernel's Landlock ABI; `None` (the test does not run) where Landlock is missing, a
+    /// failure under CI or LIVE_STRICT=1.
     fn landlock_abi() -> Option<u32> {
-        match kernel::abi() {
-            Ok(abi) => Some(abi),
-            Err(why) => {
-                eprintln!("not run: {why}");
-                None
-            }
-        }
+        let abi = kernel::abi();
+        let missing = abi.err().map(|why| {
+            format!(
+                "this test needs Landlock: {why} (Linux 5.13 or newer, `landlock` among the \
+                 active LSMs)"
+            )
+        });
+        crate::settings::unit_test_runs(missing)
+            .then(|| abi.ok())
+            .flatten()
     }
 
     /// Each attack fails with the kernel's error inside the sandbox, while the same process

@@ -6,7 +6,8 @@
 //! sandbox launcher role ([`run_launcher`]), which confines itself, a single-threaded process,
 //! and then `exec`s the agent. The pid, process group and owner mark the runner gave the
 //! launcher stay the agent's. Linux only; elsewhere (and on kernels without Landlock) the
-//! decision ([`current`]) says why the agent runs unconfined.
+//! decision ([`current`]) says why the agent runs unconfined, or fails under `CI` or
+//! `LIVE_STRICT=1`, as any missing prerequisite does.
 
 mod error;
 mod kernel;

@@ -3,6 +3,7 @@
 use std::sync::OnceLock;
 
 use super::kernel::{self, Unavailable};
+use crate::settings::MissingPrerequisite;
 
 /// The ABI from which TCP connect can be restricted per port.
 const NET_ABI: u32 = 4;
@@ -56,35 +57,47 @@ impl Sandbox {
     }
 }
 
-/// The sandbox of this process's agents: `LIVE_SANDBOX` (on unless `0`), the kernel (asked
-/// once), and `strict` (`LIVE_STRICT=1`: an unavailable sandbox is the error, not a warning).
-pub(crate) fn current(strict: bool) -> Result<Sandbox, String> {
+/// The sandbox of this process's agents: `LIVE_SANDBOX` (on unless `0`) and the kernel (asked
+/// once). Landlock is a prerequisite like any other: where it is missing the agent runs
+/// unconfined with a warning, and under `CI` or `LIVE_STRICT=1` the missing sandbox is the error.
+pub(crate) fn current() -> Result<Sandbox, String> {
     static KERNEL: OnceLock<Result<u32, Unavailable>> = OnceLock::new();
     // An invalid value was reported by the runner before any trial; here it counts as on.
     let wanted = crate::settings::sandbox_setting().unwrap_or(true);
-    decide(wanted, *KERNEL.get_or_init(kernel::abi), strict)
+    decide(
+        wanted,
+        *KERNEL.get_or_init(kernel::abi),
+        MissingPrerequisite::decide,
+    )
 }
 
-/// [`current`] with its inputs made explicit.
-fn decide(wanted: bool, kernel: Result<u32, Unavailable>, strict: bool) -> Result<Sandbox, String> {
+/// [`current`] with its inputs made explicit: `missing` is the rule for a missing prerequisite.
+fn decide(
+    wanted: bool,
+    kernel: Result<u32, Unavailable>,
+    missing: impl FnOnce(String) -> MissingPrerequisite,
+) -> Result<Sandbox, String> {
     let var = crate::settings::SANDBOX;
     if !wanted {
         return Ok(Sandbox::Off {
             line: format!("sandbox: off ({var}=0)"),
         });
     }
-    match kernel {
-        Ok(abi) => Ok(Sandbox::On { abi }),
-        Err(why) if strict => Err(format!(
-            "the agent's sandbox is unavailable: {why}; LIVE_STRICT=1 makes that a failure: run \
-             where Landlock is enabled, or set {var}=0 to run agents unconfined"
-        )),
-        Err(why) => Ok(Sandbox::Off {
+    let why = match kernel {
+        Ok(abi) => return Ok(Sandbox::On { abi }),
+        Err(why) => why,
+    };
+    match missing(format!(
+        "the agent's sandbox is unavailable: {why}; run where Landlock is enabled (Linux 5.13 or \
+         newer, `landlock` among the active LSMs), or set {var}=0 to run agents unconfined"
+    )) {
+        MissingPrerequisite::Skip(_) => Ok(Sandbox::Off {
             line: format!(
-                "sandbox: off — warning: {why}, so the agent runs unconfined (LIVE_STRICT=1 \
-                 fails instead; {var}=0 turns the sandbox off without this warning)"
+                "sandbox: off — warning: {why}, so the agent runs unconfined (under CI or \
+                 LIVE_STRICT=1 this fails; {var}=0 turns the sandbox off without this warning)"
             ),
         }),
+        MissingPrerequisite::Fail(message) => Err(message),
     }
 }
 
@@ -92,41 +105,60 @@ fn decide(wanted: bool, kernel: Result<u32, Unavailable>, strict: bool) -> Resul
 mod tests {
     use super::*;
 
+    fn lax(reason: String) -> MissingPrerequisite {
+        MissingPrerequisite::under(reason, None)
+    }
+
+    fn under_ci(reason: String) -> MissingPrerequisite {
+        MissingPrerequisite::under(reason, Some("CI=true".into()))
+    }
+
     #[test]
     fn on_by_default_where_the_kernel_has_landlock() {
-        let on = decide(true, Ok(7), false).unwrap();
+        let on = decide(true, Ok(7), lax).unwrap();
         assert_eq!(on, Sandbox::On { abi: 7 });
         assert_eq!(on.line(None), "sandbox: landlock ABI 7");
-        assert_eq!(decide(true, Ok(7), true), Ok(on));
+        assert_eq!(decide(true, Ok(7), under_ci), Ok(on));
     }
 
     #[test]
     fn the_variable_turns_it_off_without_a_warning_even_when_strict() {
         for kernel in [Ok(7), Err(Unavailable::Absent)] {
-            let off = decide(false, kernel, true).unwrap();
+            let off = decide(false, kernel, under_ci).unwrap();
             assert!(!off.is_on());
             assert_eq!(off.line(None), "sandbox: off (LIVE_SANDBOX=0)");
         }
     }
 
-    /// No Landlock: a one-line warning that says why and what to do, or under LIVE_STRICT=1
-    /// the failure.
+    /// No Landlock: a one-line warning that says why and what to do, or under CI or
+    /// LIVE_STRICT=1 the failure, saying what to do and what made it one.
     #[test]
-    fn unavailable_warns_or_fails_under_strict() {
+    fn unavailable_warns_or_fails_under_ci_or_strict() {
         for why in [
             Unavailable::Disabled,
             Unavailable::Absent,
             Unavailable::OtherOs,
         ] {
-            let off = decide(true, Err(why), false).unwrap();
+            let off = decide(true, Err(why), lax).unwrap();
             let line = off.line(None);
             assert!(line.starts_with("sandbox: off — warning: "), "{line}");
             assert!(line.contains(&why.to_string()), "{line}");
-            assert!(line.contains("LIVE_STRICT=1") && line.contains("LIVE_SANDBOX=0"));
+            assert!(
+                line.contains("under CI or LIVE_STRICT=1 this fails"),
+                "{line}"
+            );
+            assert!(line.contains("LIVE_SANDBOX=0"), "{line}");
             assert!(!line.contains('\n'));
-            let failure = decide(true, Err(why), true).unwrap_err();
-            assert!(failure.contains(&why.to_string()), "{failure}");
+            let failure = decide(true, Err(why), under_ci).unwrap_err();
+            assert!(
+                failure.starts_with(&format!("the agent's sandbox is unavailable: {why}; ")),
+                "{failure}"
+            );
             assert!(failure.contains("LIVE_SANDBOX=0"), "{failure}");
+            assert!(
+                failure.ends_with("(CI=true makes a missing prerequisite a failure)"),
+                "{failure}"
+            );
         }
     }
 

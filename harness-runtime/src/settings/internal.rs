@@ -51,6 +51,19 @@ pub(crate) fn in_helper_role() -> bool {
     raw(names::ROLE).is_some()
 }
 
+/// This process's variables an agent must not inherit, because they would break its isolation:
+/// the user's own OpenCode settings (`OPENCODE_*`), and this harness's roles, owner marks and
+/// sandbox launch (the fixture's launch spec sets its role again explicitly).
+pub(crate) fn not_for_agents() -> Vec<String> {
+    std::env::vars_os()
+        .filter_map(|(name, _)| name.into_string().ok())
+        .filter(|name| {
+            name.starts_with("OPENCODE_")
+                || [names::ROLE, names::OWNER, names::SANDBOX_LAUNCH].contains(&name.as_str())
+        })
+        .collect()
+}
+
 const SANDBOX_LAUNCH: Setting<String> = Setting {
     name: names::SANDBOX_LAUNCH,
     expected: "what the sandbox launcher runs, as JSON (the harness sets it)",

@@ -3,21 +3,28 @@
 //!
 //! - [`user`]: the README's settings, checked together by the runner before any trial;
 //! - [`internal`]: what the harness sets on the processes it starts (roles, the fixture's knobs);
-//! - [`foreign`]: the system's and insta's, read as their owners define them.
+//! - [`foreign`]: the system's, CI's and insta's, read as their owners define them;
+//! - [`prerequisite`]: the one rule for a missing prerequisite (skip, or fail under `CI` or
+//!   `LIVE_STRICT=1`).
 
 mod foreign;
 mod internal;
 pub(crate) mod names;
+mod prerequisite;
 mod rule;
 mod user;
 
 pub(crate) use foreign::{insta_overwrites, path_var};
-pub(crate) use internal::{FixtureAgentEnv, Role, in_helper_role, role, sandbox_launch};
+pub(crate) use internal::{
+    FixtureAgentEnv, Role, in_helper_role, not_for_agents, role, sandbox_launch,
+};
 pub(crate) use names::*;
+pub use prerequisite::MissingPrerequisite;
+#[cfg(test)]
+pub(crate) use prerequisite::unit_test_runs;
 pub(crate) use rule::{Flaw, raw, text};
 pub(crate) use user::{
     CassetteMode, ReportPlace, cassette_dir, cassette_mode, check_all, fixture_bin, isolation,
-    keep_roots, opencode_bin, report_place, sandbox_setting, snapshot_dir, strict, strict_setting,
-    timeout_scale,
+    keep_roots, opencode_bin, report_place, sandbox_setting, snapshot_dir, strict, timeout_scale,
 };
 pub use user::{Isolation, scaled};

@@ -60,3 +60,5 @@ pub(crate) const HOME: &str = "HOME";
 pub(crate) const PATH: &str = "PATH";
 /// `INSTA_UPDATE`: insta's; `always` also re-records a corrupt snapshot.
 pub(crate) const INSTA_UPDATE: &str = "INSTA_UPDATE";
+/// `CI`: set by CI services; on, a missing prerequisite fails instead of being skipped.
+pub(crate) const CI: &str = "CI";
