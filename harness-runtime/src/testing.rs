@@ -81,6 +81,22 @@ pub struct BareRoot {
     pub env: Vec<(String, String)>,
 }
 
+impl BareRoot {
+    /// `program` set up as provisioning starts an agent: in the workspace, with the hermetic
+    /// environment and without this process's variables an agent must not inherit (the user's
+    /// `OPENCODE_*`, the harness's roles and owner marks). For a client of an agent, such as the
+    /// `opencode` CLI or TUI, run in the same conditions as the agent.
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
+        let mut command = std::process::Command::new(program);
+        command.current_dir(&self.workspace);
+        for name in crate::settings::not_for_agents() {
+            command.env_remove(name);
+        }
+        command.envs(self.env.iter().map(|(k, v)| (k, v)));
+        command
+    }
+}
+
 /// Creates a root named after `name` with `config` as `OPENCODE_CONFIG_CONTENT`.
 pub fn bare_root(name: &str, config: &serde_json::Value) -> std::io::Result<BareRoot> {
     let root = crate::opencode::AgentRoot::create(name)?;

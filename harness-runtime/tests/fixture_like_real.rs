@@ -1,12 +1,12 @@
 //! What the real OpenCode 1.18.33 server does around its JSON shapes, and real clients (the SDK,
-//! the CLI) rely on, done by the fixture agent too (issue #16). Each expectation was measured on
+//! the CLI) rely on, done by the fixture agent too. Each expectation was measured on
 //! the real server: the percent-encoded directory header, the session's `permission`, `agent` and
 //! `model`, events scoped by directory, the list and message query parameters, the answer to an
 //! id that is not a session id, the version and the default title.
 
 mod fixture_common;
 
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use fixture_common::schema::Shapes;
 use fixture_common::*;
@@ -33,6 +33,28 @@ async fn create_in(agent: &Agent, header: Option<&str>, body: Value) -> Value {
 
 fn id(session: &Value) -> String {
     session["id"].as_str().unwrap().to_string()
+}
+
+/// Returns once the clock the agent stamps sessions with (the system's, in milliseconds) is past
+/// `session`'s `time.updated`, so the next session is stamped later: a list ordered by time then
+/// has one order. Milliseconds pass quickly; a clock that stands still for a second fails.
+async fn after_the_clock_passes(session: &Value) {
+    let stamped = session["time"]["updated"].as_u64().expect("time.updated");
+    let now = || {
+        let since_epoch = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .expect("the clock is after 1970");
+        u64::try_from(since_epoch.as_millis()).expect("milliseconds fit in u64")
+    };
+    let deadline = Instant::now() + ceiling(1.0);
+    while now() <= stamped {
+        assert!(
+            Instant::now() < deadline,
+            "the system clock did not pass {stamped} ms within {:?}",
+            ceiling(1.0)
+        );
+        tokio::task::yield_now().await;
+    }
 }
 
 /// The SDK and the CLI send `x-opencode-directory` percent-encoded; the real server decodes it
@@ -262,14 +284,14 @@ async fn fixture_session_list_honours_its_query() {
     let home = tempfile::tempdir().unwrap();
     let agent = Agent::ready(home.path());
     let first = create_in(&agent, Some("/tmp/l1"), json!({"title": "Alpha one"})).await;
-    tokio::time::sleep(Duration::from_millis(5)).await;
+    after_the_clock_passes(&first).await;
     let child = create_in(
         &agent,
         Some("/tmp/l1"),
         json!({"title": "child of one", "parentID": id(&first)}),
     )
     .await;
-    tokio::time::sleep(Duration::from_millis(5)).await;
+    after_the_clock_passes(&child).await;
     let last = create_in(&agent, Some("/tmp/l2"), json!({"title": "Beta"})).await;
     let titles = |list: &Value| -> Vec<String> {
         list.as_array()
@@ -448,8 +470,7 @@ async fn fixture_reports_its_version_and_titles_like_the_real_server() {
         .strip_prefix("New session - ")
         .unwrap_or_else(|| panic!("{title}"));
     assert!(iso.is_match(at), "{title}");
-    let created =
-        std::time::UNIX_EPOCH + Duration::from_millis(session["time"]["created"].as_u64().unwrap());
+    let created = UNIX_EPOCH + Duration::from_millis(session["time"]["created"].as_u64().unwrap());
     assert_eq!(at, humantime::format_rfc3339_millis(created).to_string());
     let child = create_in(&agent, None, json!({"parentID": id(&session)})).await;
     let title = child["title"].as_str().unwrap();

@@ -1,26 +1,35 @@
 //! The real `opencode` 1.18.33 CLI (`node_modules/.bin/opencode`, installed by `npm ci`)
-//! against the fixture agent (issue #16): `opencode run --attach URL "hello"` must print the
-//! turn's text every time. It subscribes to `/event` and posts the blocking prompt at once, and
-//! prints only what the stream delivered before the prompt answered, so a turn that publishes
-//! before the stream is open loses its output.
+//! against the fixture agent: `opencode run --attach URL "hello"` must print the turn's text
+//! every time. It subscribes to `/event` and posts the blocking prompt at once, and prints only
+//! what the stream delivered before the prompt answered, so a turn that publishes before the
+//! stream is open loses its output. The CLI runs in a root made as the harness makes an agent's.
+//! Without OpenCode each test is skipped with the reason, and fails under `CI` or `LIVE_STRICT=1`.
 
 mod fixture_common;
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::process::{ExitCode, Stdio};
 use std::time::Duration;
 
 use fixture_common::*;
+use harness_selftest::prerequisites::{self, Prerequisite::OpenCode};
+use harness_selftest::test;
 
-/// The pinned CLI; its absence fails the test (CI runs `npm ci`), it is never skipped.
+fn main() -> ExitCode {
+    prerequisites::run([
+        test!(fixture_real_cli_run_attach_prints_the_reply_20_times_out_of_20).needs(OpenCode),
+        test!(fixture_real_cli_run_attach_continues_resumes_and_forks).needs(OpenCode),
+        test!(fixture_real_cli_run_attach_format_json_prints_parseable_events_with_the_text)
+            .needs(OpenCode),
+        test!(fixture_real_cli_run_attach_command_runs_a_listed_command).needs(OpenCode),
+        test!(a_test_without_opencode_is_skipped_and_fails_under_ci_or_strict),
+    ])
+}
+
+/// The CLI, found as the harness finds OpenCode (`LIVE_OPENCODE_BIN`, `node_modules`, `PATH`).
 fn opencode() -> PathBuf {
-    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("../node_modules/.bin/opencode");
-    assert!(
-        bin.exists(),
-        "the real opencode CLI is missing at node_modules/.bin/opencode; run `npm ci` in the \
-         workspace root (it installs the version pinned in package.json)"
-    );
-    bin
+    harness_runtime::testing::find_opencode(Path::new(env!("CARGO_MANIFEST_DIR")))
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// What one CLI run left: exit code, stdout, stderr.
@@ -30,28 +39,16 @@ struct Run {
     stderr: String,
 }
 
-/// Runs the CLI in `workspace` with a scratch HOME/XDG under `scratch`, killed (its whole
-/// process group) at `within`.
-async fn cli(args: &[&str], workspace: &Path, scratch: &Path, within: Duration) -> Run {
-    let mut command = tokio::process::Command::new(opencode());
+/// Runs the CLI in `client`'s root, killed (its whole process group) at `within`.
+async fn cli(args: &[&str], client: &ClientRoot, within: Duration) -> Run {
+    let mut command = tokio::process::Command::from(client.command(opencode()));
     command
         .args(args)
-        .current_dir(workspace)
-        .env("HOME", scratch.join("home"))
-        .env("XDG_CONFIG_HOME", scratch.join("config"))
-        .env("XDG_DATA_HOME", scratch.join("data"))
-        .env("XDG_CACHE_HOME", scratch.join("cache"))
-        .env("XDG_STATE_HOME", scratch.join("state"))
-        .env("TMPDIR", scratch.join("tmp"))
-        .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
-        .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
-        .env("OPENCODE_DISABLE_SHARE", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    std::fs::create_dir_all(scratch.join("tmp")).unwrap();
     let child = command.spawn().expect("start the opencode CLI");
     let pid = nix::unistd::Pid::from_raw(child.id().expect("pid") as i32);
     match tokio::time::timeout(within, child.wait_with_output()).await {
@@ -70,28 +67,22 @@ async fn cli(args: &[&str], workspace: &Path, scratch: &Path, within: Duration) 
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn fixture_real_cli_run_attach_prints_the_reply_20_times_out_of_20() {
     let home = tempfile::tempdir().unwrap();
-    let scratch = tempfile::tempdir().unwrap();
-    let workspace = tempfile::tempdir().unwrap();
+    let client = ClientRoot::new("fixture_real_cli::twenty");
     let agent = Agent::ready(home.path());
     let mut failures = Vec::new();
     for round in 1..=20 {
         let run = cli(
             &["run", "--attach", &agent.base, "hello"],
-            workspace.path(),
-            scratch.path(),
+            &client,
             ceiling(60.0),
         )
         .await;
         if run.code != Some(0) || run.stdout.trim() != "Fixture completed." {
             // The URL and temp paths are volatile: they stay out of the message.
-            let redact = |text: &str| {
-                text.replace(&agent.base, "<fixture-url>")
-                    .replace(&*scratch.path().to_string_lossy(), "<scratch>")
-                    .replace(&*workspace.path().to_string_lossy(), "<workspace>")
-            };
+            let redact = |text: &str| client.redact(&text.replace(&agent.base, "<fixture-url>"));
             let stderr = redact(&run.stderr);
             let tail: String = stderr
                 .chars()
@@ -114,17 +105,16 @@ async fn fixture_real_cli_run_attach_prints_the_reply_20_times_out_of_20() {
 
 /// `--continue`, `--session` and `--fork` against the fixture: each prints the reply, and the
 /// turn lands in the session the flag names (a fork is a new session titled `… (fork #1)`).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn fixture_real_cli_run_attach_continues_resumes_and_forks() {
     let home = tempfile::tempdir().unwrap();
-    let scratch = tempfile::tempdir().unwrap();
-    let workspace = tempfile::tempdir().unwrap();
+    let client = ClientRoot::new("fixture_real_cli::sessions");
     let agent = Agent::ready(home.path());
     let run = |args: Vec<String>| {
-        let (workspace, scratch) = (workspace.path().to_path_buf(), scratch.path().to_path_buf());
+        let client = &client;
         async move {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let run = cli(&args, &workspace, &scratch, ceiling(60.0)).await;
+            let run = cli(&args, client, ceiling(60.0)).await;
             assert_eq!(
                 run.code,
                 Some(0),
@@ -185,16 +175,14 @@ async fn fixture_real_cli_run_attach_continues_resumes_and_forks() {
 }
 
 /// `--format json`: every stdout line is a JSON event, and a `text` event carries the reply.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn fixture_real_cli_run_attach_format_json_prints_parseable_events_with_the_text() {
     let home = tempfile::tempdir().unwrap();
-    let scratch = tempfile::tempdir().unwrap();
-    let workspace = tempfile::tempdir().unwrap();
+    let client = ClientRoot::new("fixture_real_cli::json");
     let agent = Agent::ready(home.path());
     let run = cli(
         &["run", "--attach", &agent.base, "--format", "json", "hello"],
-        workspace.path(),
-        scratch.path(),
+        &client,
         ceiling(60.0),
     )
     .await;
@@ -223,11 +211,10 @@ async fn fixture_real_cli_run_attach_format_json_prints_parseable_events_with_th
 /// `--command init`: the CLI finds the command in `GET /command`, posts it to
 /// `/session/{id}/command`, and prints the reply; the user turn is the template with the
 /// arguments filled in.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn fixture_real_cli_run_attach_command_runs_a_listed_command() {
     let home = tempfile::tempdir().unwrap();
-    let scratch = tempfile::tempdir().unwrap();
-    let workspace = tempfile::tempdir().unwrap();
+    let client = ClientRoot::new("fixture_real_cli::command");
     let agent = Agent::ready(home.path());
     let run = cli(
         &[
@@ -238,12 +225,11 @@ async fn fixture_real_cli_run_attach_command_runs_a_listed_command() {
             "init",
             "keep it short",
         ],
-        workspace.path(),
-        scratch.path(),
+        &client,
         ceiling(60.0),
     )
     .await;
-    let redact = |text: &str| text.replace(&agent.base, "<fixture-url>");
+    let redact = |text: &str| client.redact(&text.replace(&agent.base, "<fixture-url>"));
     assert_eq!(
         run.code,
         Some(0),
@@ -272,5 +258,19 @@ async fn fixture_real_cli_run_attach_command_runs_a_listed_command() {
     assert!(
         text.starts_with("Create or update `AGENTS.md`") && text.contains("keep it short"),
         "{text:?}"
+    );
+}
+
+/// Where OpenCode is missing (here: `LIVE_OPENCODE_BIN` names no file), a test of this binary is
+/// skipped with the reason, flagged ignored when listed (for nextest), and failed under `CI` or
+/// `LIVE_STRICT=1`, without running.
+fn a_test_without_opencode_is_skipped_and_fails_under_ci_or_strict() {
+    let empty = tempfile::tempdir().unwrap();
+    prerequisites::assert_skipped_without(
+        "fixture_real_cli_run_attach_format_json_prints_parseable_events_with_the_text",
+        "LIVE_OPENCODE_BIN does not name an executable file",
+        |command| {
+            command.env("LIVE_OPENCODE_BIN", empty.path().join("opencode"));
+        },
     );
 }

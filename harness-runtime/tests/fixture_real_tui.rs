@@ -1,33 +1,40 @@
-//! The real `opencode` 1.18.33 TUI (`opencode attach URL`) against the fixture agent (issue #16):
-//! it gets through start-up with every request it makes answered 2xx. It runs under a
-//! pseudo-terminal (`script` from util-linux); what it asked is read from the fixture's own
-//! request log (`requests.log` in the agent's home).
+//! The real `opencode` 1.18.33 TUI (`opencode attach URL`) against the fixture agent: it gets
+//! through start-up with every request it makes answered 2xx. It runs under a pseudo-terminal
+//! (`script` from util-linux), in a root made as the harness makes an agent's; what it asked is
+//! read from the fixture's own request log (`requests.log` in the agent's home). Without
+//! OpenCode or `script` the test is skipped with the reason, and fails under `CI` or
+//! `LIVE_STRICT=1`.
 
 mod fixture_common;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::process::{ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use fixture_common::*;
+use harness_selftest::prerequisites::{self, Prerequisite};
+use harness_selftest::test;
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 
-/// The pinned CLI; its absence fails the test (CI runs `npm ci`), it is never skipped.
-fn opencode() -> PathBuf {
-    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("../node_modules/.bin/opencode");
-    assert!(
-        bin.exists(),
-        "the real opencode CLI is missing at node_modules/.bin/opencode; run `npm ci` in the \
-         workspace root (it installs the version pinned in package.json)"
-    );
-    bin
+fn main() -> ExitCode {
+    prerequisites::run([
+        test!(fixture_real_tui_attach_gets_past_start_up_with_every_request_answered)
+            .needs(Prerequisite::OpenCode)
+            .needs(Prerequisite::Script),
+        test!(a_test_without_opencode_is_skipped_and_fails_under_ci_or_strict),
+    ])
 }
 
-/// The last request of the TUI's start-up (measured on 1.18.33), and the ones it must make.
-const LAST_START_UP_REQUEST: &str = "GET /experimental/workspace/status";
-const START_UP: [&str; 12] = [
+/// The TUI, found as the harness finds OpenCode (`LIVE_OPENCODE_BIN`, `node_modules`, `PATH`).
+fn opencode() -> PathBuf {
+    harness_runtime::testing::find_opencode(Path::new(env!("CARGO_MANIFEST_DIR")))
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The requests the TUI's start-up must make (measured on 1.18.33), its last one included.
+const START_UP: [&str; 13] = [
     "GET /path",
     "GET /project/current",
     "GET /config",
@@ -40,7 +47,10 @@ const START_UP: [&str; 12] = [
     "GET /vcs",
     "GET /api/agent",
     "GET /api/command",
+    "GET /experimental/workspace/status",
 ];
+/// How often the request log is read while waiting for the start-up.
+const POLL: Duration = Duration::from_millis(50);
 
 /// Every process under `pid` (children first found through `/proc`).
 fn descendants(pid: i32) -> Vec<i32> {
@@ -80,27 +90,13 @@ impl Drop for Tui {
     }
 }
 
-fn start_tui(url: &str, workspace: &Path, scratch: &Path) -> Tui {
+fn start_tui(url: &str, client: &ClientRoot) -> Tui {
     use std::os::unix::process::CommandExt;
-    assert!(
-        Path::new("/usr/bin/script").exists() || which("script"),
-        "`script` (util-linux) is needed to give the TUI a terminal; install util-linux"
-    );
-    std::fs::create_dir_all(scratch.join("tmp")).unwrap();
     let line = format!("{} attach {url}", opencode().display());
-    let child = std::process::Command::new("script")
+    let child = client
+        .command("script")
         .args(["-qfc", &line, "/dev/null"])
-        .current_dir(workspace)
-        .env("HOME", scratch.join("home"))
-        .env("XDG_CONFIG_HOME", scratch.join("config"))
-        .env("XDG_DATA_HOME", scratch.join("data"))
-        .env("XDG_CACHE_HOME", scratch.join("cache"))
-        .env("XDG_STATE_HOME", scratch.join("state"))
-        .env("TMPDIR", scratch.join("tmp"))
         .env("TERM", "xterm-256color")
-        .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
-        .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
-        .env("OPENCODE_DISABLE_SHARE", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -108,11 +104,6 @@ fn start_tui(url: &str, workspace: &Path, scratch: &Path) -> Tui {
         .spawn()
         .expect("start `script` with the TUI");
     Tui { child }
-}
-
-fn which(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(program).exists()))
 }
 
 /// `(request, status)` of each line of the request log.
@@ -127,56 +118,52 @@ fn read_log(home: &Path) -> Vec<(String, u16)> {
         .collect()
 }
 
-#[test]
 fn fixture_real_tui_attach_gets_past_start_up_with_every_request_answered() {
     let home = tempfile::tempdir().unwrap();
-    let scratch = tempfile::tempdir().unwrap();
-    let workspace = tempfile::tempdir().unwrap();
+    let client = ClientRoot::new("fixture_real_tui::attach");
     let agent = Agent::ready(home.path());
-    let tui = start_tui(&agent.base, workspace.path(), scratch.path());
+    let _tui = start_tui(&agent.base, &client);
 
-    // Until the known last start-up request arrived and a second of quiet followed; a start-up
-    // that stalls (a request answered badly) ends after 5 s of quiet; 45 s at most.
+    // Until every start-up request was made; the first one answered other than 2xx fails at once.
     let within = ceiling(45.0);
-    let started = Instant::now();
-    let mut last_change = Instant::now();
-    let mut seen = 0;
-    let log = loop {
+    let deadline = Instant::now() + within;
+    loop {
         let log = read_log(home.path());
-        if log.len() != seen {
-            seen = log.len();
-            last_change = Instant::now();
+        let failed: Vec<&(String, u16)> = log
+            .iter()
+            .filter(|(_, s)| !(200..300).contains(s))
+            .collect();
+        assert!(
+            failed.is_empty(),
+            "the fixture did not answer these TUI requests with 2xx: {failed:?}; log: {log:?}"
+        );
+        let made: HashSet<&str> = log
+            .iter()
+            .map(|(r, _)| r.split('?').next().unwrap_or(r))
+            .collect();
+        let missing: Vec<&str> = START_UP.into_iter().filter(|r| !made.contains(r)).collect();
+        if missing.is_empty() {
+            return;
         }
-        let ended = log.iter().any(|(r, _)| r == LAST_START_UP_REQUEST);
-        let quiet = last_change.elapsed();
-        if (ended && quiet > Duration::from_secs(1)) || (seen > 0 && quiet > ceiling(5.0)) {
-            break log;
-        }
-        if started.elapsed() > within {
-            panic!("the TUI made no request within {within:?}: did it start?");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    drop(tui);
+        assert!(
+            Instant::now() < deadline,
+            "within {within:?} the TUI did not make these start-up requests: {missing:?}; it \
+             made: {log:?}"
+        );
+        std::thread::sleep(POLL);
+    }
+}
 
-    let failed: Vec<&(String, u16)> = log
-        .iter()
-        .filter(|(_, s)| !(200..300).contains(s))
-        .collect();
-    assert!(
-        failed.is_empty(),
-        "the fixture did not answer these TUI requests with 2xx: {failed:?}"
-    );
-    let paths: HashSet<&str> = log
-        .iter()
-        .map(|(r, _)| r.split('?').next().unwrap_or(r))
-        .collect();
-    let missing: Vec<&str> = START_UP
-        .into_iter()
-        .filter(|r| !paths.contains(r))
-        .collect();
-    assert!(
-        missing.is_empty(),
-        "the TUI's start-up requests are missing from the log: {missing:?}; log: {log:?}"
+/// Where OpenCode is missing (here: `LIVE_OPENCODE_BIN` names no file), the TUI test is skipped
+/// with the reason, flagged ignored when listed (for nextest), and failed under `CI` or
+/// `LIVE_STRICT=1`, without running.
+fn a_test_without_opencode_is_skipped_and_fails_under_ci_or_strict() {
+    let empty = tempfile::tempdir().unwrap();
+    prerequisites::assert_skipped_without(
+        "fixture_real_tui_attach_gets_past_start_up_with_every_request_answered",
+        "LIVE_OPENCODE_BIN does not name an executable file",
+        |command| {
+            command.env("LIVE_OPENCODE_BIN", empty.path().join("opencode"));
+        },
     );
 }

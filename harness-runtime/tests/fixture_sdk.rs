@@ -1,40 +1,34 @@
 //! The official SDK (`@opencode-ai/sdk` 1.18.33, installed by `npm ci` as a dev dependency)
-//! against the fixture agent (issue #16). A node script (`fixture_sdk/drive.mjs`) drives the
-//! agent through the SDK's v2 client, the one the real CLI uses (and, briefly, the package's
-//! default v1 client), and prints one JSON line per
-//! check; this test runs it phase by phase (injecting the turn faults that make a turn ask) and
-//! asserts every check. Without node or the SDK the test fails, naming `npm ci`.
+//! against the fixture agent. A node script (`fixture_sdk/drive.mjs`) drives the agent through
+//! the SDK's v2 client, the one the real CLI uses (and, briefly, the package's default v1
+//! client), and prints one JSON line per check; this test runs it phase by phase (injecting the
+//! turn faults that make a turn ask) and asserts every check. Without node or the SDK it is
+//! skipped with the reason, and fails under `CI` or `LIVE_STRICT=1`.
 
 mod fixture_common;
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::process::{ExitCode, Stdio};
 
 use fixture_common::*;
 use harness_runtime::fixture::{Fault, FixtureControl};
+use harness_selftest::prerequisites::{self, Prerequisite::NodePackage};
+use harness_selftest::test;
 use serde_json::Value;
+
+/// The SDK's npm package.
+const SDK: &str = "@opencode-ai/sdk";
+
+fn main() -> ExitCode {
+    prerequisites::run([
+        test!(fixture_sdk_drives_sessions_prompts_events_permissions_questions_and_abort)
+            .needs(NodePackage(SDK)),
+        test!(a_test_without_node_is_skipped_and_fails_under_ci_or_strict),
+    ])
+}
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// Fails (never skips) when the SDK or node is missing.
-fn require_node_and_sdk() {
-    let sdk = workspace_root().join("node_modules/@opencode-ai/sdk/package.json");
-    assert!(
-        sdk.exists(),
-        "@opencode-ai/sdk is missing from node_modules; run `npm ci` in the workspace root (it \
-         installs the dev dependencies pinned in package.json)"
-    );
-    let node = std::process::Command::new("node")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    assert!(
-        node.is_ok_and(|s| s.success()),
-        "`node` is not on PATH; install Node.js (20 or later) and run `npm ci` in the workspace root"
-    );
 }
 
 /// The checks each phase must report, in order.
@@ -120,9 +114,8 @@ async fn run_phase(phase: &str, agent: &Agent, a: &Path, b: &Path) -> Vec<(Strin
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn fixture_sdk_drives_sessions_prompts_events_permissions_questions_and_abort() {
-    require_node_and_sdk();
     let home = tempfile::tempdir().unwrap();
     let dirs = tempfile::tempdir().unwrap();
     let (a, b) = (dirs.path().join("a"), dirs.path().join("b"));
@@ -159,5 +152,19 @@ async fn fixture_sdk_drives_sessions_prompts_events_permissions_questions_and_ab
         failures.is_empty(),
         "the SDK against the fixture agent:\n{}",
         failures.join("\n")
+    );
+}
+
+/// Where node is missing (here: `PATH` holds nothing), the SDK test is skipped with the reason,
+/// flagged ignored when listed (for nextest), and failed under `CI` or `LIVE_STRICT=1`, without
+/// running.
+fn a_test_without_node_is_skipped_and_fails_under_ci_or_strict() {
+    let empty = tempfile::tempdir().unwrap();
+    prerequisites::assert_skipped_without(
+        "fixture_sdk_drives_sessions_prompts_events_permissions_questions_and_abort",
+        "node is not on PATH",
+        |command| {
+            command.env("PATH", empty.path());
+        },
     );
 }

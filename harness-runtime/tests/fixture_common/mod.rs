@@ -15,12 +15,37 @@ use serde_json::{Value, json};
 
 /// A ceiling scaled by `LIVE_TIMEOUT_SCALE`, as the harness scales its own.
 pub fn ceiling(secs: f64) -> Duration {
-    let scale = std::env::var("LIVE_TIMEOUT_SCALE")
-        .ok()
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|v| *v > 0.0)
-        .unwrap_or(1.0);
-    Duration::from_secs_f64(secs * scale)
+    harness_runtime::scaled(Duration::from_secs_f64(secs))
+}
+
+/// A client's root, made as provisioning makes an agent's (layout and hermetic environment:
+/// its own HOME, XDG directories, TMPDIR and database, no inherited `OPENCODE_*`), so a real
+/// client of the fixture runs in an agent's conditions. Removed on drop.
+pub struct ClientRoot(pub harness_runtime::testing::BareRoot);
+
+impl ClientRoot {
+    /// A root named after `name`.
+    pub fn new(name: &str) -> Self {
+        let bare = harness_runtime::testing::bare_root(name, &json!({}))
+            .unwrap_or_else(|e| panic!("could not create the client's root: {e}"));
+        ClientRoot(bare)
+    }
+
+    /// `program` in the root's workspace, with its hermetic environment.
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        self.0.command(program)
+    }
+
+    /// `text` with the root's paths as `<root>`: they are volatile.
+    pub fn redact(&self, text: &str) -> String {
+        text.replace(&*self.0.root.to_string_lossy(), "<root>")
+    }
+}
+
+impl Drop for ClientRoot {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0.root);
+    }
 }
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_live-fixture-agent");
