@@ -1,6 +1,6 @@
-//! The routes real clients call that the fixture agent used to answer with 404 (issue #16, item
-//! 5): each answers in the shape of OpenCode 1.18.33's OpenAPI document (required fields and
-//! types checked here), and a route out of scope answers a JSON error that says so.
+//! The routes real clients call beyond sessions and turns: each answers in the shape of OpenCode
+//! 1.18.33's OpenAPI document (required fields and types checked here), and a route out of scope
+//! answers a JSON error that says so.
 
 mod fixture_common;
 

@@ -179,7 +179,7 @@ async fn fault_decide_unanswered_fails_within_its_ceiling_and_reject_errors_the_
         .unwrap();
     let turn = s.prompt_async(text_prompt("run it"));
     let asked = s.wait_for("permission.asked").await;
-    // The older route of the seed.
+    // The older route, `/session/{id}/permissions/{id}`, is served too.
     let legacy = format!(
         "/session/{}/permissions/{}",
         s.sid,

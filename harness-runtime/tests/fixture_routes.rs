@@ -63,8 +63,8 @@ fn fixture_version_prints_a_version_line() {
     assert_eq!(String::from_utf8(out.stdout).unwrap(), "1.18.33+fixture\n");
 }
 
-/// A bad value of one of the agent's variables stops it at start, naming the variable: the
-/// heartbeat used to fall back to 10 s in silence (and `0` panicked the first stream).
+/// A bad value of one of the agent's variables stops it at start, naming the variable, instead
+/// of being replaced by a default in silence.
 #[test]
 fn fixture_refuses_an_invalid_variable_at_start() {
     let home = tempfile::tempdir().unwrap();
@@ -79,11 +79,11 @@ fn fixture_refuses_an_invalid_variable_at_start() {
             " 200",
             "LIVE_FIXTURE_HEARTBEAT_MS has leading or trailing whitespace",
         ),
-        ("LF_RUN_ID", "", "LF_RUN_ID is empty"),
+        ("LIVE_FIXTURE_RUN_ID", "", "LIVE_FIXTURE_RUN_ID is empty"),
         (
-            "LF_WAIT_STDIN",
+            "LIVE_FIXTURE_WAIT_STDIN",
             "sure",
-            "LF_WAIT_STDIN must be 1, true or yes",
+            "LIVE_FIXTURE_WAIT_STDIN must be 1, true or yes",
         ),
     ] {
         let out = std::process::Command::new(BIN)
@@ -411,8 +411,8 @@ fn fixture_run_mode_creates_a_session_and_records_the_launch() {
     let out = std::process::Command::new(BIN)
         .args(["run", "hello"])
         .env("HOME", home.path())
-        .env("LF_RUN_ID", "run42")
-        .env("LF_AS", "planner")
+        .env("LIVE_FIXTURE_RUN_ID", "run42")
+        .env("LIVE_FIXTURE_AS", "planner")
         .output()
         .unwrap();
     assert!(out.status.success());

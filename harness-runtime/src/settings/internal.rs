@@ -128,14 +128,15 @@ pub(crate) struct FixtureAgentEnv {
     pub(crate) home: Option<PathBuf>,
     /// `LIVE_FIXTURE_HEARTBEAT_MS`: the heartbeat period (10 s, as the real server, when unset).
     pub(crate) heartbeat: Duration,
-    /// `LF_RUN_ID`: the run id recorded per launch (the session id when unset).
+    /// `LIVE_FIXTURE_RUN_ID`: the run id recorded per launch (the session id when unset).
     pub(crate) run_id: Option<String>,
-    /// `LF_AS`: what the launch declared itself as.
+    /// `LIVE_FIXTURE_AS`: what the launch declared itself as.
     pub(crate) declared_as: Option<String>,
-    /// `LF_WAIT_STDIN`: in `run` mode, wait for a line on stdin before exiting (the seed's
-    /// `__WAIT__`), so a harness can observe a running launch.
+    /// `LIVE_FIXTURE_WAIT_STDIN`: in `run` mode, wait for a line on stdin before exiting, so a
+    /// harness can observe a running launch.
     pub(crate) wait_stdin: bool,
-    /// `LF_TEST_REPLAY_EVIDENCE`: where each `prompt_async` request is written, as the seed did.
+    /// `LIVE_FIXTURE_TEST_REPLAY_EVIDENCE`: where each `prompt_async` request is written, so a
+    /// test can read what a client sent.
     pub(crate) replay_evidence: Option<PathBuf>,
 }
 
@@ -177,7 +178,8 @@ mod tests {
         );
     }
 
-    /// The heartbeat used to fall back to 10 s on any bad value, and `0` panicked the agent.
+    /// A bad heartbeat is named, never replaced by the default; `0` would be a timer that never
+    /// waits.
     #[test]
     fn a_bad_heartbeat_is_an_error_not_the_default() {
         assert_eq!(
@@ -208,7 +210,7 @@ mod tests {
             WAIT_STDIN
                 .test_read("sure")
                 .unwrap_err()
-                .starts_with("LF_WAIT_STDIN must be")
+                .starts_with("LIVE_FIXTURE_WAIT_STDIN must be")
         );
         for setting in [&RUN_ID, &DECLARED_AS] {
             assert!(setting.test_read("").unwrap_err().contains("is empty"));
@@ -218,7 +220,7 @@ mod tests {
             REPLAY_EVIDENCE
                 .test_read("")
                 .unwrap_err()
-                .starts_with("LF_TEST_REPLAY_EVIDENCE is empty")
+                .starts_with("LIVE_FIXTURE_TEST_REPLAY_EVIDENCE is empty")
         );
         assert!(
             HOME.test_read(" /home/a")

@@ -43,14 +43,16 @@ pub(crate) const OWNER: &str = "LIVE_HARNESS_OWNER";
 pub(crate) const SANDBOX_LAUNCH: &str = "LIVE_SANDBOX_LAUNCH";
 /// `LIVE_FIXTURE_HEARTBEAT_MS`: the fixture agent's heartbeat period.
 pub(crate) const FIXTURE_HEARTBEAT_MS: &str = "LIVE_FIXTURE_HEARTBEAT_MS";
-/// `LF_RUN_ID`: the run id the fixture agent records per launch.
-pub(crate) const FIXTURE_RUN_ID: &str = "LF_RUN_ID";
-/// `LF_AS`: what a fixture launch declares itself as.
-pub(crate) const FIXTURE_AS: &str = "LF_AS";
-/// `LF_WAIT_STDIN`: the fixture agent's `run` mode waits for a line on stdin before exiting.
-pub(crate) const FIXTURE_WAIT_STDIN: &str = "LF_WAIT_STDIN";
-/// `LF_TEST_REPLAY_EVIDENCE`: the file the fixture agent writes each `prompt_async` request to.
-pub(crate) const FIXTURE_REPLAY_EVIDENCE: &str = "LF_TEST_REPLAY_EVIDENCE";
+/// `LIVE_FIXTURE_RUN_ID`: the run id the fixture agent records per launch.
+pub(crate) const FIXTURE_RUN_ID: &str = "LIVE_FIXTURE_RUN_ID";
+/// `LIVE_FIXTURE_AS`: what a fixture launch declares itself as.
+pub(crate) const FIXTURE_AS: &str = "LIVE_FIXTURE_AS";
+/// `LIVE_FIXTURE_WAIT_STDIN`: the fixture agent's `run` mode waits for a line on stdin before
+/// exiting.
+pub(crate) const FIXTURE_WAIT_STDIN: &str = "LIVE_FIXTURE_WAIT_STDIN";
+/// `LIVE_FIXTURE_TEST_REPLAY_EVIDENCE`: the file the fixture agent writes each `prompt_async`
+/// request to.
+pub(crate) const FIXTURE_REPLAY_EVIDENCE: &str = "LIVE_FIXTURE_TEST_REPLAY_EVIDENCE";
 
 // Others' variables, read as their owners define them.
 

@@ -261,7 +261,7 @@ mod tests {
         }
     }
 
-    /// `isolation()` used to trim, and took an empty value for `server`: one rule for all now.
+    /// Isolation follows the one rule: nothing trimmed, and an empty value is an error, not a level.
     #[test]
     fn isolation_is_server_or_shared_unpadded() {
         assert_eq!(ISOLATION.test_read("server"), Ok(Some(Isolation::Server)));
@@ -284,7 +284,8 @@ mod tests {
         );
     }
 
-    /// `flag()` used to trim, and took anything unknown for "off": `LIVE_STRICT=on` ran lax.
+    /// A flag is untrimmed and takes only its six words: `LIVE_STRICT=on` is an error, not "off"
+    /// (which would run lax).
     #[test]
     fn flags_refuse_padding_and_unknown_words() {
         for setting in [&STRICT, &KEEP, &SANDBOX] {
@@ -304,7 +305,7 @@ mod tests {
         }
     }
 
-    /// Path settings follow the rule too: an empty `LIVE_OPENCODE_BIN` used to mean "unset".
+    /// Path settings follow the rule too: an empty `LIVE_OPENCODE_BIN` is an error, not "unset".
     #[test]
     fn paths_refuse_empty_and_padded_values() {
         for setting in [&OPENCODE_BIN, &FIXTURE_BIN, &SNAPSHOT_DIR, &CASSETTE_DIR] {
