@@ -205,9 +205,11 @@ impl Live {
         // before releasing it).
         self.gates.release_all();
         let (name, redactor) = (&self.info.name, &self.redactor);
-        let model = self.model.finish_scenario(redactor, passed, &|message| {
-            progress(name, redactor, message)
-        });
+        let model =
+            crate::cassette::finish_scenario(&mut self.model, redactor, passed, &|message| {
+                progress(name, redactor, message)
+            })
+            .map_err(|error| error.to_string());
         let agents = self
             .agents
             .finish(passed && model.is_ok(), &self.redactor)

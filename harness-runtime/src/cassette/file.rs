@@ -226,10 +226,7 @@ mod tests {
         let path = dir.path().join("t__x.json");
         std::fs::write(&path, text).unwrap();
         let error = load(&path, "t::x").unwrap_err().to_string();
-        assert!(
-            error.contains(&crate::cassette::display_path(&path)),
-            "{error}"
-        );
+        assert!(error.contains(&display_path(&path)), "{error}");
         assert!(
             error
                 .contains("LIVE_CASSETTE=record cargo test --test harness_runtime -- t::x --exact"),

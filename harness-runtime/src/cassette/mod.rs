@@ -2,9 +2,12 @@
 //!
 //! A scenario marked `cassette` runs in one of three model modes, decided per scenario by
 //! [`plan`]: replay (its cassette exists), record (`LIVE_CASSETTE=record` with the real-model
-//! variables), or live (the real model, nothing recorded). The model server (`crate::model`)
-//! serves a replay and relays a recording; this module owns the file, its format, the
-//! normalized requests and their matching, and the upstream of a recording.
+//! variables), or live (the real model, nothing recorded). Everything a cassette takes is
+//! here: finding it (`plan`), its file and format (`file`, `format`), the normalized requests
+//! and their matching (`normalize`, `matching`), serving it (`replay`), the relay that records
+//! one and its upstream (`relay`, `tape`, `upstream`), and a scenario's use of them through
+//! its model slot (`scenario`). The model server (`crate::model`) knows none of it: it is
+//! handed the replay or the relay as its recorded answers (`crate::model::RecordedAnswers`).
 
 mod command;
 mod error;
@@ -13,25 +16,32 @@ mod format;
 mod matching;
 mod normalize;
 mod plan;
+mod relay;
+mod replay;
 mod replay_config;
+mod scenario;
 mod scrub;
 mod stream_redaction;
 mod tape;
 mod upstream;
+mod wire;
 
-pub(crate) use command::{display_path, rerecord_command};
-pub use error::CassetteError;
-pub(crate) use file::{load, save};
-pub(crate) use format::{
-    Cassette, FORMAT, Interaction, NormalizedRequest, RecordedResponse, StreamEnd, WireApi,
-    chunk_data, chunk_text,
-};
-pub(crate) use matching::{diagnose, find_unused};
-pub(crate) use normalize::normalize;
+#[cfg(test)]
+mod fault_tests;
+#[cfg(test)]
+mod round_trip_tests;
+#[cfg(test)]
+mod test_support;
+
+pub(crate) use command::rerecord_command;
+pub(crate) use error::CassetteError;
+// `testing::read_cassette` reads a file as a replay does.
+#[cfg(feature = "testing")]
+pub(crate) use file::load;
 #[cfg(test)]
 pub(crate) use plan::{CassetteSettings, resolve};
-pub(crate) use plan::{ModelPlan, Resolution, plan, resolution};
-pub(crate) use replay_config::{PROVIDER_ID as REPLAY_PROVIDER_ID, opencode_config};
-pub(crate) use scrub::restore_json;
-pub(crate) use tape::{Head, Tape};
-pub(crate) use upstream::Upstream;
+pub(crate) use plan::{Resolution, plan, resolution};
+pub(crate) use replay_config::PROVIDER_ID as REPLAY_PROVIDER_ID;
+pub(crate) use scenario::{finish_scenario, record_config, replay_config};
+// The plan's type is the model slot's, which carries it; the runner knows it by this name.
+pub(crate) use crate::model::ModelPlan;

@@ -7,31 +7,13 @@
 use std::path::{Path, PathBuf};
 
 use super::command::{rerecord_command, shown};
+use super::error::CassetteError;
+use crate::model::ModelPlan;
 use crate::scenario::ScenarioOptions;
 use crate::settings::{self, CassetteMode};
 
 /// The folder below the test crate that holds cassettes, beside `snapshots/`.
 const DEFAULT_DIR: &str = "cassettes";
-
-/// How the scenario's model is served.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) enum ModelPlan {
-    /// The embedded scripted model (every scenario without `cassette` or real-model `requires`).
-    #[default]
-    Scripted,
-    /// The real model of `OPENCODE_CONFIG_CONTENT`, talked to directly; nothing is recorded.
-    Live,
-    /// The real model, through the embedded relay, which writes the cassette at `path`.
-    Record {
-        /// `cassettes/<topic>__<fn>.json` (or below `LIVE_CASSETTE_DIR`).
-        path: PathBuf,
-    },
-    /// The recorded responses of the cassette at `path`, served by the embedded model server.
-    Replay {
-        /// The cassette to serve.
-        path: PathBuf,
-    },
-}
 
 /// What `LIVE_CASSETTE` and `LIVE_CASSETTE_DIR` say.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,9 +26,10 @@ pub(crate) struct CassetteSettings {
 impl CassetteSettings {
     /// The settings of this process's environment (an invalid value is the error naming it;
     /// the runner reported it before any trial).
-    fn from_env() -> Result<Self, String> {
-        let mode = settings::cassette_mode().map_err(|invalid| invalid.to_string())?;
-        let dir = settings::cassette_dir().map_err(|invalid| invalid.to_string())?;
+    fn from_env() -> Result<Self, CassetteError> {
+        let invalid = |error| CassetteError::Setting(Box::new(error));
+        let mode = settings::cassette_mode().map_err(invalid)?;
+        let dir = settings::cassette_dir().map_err(invalid)?;
         Ok(CassetteSettings { mode, dir })
     }
 }
@@ -112,7 +95,7 @@ pub(crate) fn plan(
     options: &ScenarioOptions,
     name: &str,
     manifest_dir: &Path,
-) -> Result<ModelPlan, String> {
+) -> Result<ModelPlan, CassetteError> {
     resolution(options, name, manifest_dir).map(|resolved| resolved.plan)
 }
 
@@ -121,7 +104,7 @@ pub(crate) fn resolution(
     options: &ScenarioOptions,
     name: &str,
     manifest_dir: &Path,
-) -> Result<Resolution, String> {
+) -> Result<Resolution, CassetteError> {
     resolve(options, name, manifest_dir, CassetteSettings::from_env)
 }
 
@@ -131,8 +114,8 @@ pub(crate) fn resolve(
     options: &ScenarioOptions,
     name: &str,
     manifest_dir: &Path,
-    settings: impl FnOnce() -> Result<CassetteSettings, String>,
-) -> Result<Resolution, String> {
+    settings: impl FnOnce() -> Result<CassetteSettings, CassetteError>,
+) -> Result<Resolution, CassetteError> {
     if !options.cassette {
         let real = options.requires.contains(&settings::CONFIG_CONTENT);
         let plan = if real {
@@ -154,21 +137,19 @@ pub(crate) fn resolve(
     .join(&file);
     let shown = shown(&path, manifest_dir);
     // `try_exists`: a folder that cannot be read is an error to see, not a missing cassette.
-    let found = path
-        .try_exists()
-        .map_err(|e| format!("could not check for the cassette at {shown}: {e}"))?;
+    let found = path.try_exists().map_err(|source| CassetteError::Check {
+        path: shown.clone(),
+        source,
+    })?;
     let plan = match settings.mode {
         CassetteMode::Auto if found => ModelPlan::Replay { path },
         CassetteMode::Auto | CassetteMode::Live => ModelPlan::Live,
         CassetteMode::Replay if found => ModelPlan::Replay { path },
         CassetteMode::Replay => {
-            return Err(format!(
-                "{}=replay, but there is no cassette at {shown}: record one with `{}`, or unset \
-                 {} to run the real model when the cassette is missing",
-                settings::CASSETTE,
-                rerecord_command(name),
-                settings::CASSETTE,
-            ));
+            return Err(CassetteError::Missing {
+                path: shown,
+                command: rerecord_command(name),
+            });
         }
         CassetteMode::Record => ModelPlan::Record { path },
     };
@@ -202,7 +183,7 @@ mod tests {
         }
     }
 
-    fn with(mode: CassetteMode) -> impl FnOnce() -> Result<CassetteSettings, String> {
+    fn with(mode: CassetteMode) -> impl FnOnce() -> Result<CassetteSettings, CassetteError> {
         move || Ok(CassetteSettings { mode, dir: None })
     }
 
@@ -256,7 +237,8 @@ mod tests {
             dir.path(),
             with(CassetteMode::Replay),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(
             error.starts_with(
                 "LIVE_CASSETTE=replay, but there is no cassette at \
@@ -351,7 +333,7 @@ mod tests {
     #[test]
     fn scenarios_without_cassette_ignore_the_settings() {
         let dir = crate_dir(true);
-        let read = || -> Result<CassetteSettings, String> {
+        let read = || -> Result<CassetteSettings, CassetteError> {
             panic!("the settings of a scenario without `cassette` were read")
         };
         let scripted = resolve(&ScenarioOptions::DEFAULT, NAME, dir.path(), read).unwrap();
@@ -372,10 +354,10 @@ mod tests {
     fn an_invalid_setting_is_the_error() {
         let dir = crate_dir(true);
         let error = resolve(&cassette_options(), NAME, dir.path(), || {
-            Err("LIVE_CASSETTE must be …".to_string())
+            Err(CassetteError::Setting("LIVE_CASSETTE must be …".into()))
         })
         .unwrap_err();
-        assert_eq!(error, "LIVE_CASSETTE must be …");
+        assert_eq!(error.to_string(), "LIVE_CASSETTE must be …");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! `ScriptedModel`: the cheap handle a scenario scripts and inspects.
 
+use std::any::Any;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
@@ -7,10 +8,10 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::error::ModelError;
+use super::recorded_answers::RecordedAnswers;
 use super::recording::{Answer, ModelRequest, ModelRequestSummary};
 use super::reply::Reply;
 use super::rules::{Rule, Script};
-use super::source::Source;
 
 /// State shared by the handle and the server.
 #[derive(Debug)]
@@ -20,9 +21,9 @@ pub(crate) struct Shared {
     pub(crate) addr: SocketAddr,
     /// The number of requests received so far, for waiters.
     pub(crate) arrivals: watch::Sender<usize>,
-    /// What answers chat requests, set once: the script unless a cassette is replayed or
-    /// recorded.
-    source: OnceLock<Source>,
+    /// What answers chat requests instead of the script, set once (a cassette replayed or
+    /// recorded); unset, the script answers.
+    recorded: OnceLock<Arc<dyn RecordedAnswers>>,
 }
 
 impl Shared {
@@ -32,20 +33,13 @@ impl Shared {
             model_name,
             addr,
             arrivals: watch::channel(0).0,
-            source: OnceLock::new(),
+            recorded: OnceLock::new(),
         }
     }
 
-    /// What answers chat requests.
-    pub(crate) fn source(&self) -> &Source {
-        static SCRIPT: Source = Source::Script;
-        self.source.get().unwrap_or(&SCRIPT)
-    }
-
-    /// Makes `source` answer chat requests from now on; false (and `source` dropped) when one
-    /// was set already.
-    pub(crate) fn set_source(&self, source: Source) -> bool {
-        self.source.set(source).is_ok()
+    /// What answers chat requests instead of the script, if anything does.
+    pub(crate) fn recorded_answers(&self) -> Option<&Arc<dyn RecordedAnswers>> {
+        self.recorded.get()
     }
 
     pub(crate) fn script(&self) -> MutexGuard<'_, Script> {
@@ -54,7 +48,7 @@ impl Shared {
         self.script.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Records `request` answered by `answer` (a cassette, the relay), numbering it, and wakes
+    /// Records `request` answered by `answer` (recorded answers), numbering it, and wakes
     /// waiters.
     pub(crate) fn record(&self, request: ModelRequest, answer: Answer) -> ModelRequest {
         let (recorded, count) = {
@@ -184,6 +178,34 @@ impl ScriptedModel {
     /// The Ollama base URL, `http://127.0.0.1:<port>`.
     pub fn ollama_url(&self) -> String {
         format!("http://{}", self.shared.addr)
+    }
+
+    /// The recorded answers of type `T` that answer this model's chat requests instead of its
+    /// script, made by `make` and installed on first use: a second agent of the scenario gets
+    /// the same ones. Panics when answers of another type were installed (a scenario is served
+    /// one way).
+    pub(crate) fn serve_recorded<T: RecordedAnswers, E>(
+        &self,
+        make: impl FnOnce() -> Result<T, E>,
+    ) -> Result<Arc<T>, E> {
+        if self.shared.recorded.get().is_none() {
+            let made: Arc<dyn RecordedAnswers> = Arc::new(make()?);
+            // Live is used from one task at a time: nothing was installed in between.
+            let _ = self.shared.recorded.set(made);
+        }
+        Ok(self.recorded::<T>().unwrap_or_else(|| {
+            panic!(
+                "the model server serves other recorded answers than {}",
+                std::any::type_name::<T>()
+            )
+        }))
+    }
+
+    /// The recorded answers installed by [`serve_recorded`](Self::serve_recorded), when they
+    /// are of type `T`.
+    pub(crate) fn recorded<T: RecordedAnswers>(&self) -> Option<Arc<T>> {
+        let installed: Arc<dyn Any + Send + Sync> = self.shared.recorded.get()?.clone();
+        installed.downcast::<T>().ok()
     }
 
     /// Waits until at least `count` requests have arrived, with a ceiling of 60 s (scaled by

@@ -21,12 +21,13 @@ use tower::Service;
 
 use super::error::ModelError;
 use super::frames;
+use super::recorded_answers::{ChatRequest, Log};
 use super::recording::{Answer, Api, ModelRequest};
 use super::reply::{Body, MidStreamEnd, Reply};
 use super::reset::{ResetConnection, reset_now};
 use super::scripted_model::{ScriptedModel, Shared};
 use super::wire_error::{self, Kind};
-use super::{cassette_answer, catalog, ollama, openai, unserved};
+use super::{catalog, ollama, openai, unserved};
 
 /// The body of the answer to a request nothing in the script answers.
 pub(crate) const MISS_MESSAGE: &str = "scripted model: no reply queued for this request; queue one with live.model().reply(..) or add a rule";
@@ -209,8 +210,8 @@ fn streaming(content_type: &'static str, steps: Vec<frames::Step>, reply: &Reply
         .expect("static response parts are valid")
 }
 
-/// What both chat APIs do first: leave the request to the cassette or the relay when one
-/// answers, else record it, answer a miss or a reply every API renders alike (holds, HTTP
+/// What both chat APIs do first: leave the request to the recorded answers when some were
+/// installed, else record it, answer a miss or a reply every API renders alike (holds, HTTP
 /// errors, resets), and name the model to echo back.
 async fn prepare(
     shared: &Shared,
@@ -218,8 +219,11 @@ async fn prepare(
     body: &Bytes,
     reset: &ResetConnection,
 ) -> Result<(ModelRequest, Reply, String), Response> {
-    if let Some(response) = cassette_answer::answer(shared, api, body, reset).await {
-        return Err(response);
+    if let Some(recorded) = shared.recorded_answers() {
+        let log: &Log<'_> = &|request, answer| shared.record(request, answer);
+        return Err(recorded
+            .answer(ChatRequest::new(api, body.clone(), log, reset))
+            .await);
     }
     let (request, reply) = match accept(shared, api, body) {
         (request, Some(reply)) => (request, reply),

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{AgentOptions, ProvisionError};
-use crate::cassette::{self, ModelPlan};
-use crate::model::{ModelError, ModelSlot};
+use crate::cassette::{self, CassetteError, ModelPlan};
+use crate::model::ModelSlot;
 use crate::redact::Redactor;
 use crate::scenario::ScenarioOptions;
 
@@ -22,10 +22,17 @@ pub(crate) trait ModelConfigs {
     /// The config of the scripted model, with `permission`.
     fn scripted(&mut self, permission: Value) -> Value;
     /// The config of the cassette's replay, with `permission`.
-    fn replay(&mut self, permission: Value, redactor: &Arc<Redactor>) -> Result<Value, ModelError>;
+    fn replay(
+        &mut self,
+        permission: Value,
+        redactor: &Arc<Redactor>,
+    ) -> Result<Value, CassetteError>;
     /// `user_config` pointed at the recording relay.
-    fn record(&mut self, user_config: Value, redactor: &Arc<Redactor>)
-    -> Result<Value, ModelError>;
+    fn record(
+        &mut self,
+        user_config: Value,
+        redactor: &Arc<Redactor>,
+    ) -> Result<Value, CassetteError>;
 }
 
 impl ModelConfigs for ModelSlot {
@@ -37,16 +44,20 @@ impl ModelConfigs for ModelSlot {
         self.opencode_config(permission)
     }
 
-    fn replay(&mut self, permission: Value, redactor: &Arc<Redactor>) -> Result<Value, ModelError> {
-        self.replay_config(permission, redactor)
+    fn replay(
+        &mut self,
+        permission: Value,
+        redactor: &Arc<Redactor>,
+    ) -> Result<Value, CassetteError> {
+        cassette::replay_config(self, permission, redactor)
     }
 
     fn record(
         &mut self,
         user_config: Value,
         redactor: &Arc<Redactor>,
-    ) -> Result<Value, ModelError> {
-        self.record_config(user_config, redactor)
+    ) -> Result<Value, CassetteError> {
+        cassette::record_config(self, user_config, redactor)
     }
 }
 
@@ -146,10 +157,10 @@ enum Cassette {
     Record,
 }
 
-/// A model error of a cassette plan, redacted, with what to do about it.
+/// An error of a cassette plan, redacted, with what to do about it.
 fn cassette_error(
     side: Cassette,
-    error: &ModelError,
+    error: &CassetteError,
     name: &str,
     redactor: &Redactor,
 ) -> ProvisionError {
@@ -273,6 +284,7 @@ fn each_string(value: &Value, f: &mut impl FnMut(&str)) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::ModelError;
     use serde_json::json;
 
     #[test]
@@ -321,22 +333,24 @@ mod tests {
             json!({"scripted": permission})
         }
 
-        fn replay(&mut self, permission: Value, _: &Arc<Redactor>) -> Result<Value, ModelError> {
+        fn replay(&mut self, permission: Value, _: &Arc<Redactor>) -> Result<Value, CassetteError> {
             self.asked.push(("replay", permission.clone()));
             if self.fail {
                 return Err(ModelError::Stopped {
                     what: "loading /home/someone/crate/cassettes/probes__basic_turn.json".into(),
-                });
+                }
+                .into());
             }
             Ok(json!({"replay": permission}))
         }
 
-        fn record(&mut self, user: Value, _: &Arc<Redactor>) -> Result<Value, ModelError> {
+        fn record(&mut self, user: Value, _: &Arc<Redactor>) -> Result<Value, CassetteError> {
             self.asked.push(("record", user.clone()));
             if self.fail {
                 return Err(ModelError::Stopped {
                     what: "relaying to sk-canary-123456".into(),
-                });
+                }
+                .into());
             }
             Ok(json!({"recording": true}))
         }

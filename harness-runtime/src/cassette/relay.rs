@@ -8,6 +8,7 @@
 //! stays on the tape as `client_closed` (its provisional end until the upstream ends it).
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,15 +17,17 @@ use axum::http::header;
 use axum::response::Response;
 use bytes::Bytes;
 use eventsource_stream::Eventsource;
+use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use futures::{Stream, StreamExt};
-use serde_json::Value;
 
-use super::cassette_wire::{is_sse, ndjson_line, response_head, sse_event};
-use super::reset::{ResetConnection, reset_now};
-use crate::cassette::{
-    CassetteError, Head, Interaction, StreamEnd, Tape, Upstream, WireApi, chunk_data, normalize,
-};
+use super::error::CassetteError;
+use super::format::{Interaction, StreamEnd, WireApi, chunk_data};
+use super::normalize::normalize;
+use super::tape::{Head, Tape};
+use super::upstream::Upstream;
+use super::wire::{is_sse, ndjson_line, response_head, sse_event};
+use crate::model::{Answer, ChatRequest, RecordedAnswers};
 use crate::redact::Redactor;
 
 /// How long the relay waits for the upstream to accept a connection. The response itself
@@ -46,6 +49,26 @@ pub(crate) struct Relay {
 
 /// One streamed frame: the SSE event name (when not `message`) and the payload.
 type Frame = (Option<String>, String);
+
+impl fmt::Debug for Relay {
+    /// The upstream's provider and API only: the rest holds the user's credentials.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Relay")
+            .field("upstream", &self.upstream)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RecordedAnswers for Relay {
+    /// Logs the request as relayed (before the upstream answers: waiters see it arrive), then
+    /// forwards it.
+    fn answer<'a>(&'a self, request: ChatRequest<'a>) -> BoxFuture<'a, Response> {
+        Box::pin(async move {
+            request.log(Answer::Relayed);
+            self.forward(&request).await
+        })
+    }
+}
 
 impl Relay {
     /// A relay to `upstream`, redacting with the scenario's `redactor`.
@@ -76,30 +99,27 @@ impl Relay {
         self.tape.interactions(&self.redactor)
     }
 
-    /// Forwards the request `body` (`raw` parsed) that came in on `api`, and relays the answer.
-    pub(crate) async fn forward(
-        &self,
-        api: WireApi,
-        body: Bytes,
-        raw: &Value,
-        reset: &ResetConnection,
-    ) -> Response {
-        let index = self
-            .tape
-            .begin(normalize(api, raw, &self.redactor.with_fresh_numbering()));
+    /// Forwards `request` to the upstream, and relays the answer.
+    async fn forward(&self, request: &ChatRequest<'_>) -> Response {
+        let normalized = normalize(
+            WireApi::from(request.api),
+            &request.json,
+            &self.redactor.with_fresh_numbering(),
+        );
+        let index = self.tape.begin(normalized);
         let sent = self
             .client
             .post(&self.upstream.chat_url)
             .headers(self.upstream.headers.clone())
             .header(header::CONTENT_TYPE, "application/json")
-            .body(body)
+            .body(request.body.clone())
             .send()
             .await;
         let response = match sent {
             Ok(response) => response,
             Err(error) => {
                 self.tape.dropped(index, detail(&error));
-                return reset_now(reset).await;
+                return request.reset().await;
             }
         };
         let head = head_of(&response);
@@ -117,7 +137,7 @@ impl Relay {
                 Err(error) => {
                     let detail = format!("the body broke: {}", detail(&error));
                     self.tape.dropped(index, detail);
-                    reset_now(reset).await
+                    request.reset().await
                 }
             };
         }

@@ -8,6 +8,19 @@ use axum::http::{HeaderName, HeaderValue, StatusCode, header, response::Builder}
 use axum::response::Response;
 use bytes::Bytes;
 
+use super::format::WireApi;
+use crate::model::Api;
+
+impl From<Api> for WireApi {
+    /// The chat API a request came in on, as a cassette names it.
+    fn from(api: Api) -> Self {
+        match api {
+            Api::OpenAi => WireApi::OpenAi,
+            Api::Ollama => WireApi::Ollama,
+        }
+    }
+}
+
 /// A response head: `status`, `content_type` and `headers` as recorded; parts that are not
 /// valid HTTP (a hand edit) are left out.
 pub(crate) fn response_head(

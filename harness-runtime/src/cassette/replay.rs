@@ -2,22 +2,33 @@
 //! normalized request equals its own, streamed as recorded (without the recorded pauses: a
 //! replayed turn costs what a scripted one does). A request that matches nothing is a miss.
 
-use std::path::PathBuf;
+use std::fmt;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use axum::body::Body as AxumBody;
 use axum::http::header;
 use axum::response::Response;
+use futures::future::BoxFuture;
 use serde_json::Value;
 
-use super::cassette_wire::{is_sse, ndjson_line, response_head, sse_event};
-use super::frames::{self, Step};
-use super::reset::{ResetConnection, reset_now};
-use crate::cassette::{
-    self, Cassette, NormalizedRequest, RecordedResponse, StreamEnd, WireApi, chunk_text,
-    restore_json,
+use super::command::{display_path, rerecord_command};
+use super::error::{CassetteError, Miss};
+use super::file::load;
+use super::format::{
+    Cassette, NormalizedRequest, RecordedResponse, StreamEnd, WireApi, chunk_text,
 };
+use super::matching::{diagnose, find_unused};
+use super::normalize::normalize;
+use super::scrub::restore_json;
+use super::wire::{is_sse, ndjson_line, response_head, sse_event};
+use crate::model::frames::{self, Step};
+use crate::model::{Answer, ChatRequest, RecordedAnswers};
 use crate::redact::Redactor;
+
+/// The body of the answer to a request no recorded interaction matches.
+const MISS_MESSAGE: &str = "cassette: no recorded interaction matches this request; the scenario \
+                            fails at its end naming the nearest one and how to record it again";
 
 /// A cassette being served.
 pub(crate) struct Replay {
@@ -28,10 +39,20 @@ pub(crate) struct Replay {
     /// paths back.
     redactor: Arc<Redactor>,
     used: Mutex<Vec<bool>>,
-    misses: Mutex<Vec<Miss>>,
+    misses: Mutex<Vec<Unmatched>>,
 }
 
-struct Miss {
+impl fmt::Debug for Replay {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Replay")
+            .field("path", &self.path)
+            .field("interactions", &self.cassette.interactions.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A request that matched nothing, kept for the report at the scenario's end.
+struct Unmatched {
     /// The request as `ModelRequest::one_line` shows it.
     line: String,
     request: Box<NormalizedRequest>,
@@ -43,22 +64,23 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Replay {
-    /// Serves `cassette` (read from `path`) for `scenario`.
-    pub(crate) fn new(
-        cassette: Cassette,
-        path: PathBuf,
-        scenario: String,
-        redactor: Arc<Redactor>,
-    ) -> Self {
+    /// Serves the cassette at `path`, recorded for `scenario`, redacting with the scenario's
+    /// `redactor`.
+    pub(crate) fn load(
+        path: &Path,
+        scenario: &str,
+        redactor: &Arc<Redactor>,
+    ) -> Result<Self, CassetteError> {
+        let cassette = load(path, scenario)?;
         let used = Mutex::new(vec![false; cassette.interactions.len()]);
-        Self {
+        Ok(Self {
             cassette,
-            path,
-            scenario,
-            redactor,
+            path: path.to_path_buf(),
+            scenario: scenario.to_owned(),
+            redactor: Arc::clone(redactor),
             used,
             misses: Mutex::default(),
-        }
+        })
     }
 
     /// The cassette served.
@@ -68,59 +90,44 @@ impl Replay {
 
     /// The interaction answering the request body `raw` (marked used), or the request's
     /// normalized form when none does.
-    pub(crate) fn take(
+    fn take(
         &self,
         api: WireApi,
         raw: &Value,
     ) -> Result<(usize, &RecordedResponse), Box<NormalizedRequest>> {
-        let request = cassette::normalize(api, raw, &self.redactor.with_fresh_numbering());
+        let request = normalize(api, raw, &self.redactor.with_fresh_numbering());
         let mut used = lock(&self.used);
-        let index = cassette::find_unused(&self.cassette.interactions, &used, &request)
+        let index = find_unused(&self.cassette.interactions, &used, &request)
             .ok_or_else(|| Box::new(request))?;
         used[index] = true;
         Ok((index, &self.cassette.interactions[index].response))
     }
 
-    /// Notes a request that matched nothing, for [`report`](Self::report).
-    pub(crate) fn note_miss(&self, line: String, request: Box<NormalizedRequest>) {
-        lock(&self.misses).push(Miss { line, request });
-    }
-
     /// Fails on the requests that matched nothing: each with the nearest recorded request and
-    /// the first field that differs, then the command that records the cassette again.
-    pub(crate) fn report(&self, redactor: &Redactor) -> Result<(), String> {
+    /// the first field that differs, then the command that records the cassette again; every
+    /// text redacted with `redactor`.
+    pub(crate) fn report(&self, redactor: &Redactor) -> Result<(), CassetteError> {
         let misses = lock(&self.misses);
         if misses.is_empty() {
             return Ok(());
         }
-        let mut message = format!(
-            "cassette {}: {} request(s) matched no recorded interaction (answered with HTTP 400):",
-            cassette::display_path(&self.path),
-            misses.len()
-        );
-        for miss in misses.iter() {
-            message.push_str("\n  - ");
-            message.push_str(&miss.line);
-            message.push_str("\n    ");
-            message.push_str(&cassette::diagnose(
-                &self.cassette.interactions,
-                &miss.request,
-            ));
-        }
-        message.push_str(&format!(
-            "\n  the model traffic changed; record the cassette again with `{}`",
-            cassette::rerecord_command(&self.scenario)
-        ));
-        Err(redactor.redact(&message))
+        let error = CassetteError::Misses {
+            path: display_path(&self.path),
+            misses: misses
+                .iter()
+                .map(|miss| Miss {
+                    request: miss.line.clone(),
+                    nearest: diagnose(&self.cassette.interactions, &miss.request),
+                })
+                .collect(),
+            command: rerecord_command(&self.scenario),
+        };
+        Err(error.redacted(redactor))
     }
 
     /// Answers with `response` as recorded: its status, headers and body, or its chunks in
     /// order and its end (a broken body, a stream held open, a reset connection).
-    pub(crate) async fn respond(
-        &self,
-        response: &RecordedResponse,
-        reset: &ResetConnection,
-    ) -> Response {
+    async fn respond(&self, response: &RecordedResponse, request: &ChatRequest<'_>) -> Response {
         match response {
             RecordedResponse::Body {
                 status,
@@ -162,7 +169,34 @@ impl Replay {
                     .body(AxumBody::from_stream(frames::body(steps, None)))
                     .expect("response parts are checked")
             }
-            RecordedResponse::Dropped { .. } => reset_now(reset).await,
+            RecordedResponse::Dropped { .. } => request.reset().await,
         }
+    }
+}
+
+impl RecordedAnswers for Replay {
+    /// The first unused interaction whose request equals this one, as recorded; a miss is
+    /// logged as one, answered with HTTP 400, and reported at the scenario's end.
+    fn answer<'a>(&'a self, request: ChatRequest<'a>) -> BoxFuture<'a, Response> {
+        Box::pin(async move {
+            let taken = self.take(WireApi::from(request.api), &request.json);
+            let answer = match &taken {
+                Ok((interaction, _)) => Answer::Cassette {
+                    interaction: *interaction,
+                },
+                Err(_) => Answer::Miss,
+            };
+            let logged = request.log(answer);
+            match taken {
+                Ok((_, response)) => self.respond(response, &request).await,
+                Err(normalized) => {
+                    lock(&self.misses).push(Unmatched {
+                        line: logged.one_line(),
+                        request: normalized,
+                    });
+                    request.unanswered(MISS_MESSAGE)
+                }
+            }
+        })
     }
 }

@@ -10,9 +10,9 @@ use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use crate::cassette::ModelPlan;
-use crate::model::ScriptedModel;
-use crate::model::slot::ModelSlot;
+use super::error::CassetteError;
+use super::scenario::{finish_scenario, record_config, replay_config};
+use crate::model::{ModelPlan, ModelSlot, ScriptedModel};
 use crate::redact::Redactor;
 
 /// The upstream's API key: it must reach the upstream and nothing else.
@@ -75,35 +75,30 @@ impl Side {
     /// A recording side writing to `path`, relaying to the provider of `config`; also returns
     /// the config OpenCode would get.
     pub(super) fn recording(path: &Path, config: &Value) -> (Self, Value) {
-        let mut side = Self::new(ModelPlan::Record {
+        let side = Self::new(ModelPlan::Record {
             path: path.to_path_buf(),
         });
-        let config = side
-            .slot
-            .record_config(config.clone(), &side.redactor)
-            .expect("the relay starts");
+        let config =
+            record_config(&side.slot, config.clone(), &side.redactor).expect("the relay starts");
         (side, config)
     }
 
     /// A replaying side serving `path`; also returns the config OpenCode would get.
     pub(super) fn replaying(path: &Path) -> (Self, Value) {
-        let mut side = Self::new(ModelPlan::Replay {
+        let side = Self::new(ModelPlan::Replay {
             path: path.to_path_buf(),
         });
-        let config = side
-            .slot
-            .replay_config(json!({"bash": "allow"}), &side.redactor)
+        let config = replay_config(&side.slot, json!({"bash": "allow"}), &side.redactor)
             .expect("the cassette loads");
         (side, config)
     }
 
     /// A replaying side whose cassette does not load: the error.
     pub(super) fn replay_error(path: &Path) -> String {
-        let mut side = Self::new(ModelPlan::Replay {
+        let side = Self::new(ModelPlan::Replay {
             path: path.to_path_buf(),
         });
-        side.slot
-            .replay_config(json!({}), &side.redactor)
+        replay_config(&side.slot, json!({}), &side.redactor)
             .expect_err("the cassette must not load")
             .to_string()
     }
@@ -113,10 +108,10 @@ impl Side {
         self.workspace.path().display().to_string()
     }
 
-    /// Runs the slot's end of scenario.
-    pub(super) fn finish(&mut self, passed: bool) -> Result<(), String> {
+    /// Runs the scenario's end for its model.
+    pub(super) fn finish(&mut self, passed: bool) -> Result<(), CassetteError> {
         let progress = &self.progress;
-        self.slot.finish_scenario(&self.redactor, passed, &|line| {
+        finish_scenario(&mut self.slot, &self.redactor, passed, &|line| {
             progress.borrow_mut().push(line.to_owned())
         })
     }
@@ -204,8 +199,13 @@ impl Received {
     }
 }
 
-/// Sends `body` to `url`; `Err` when no response came (a reset or refused connection).
-pub(super) async fn send(url: &str, body: &Value) -> Result<Received, String> {
+/// No response came: the connection was reset or refused.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("no response came: {0}; the server reset or refused the connection")]
+pub(super) struct NoResponse(String);
+
+/// Sends `body` to `url`.
+pub(super) async fn send(url: &str, body: &Value) -> Result<Received, NoResponse> {
     let response = reqwest::Client::new()
         .post(url)
         .header("authorization", "Bearer cassette-relay")
@@ -213,7 +213,7 @@ pub(super) async fn send(url: &str, body: &Value) -> Result<Received, String> {
         .timeout(Duration::from_secs(10))
         .send()
         .await
-        .map_err(|e| format!("{e:?}"))?;
+        .map_err(|e| NoResponse(format!("{e:?}")))?;
     let header = |name: &str| {
         response
             .headers()

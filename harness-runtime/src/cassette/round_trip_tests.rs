@@ -3,8 +3,9 @@
 
 use serde_json::{Value, json};
 
-use super::cassette_test_support::*;
-use crate::cassette::{Cassette, RecordedResponse, StreamEnd};
+use super::command::display_path;
+use super::format::{Cassette, RecordedResponse, StreamEnd};
+use super::test_support::*;
 use crate::model::{Answer, Reply};
 
 /// The requests of the OpenAI round trip, for a scenario whose workspace is `ws`.
@@ -59,10 +60,7 @@ async fn an_openai_recording_replays_every_answer_as_it_was_relayed() {
     recording.finish(true).unwrap();
     assert_eq!(
         *recording.progress.borrow(),
-        [format!(
-            "cassette written: {}",
-            crate::cassette::display_path(&path)
-        )]
+        [format!("cassette written: {}", display_path(&path))]
     );
     let text = cassette_text(&path);
     assert!(text.ends_with("}\n"), "pretty JSON with a trailing newline");
@@ -146,7 +144,7 @@ async fn an_openai_recording_replays_every_answer_as_it_was_relayed() {
     );
 
     // What differs: the tool-call ids (numbered placeholders), the workspace, the secret.
-    let as_replayed = |received: &Result<Received, String>| -> Result<Received, String> {
+    let as_replayed = |received: &Result<Received, NoResponse>| -> Result<Received, NoResponse> {
         let mut received = received.clone()?;
         let body = String::from_utf8(received.body.clone()).unwrap();
         received.body = body
@@ -162,7 +160,7 @@ async fn an_openai_recording_replays_every_answer_as_it_was_relayed() {
         }
     }
     // The split path and key come back whole, the path as this scenario's.
-    let content = |received: &Result<Received, String>| -> String {
+    let content = |received: &Result<Received, NoResponse>| -> String {
         let events = received.as_ref().unwrap().events();
         events
             .iter()

@@ -6,9 +6,10 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::cassette_test_support::*;
-use crate::cassette::{Cassette, RecordedResponse, StreamEnd};
-use crate::model::{Answer, Reply};
+use super::command::display_path;
+use super::format::{Cassette, RecordedResponse, StreamEnd};
+use super::test_support::*;
+use crate::model::{Answer, ModelPlan, ModelSlot, Reply};
 
 /// Records one streamed text answer to "Say hello" into `path`.
 async fn record_hello(path: &std::path::Path, passed: bool) -> Side {
@@ -35,11 +36,11 @@ async fn a_changed_prompt_is_a_miss_naming_the_field_and_the_command_that_record
     assert_eq!(received.status, 400, "a miss ends the turn at once");
     let requests = replaying.slot.model().unwrap().requests();
     assert_eq!(requests[0].answer, Answer::Miss);
-    let error = replaying.finish(true).unwrap_err();
+    let error = replaying.finish(true).unwrap_err().to_string();
     for expected in [
         &format!(
             "cassette {}: 1 request(s) matched no recorded interaction",
-            crate::cassette::display_path(&path)
+            display_path(&path)
         ),
         "first difference: last_user_text",
         "recorded: \"Say hello\"",
@@ -91,7 +92,7 @@ async fn broken_cassettes_are_errors_naming_the_file_and_what_is_wrong() {
     let path = cassette_path(dir.path());
     record_hello(&path, true).await;
     let good = std::fs::read_to_string(&path).unwrap();
-    let shown = crate::cassette::display_path(&path);
+    let shown = display_path(&path);
 
     std::fs::write(&path, &good[..good.len() / 2]).unwrap();
     let error = Side::replay_error(&path);
@@ -217,7 +218,7 @@ async fn credentials_reach_the_upstream_and_no_cassette_config_or_message() {
     );
     send(&chat_url(&config, "cassette"), &body).await.unwrap();
     replaying.redactor.add_secret(CANARY_KEY);
-    let error = replaying.finish(true).unwrap_err();
+    let error = replaying.finish(true).unwrap_err().to_string();
     assert!(error.contains("[secret]"), "{error}");
     assert_no_canary(&error);
 }
@@ -252,9 +253,9 @@ async fn a_client_that_goes_away_mid_stream_is_recorded_and_replayed_as_client_c
     assert_eq!(*end, StreamEnd::ClientClosed);
     assert_eq!(chunks.len(), 1, "only what was relayed: {chunks:?}");
 
-    let (_replaying, config) = Side::replaying(&path);
+    let (replaying, config) = Side::replaying(&path);
     let body = chat(
-        &_replaying.workspace(),
+        &replaying.workspace(),
         "Tell me a long story",
         &["bash"],
         true,
@@ -292,8 +293,8 @@ async fn an_unreachable_upstream_is_recorded_and_replayed_as_a_reset_connection(
     assert!(detail.starts_with("could not connect"), "{detail}");
     assert!(!text.contains(&base), "{text}");
 
-    let (_replaying, config) = Side::replaying(&path);
-    let body = chat(&_replaying.workspace(), "anyone there?", &[], true);
+    let (replaying, config) = Side::replaying(&path);
+    let body = chat(&replaying.workspace(), "anyone there?", &[], true);
     assert!(send(&chat_url(&config, "cassette"), &body).await.is_err());
 }
 
@@ -308,7 +309,7 @@ async fn a_failed_scenario_writes_its_cassette_as_pending_until_a_passing_record
         *failed.progress.borrow(),
         [format!(
             "cassette written as pending: {} (the scenario failed; fix it and record again)",
-            crate::cassette::display_path(&pending)
+            display_path(&pending)
         )]
     );
     record_hello(&path, true).await;
@@ -322,15 +323,14 @@ async fn a_failed_scenario_writes_its_cassette_as_pending_until_a_passing_record
 async fn a_recorded_scenario_that_started_no_agent_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let path = cassette_path(dir.path());
-    let mut slot = super::slot::ModelSlot::default();
-    slot.set_plan(
-        crate::cassette::ModelPlan::Record { path: path.clone() },
-        SCENARIO,
-    );
+    let mut slot = ModelSlot::default();
+    slot.set_plan(ModelPlan::Record { path: path.clone() }, SCENARIO);
     let lines = std::cell::RefCell::new(Vec::new());
     let redactor = crate::redact::Redactor::default();
-    slot.finish_scenario(&redactor, true, &|l| lines.borrow_mut().push(l.to_owned()))
-        .unwrap();
+    super::scenario::finish_scenario(&mut slot, &redactor, true, &|l| {
+        lines.borrow_mut().push(l.to_owned())
+    })
+    .unwrap();
     assert!(!path.exists());
     assert!(
         lines.borrow()[0].starts_with("no cassette written"),
