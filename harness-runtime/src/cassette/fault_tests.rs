@@ -238,13 +238,20 @@ async fn a_client_that_goes_away_mid_stream_is_recorded_and_replayed_as_client_c
         &["bash"],
         true,
     );
-    let url = chat_url(&relay_config, "real");
-    let (first, open) = read_until_quiet(&url, &body, Duration::from_millis(300)).await;
-    assert!(open && !first.is_empty(), "the role chunk, then the stall");
-    // The client is gone; the upstream going on now must not reach the tape.
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    stall.release();
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut reading = Reading::start(&chat_url(&relay_config, "real"), &body).await;
+    reading
+        .until("the role chunk", |bytes| bytes.ends_with(b"\n\n"))
+        .await;
+    stall.reached().await.expect("the upstream holds its reply");
+    let first = std::mem::take(&mut reading.bytes);
+    // The client goes away while the upstream holds its stream. The relay must let go of the
+    // upstream's stream with it, which is what abandons the stall: then nothing more can reach
+    // the tape.
+    drop(reading);
+    assert!(
+        stall.abandoned_within(ceiling()).await,
+        "the relay kept reading the upstream's stream after its client went away"
+    );
     recording.finish(true).unwrap();
     let cassette: Cassette = serde_json::from_str(&cassette_text(&path)).unwrap();
     let RecordedResponse::Stream { chunks, end, .. } = &cassette.interactions[0].response else {
@@ -260,15 +267,13 @@ async fn a_client_that_goes_away_mid_stream_is_recorded_and_replayed_as_client_c
         &["bash"],
         true,
     );
-    let (replayed, open) = read_until_quiet(
-        &chat_url(&config, "cassette"),
-        &body,
-        Duration::from_millis(300),
-    )
-    .await;
-    assert_eq!(replayed, first, "the same chunk");
+    let mut reading = Reading::start(&chat_url(&config, "cassette"), &body).await;
+    reading
+        .until("the recorded chunk", |bytes| bytes.len() >= first.len())
+        .await;
+    assert_eq!(reading.bytes, first, "the same chunk");
     assert!(
-        open,
+        reading.stays_open(Duration::from_millis(300)).await,
         "then the stream is held open, as it was when the client left"
     );
 }

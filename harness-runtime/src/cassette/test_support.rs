@@ -246,23 +246,64 @@ pub(super) async fn send(url: &str, body: &Value) -> Result<Received, NoResponse
     })
 }
 
-/// Reads `url`'s streamed answer until it pauses for `quiet`: the bytes so far, and whether
-/// the stream was still open (a stream held open by the server).
-pub(super) async fn read_until_quiet(url: &str, body: &Value, quiet: Duration) -> (Vec<u8>, bool) {
-    let response = reqwest::Client::new()
-        .post(url)
-        .json(body)
-        .send()
-        .await
-        .expect("a response");
-    let mut stream = response.bytes_stream();
-    let mut bytes = Vec::new();
-    loop {
-        match tokio::time::timeout(quiet, stream.next()).await {
-            Ok(Some(Ok(chunk))) => bytes.extend_from_slice(&chunk),
-            Ok(_) => return (bytes, false),
-            Err(_) => return (bytes, true),
+/// The ceiling of every wait of these tests on a signal.
+pub(super) fn ceiling() -> Duration {
+    crate::settings::scaled(Duration::from_secs(10))
+}
+
+/// A streamed answer being read; dropped, its client goes away mid-stream.
+pub(super) struct Reading {
+    stream: futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
+    /// The bytes read so far.
+    pub(super) bytes: Vec<u8>,
+}
+
+impl Reading {
+    /// Posts `body` to `url` and starts reading the answer.
+    pub(super) async fn start(url: &str, body: &Value) -> Self {
+        let sent = reqwest::Client::new().post(url).json(body).send();
+        let response = tokio::time::timeout(ceiling(), sent)
+            .await
+            .unwrap_or_else(|_| panic!("no response head from {url} within {:?}", ceiling()))
+            .expect("a response");
+        Self {
+            stream: response.bytes_stream().boxed(),
+            bytes: Vec::new(),
         }
+    }
+
+    /// Reads until the bytes so far are `enough`; panics naming `what` and the bytes read when
+    /// the stream ends or breaks first, or the ceiling passes.
+    pub(super) async fn until(&mut self, what: &str, enough: impl Fn(&[u8]) -> bool) {
+        let read = async {
+            while !enough(&self.bytes) {
+                match self.stream.next().await {
+                    Some(Ok(chunk)) => self.bytes.extend_from_slice(&chunk),
+                    Some(Err(error)) => return Err(format!("the stream broke: {error}")),
+                    None => return Err("the stream ended".to_owned()),
+                }
+            }
+            Ok(())
+        };
+        let outcome = match tokio::time::timeout(ceiling(), read).await {
+            Ok(outcome) => outcome,
+            Err(_) => Err(format!("nothing more came within {:?}", ceiling())),
+        };
+        if let Err(why) = outcome {
+            panic!(
+                "waiting for {what}: {why}; read so far: {:?}",
+                String::from_utf8_lossy(&self.bytes)
+            );
+        }
+    }
+
+    /// Whether the stream stays open, sending nothing more, for `quiet`. What a held stream
+    /// shows is the absence of an end, so this can only observe it for a while: under load it
+    /// may miss an end that comes later, never report one that did not come.
+    pub(super) async fn stays_open(&mut self, quiet: Duration) -> bool {
+        tokio::time::timeout(quiet, self.stream.next())
+            .await
+            .is_err()
     }
 }
 

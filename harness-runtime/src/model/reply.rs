@@ -315,6 +315,16 @@ impl StallHandle {
         *self.reached.borrow()
     }
 
+    /// Waits, up to `ceiling`, until nothing can be held by this stall any more: its reply was
+    /// served and the connection it was held on closed (its client went away) before the
+    /// release. False when the ceiling came first.
+    #[cfg(test)]
+    pub(crate) async fn abandoned_within(&self, ceiling: Duration) -> bool {
+        tokio::time::timeout(ceiling, self.release.closed())
+            .await
+            .is_ok()
+    }
+
     /// Waits until a request is held by this stall, with a ceiling of 60 s (scaled by
     /// `LIVE_TIMEOUT_SCALE`).
     pub async fn reached(&self) -> Result<(), ModelError> {
