@@ -265,12 +265,7 @@ async fn fixture_real_cli_run_attach_command_runs_a_listed_command() {
 /// skipped with the reason, flagged ignored when listed (for nextest), and failed under `CI` or
 /// `LIVE_STRICT=1`, without running.
 fn a_test_without_opencode_is_skipped_and_fails_under_ci_or_strict() {
-    let empty = tempfile::tempdir().unwrap();
-    prerequisites::assert_skipped_without(
+    prerequisites::assert_skipped_without_opencode(
         "fixture_real_cli_run_attach_format_json_prints_parseable_events_with_the_text",
-        "LIVE_OPENCODE_BIN does not name an executable file",
-        |command| {
-            command.env("LIVE_OPENCODE_BIN", empty.path().join("opencode"));
-        },
     );
 }

@@ -158,12 +158,7 @@ fn fixture_real_tui_attach_gets_past_start_up_with_every_request_answered() {
 /// with the reason, flagged ignored when listed (for nextest), and failed under `CI` or
 /// `LIVE_STRICT=1`, without running.
 fn a_test_without_opencode_is_skipped_and_fails_under_ci_or_strict() {
-    let empty = tempfile::tempdir().unwrap();
-    prerequisites::assert_skipped_without(
+    prerequisites::assert_skipped_without_opencode(
         "fixture_real_tui_attach_gets_past_start_up_with_every_request_answered",
-        "LIVE_OPENCODE_BIN does not name an executable file",
-        |command| {
-            command.env("LIVE_OPENCODE_BIN", empty.path().join("opencode"));
-        },
     );
 }

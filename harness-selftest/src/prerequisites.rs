@@ -231,6 +231,19 @@ pub fn assert_skipped_without(test: &str, reason: &str, hide: impl Fn(&mut Comma
     }
 }
 
+/// [`assert_skipped_without`] for OpenCode: `test` needs it, and `LIVE_OPENCODE_BIN` naming no
+/// file makes it missing.
+pub fn assert_skipped_without_opencode(test: &str) {
+    let empty = tempfile::tempdir().expect("a temp dir");
+    assert_skipped_without(
+        test,
+        "LIVE_OPENCODE_BIN does not name an executable file",
+        |command| {
+            command.env("LIVE_OPENCODE_BIN", empty.path().join("opencode"));
+        },
+    );
+}
+
 /// `module::function` as libtest names a test: its module path without the crate.
 #[doc(hidden)]
 pub fn libtest_name(module_path: &str, function: &str) -> String {

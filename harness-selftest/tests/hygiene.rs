@@ -373,13 +373,8 @@ fn secrets_reach_no_snapshot_output_failure_or_kept_log() {
 /// file): skipped with the reason, flagged ignored when listed (for nextest), and failed under
 /// `CI` or `LIVE_STRICT=1`, without running.
 fn a_test_without_opencode_is_skipped_and_fails_under_ci_or_strict() {
-    let empty = tempfile::tempdir().unwrap();
-    prerequisites::assert_skipped_without(
+    prerequisites::assert_skipped_without_opencode(
         "shared_scenarios_lease_one_server_and_leave_nothing",
-        "LIVE_OPENCODE_BIN does not name an executable file",
-        |command| {
-            command.env("LIVE_OPENCODE_BIN", empty.path().join("opencode"));
-        },
     );
 }
 
