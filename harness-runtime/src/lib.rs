@@ -48,6 +48,7 @@ mod scenario;
 mod settings;
 mod test_target;
 pub mod testing;
+mod timeline;
 
 pub use harness_macros::live_agent_test;
 pub use live::{Live, Skipped};

@@ -13,6 +13,7 @@ use super::stream::EventStream;
 use super::turn::{Feed, Turn, TurnCollector};
 use super::types::{CreateSession, MessageWithParts, SessionInfo};
 use crate::gates::GatePoint;
+use crate::timeline::{self, Lane};
 
 /// Sessions are made through the client; their constructors live with the session type.
 impl Client {
@@ -71,13 +72,9 @@ impl Session {
 
     /// Aborts the running turn.
     pub async fn abort(&self) -> Result<bool, ClientError> {
-        crate::report::note(crate::report::Lane::Turn, "abort posted", || {
-            self.id().to_owned()
-        });
+        timeline::note(Lane::Turn, "abort posted", || self.id().to_owned());
         let aborted = self.client.abort(self.id()).await;
-        crate::report::note(crate::report::Lane::Turn, "abort answered", || {
-            format!("{aborted:?}")
-        });
+        timeline::note(Lane::Turn, "abort answered", || format!("{aborted:?}"));
         aborted
     }
 
@@ -117,13 +114,13 @@ impl Session {
         let (mut events, baseline) = (events?, baseline?);
         let mut collector = TurnCollector::new(self.id(), baseline);
         self.client.prompt_async(self.id(), &prompt).await?;
-        crate::report::note(crate::report::Lane::Turn, "prompt posted", || {
+        timeline::note(Lane::Turn, "prompt posted", || {
             format!("{}: {}", self.id(), prompt_text(&prompt))
         });
         let result = self
             .collect(&mut events, &mut collector, &prompt, deadline)
             .await;
-        crate::report::note(crate::report::Lane::Turn, "turn ended", || match &result {
+        timeline::note(Lane::Turn, "turn ended", || match &result {
             Ok(()) => "done".to_owned(),
             Err(e) => e.to_string(),
         });
@@ -212,12 +209,9 @@ impl Session {
                 Feed::Done => return Ok(()),
                 Feed::Ask(ask) => {
                     let answer = prompt.asks.decide(&ask);
-                    crate::report::note_keyed(
-                        crate::report::Lane::Asks,
-                        "answered",
-                        ask.id(),
-                        || format!("{answer:?}"),
-                    );
+                    timeline::note_keyed(Lane::Asks, "answered", ask.id(), || {
+                        format!("{answer:?}")
+                    });
                     self.answer(&ask, &answer).await?;
                     collector.record_answer(ask.id(), answer);
                 }

@@ -529,7 +529,7 @@ impl TurnCollector {
 /// The run report's turn, tools and asks lanes: the event by type, a tool part's status (one
 /// span per call), an ask.
 fn note_event(event: &Event) {
-    use crate::report::{Lane, is_collecting, note, note_keyed};
+    use crate::timeline::{Lane, is_collecting, note, note_keyed};
     if !is_collecting() {
         return;
     }

@@ -168,7 +168,7 @@ pub(crate) fn assert_evidence(
 /// The run report's snapshot diff: the accepted snapshot against the new evidence (insta's
 /// `.snap.new` when it wrote one, else the evidence as JSON).
 fn note_mismatch(file: &str, accepted: &std::path::Path, evidence: &Evidence) {
-    if !crate::report::is_collecting() {
+    if !crate::timeline::is_collecting() {
         return;
     }
     let body = |text: String| match text.find("\n---\n") {
@@ -183,7 +183,7 @@ fn note_mismatch(file: &str, accepted: &std::path::Path, evidence: &Evidence) {
     let new = std::fs::read_to_string(&pending)
         .map(body)
         .unwrap_or_else(|_| serde_json::to_string_pretty(evidence).unwrap_or_default());
-    crate::report::snapshot_mismatch(file, old, new);
+    crate::timeline::snapshot_mismatch(file, old, new);
 }
 
 #[cfg(test)]

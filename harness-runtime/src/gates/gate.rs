@@ -71,7 +71,7 @@ impl Gate {
 
     /// Publishes "entered" and waits until the gate is released (at once if it already is).
     pub async fn enter(&self) {
-        use crate::report::{Lane, note_keyed};
+        use crate::timeline::{Lane, note_keyed};
         note_keyed(Lane::Gates, "entered", &self.name, String::new);
         self.entered.publish();
         self.released.wait().await;
@@ -134,7 +134,7 @@ mod tests {
     use std::sync::Arc;
 
     use crate::gates::{GatePoint, Gates};
-    use crate::report::{Collector, install_on_this_thread};
+    use crate::timeline::{Collector, install_on_this_thread};
 
     /// The run report's gates lane: a gate point armed, entered, then released, in that order.
     #[tokio::test]

@@ -120,7 +120,7 @@ impl Gates {
             return armed.gate.clone();
         }
         let gate = Arc::new(Gate::armed(point, n, base, self.passes.clone()));
-        crate::report::note_keyed(crate::report::Lane::Gates, "armed", point.name(), || {
+        crate::timeline::note_keyed(crate::timeline::Lane::Gates, "armed", point.name(), || {
             format!("pass {pass} of `{}`", point.name())
         });
         if state.opened_for_good {

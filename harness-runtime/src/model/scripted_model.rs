@@ -81,7 +81,7 @@ impl Shared {
 
 /// The run report's model lane: the request and the answer it got.
 fn note_request(request: &ModelRequest) {
-    use crate::report::{Lane, note};
+    use crate::timeline::{Lane, note};
     let kind = match &request.answer {
         Answer::Miss | Answer::UnofferedTool { .. } => format!("request {} miss", request.seq + 1),
         _ => format!("request {}", request.seq + 1),

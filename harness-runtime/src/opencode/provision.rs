@@ -87,7 +87,7 @@ pub(crate) async fn provision(
     .map_err(|e| ProvisionError::io("create the scenario root", e))?;
     let index = scenario.agents.len() + 1;
     root.register(scenario.redactor, index);
-    crate::report::note(crate::report::Lane::Provisioning, "root", || {
+    crate::timeline::note(crate::timeline::Lane::Provisioning, "root", || {
         root.root.display().to_string()
     });
     if share {
@@ -104,7 +104,7 @@ pub(crate) async fn provision(
         )
         .await?;
         (scenario.progress)("on a shared server");
-        crate::report::note(crate::report::Lane::Provisioning, "shared server", || {
+        crate::timeline::note(crate::timeline::Lane::Provisioning, "shared server", || {
             agent.endpoint()
         });
         (scenario.progress)(&sandbox.line(Some(sandbox_plan::SHARED_TCP)));

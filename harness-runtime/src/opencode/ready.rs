@@ -12,6 +12,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use crate::process::OwnedChild;
+use crate::timeline::{self, Lane};
 
 /// Why a start did not become ready.
 #[derive(Debug)]
@@ -79,11 +80,11 @@ pub(crate) async fn wait_ready(
             return std::future::pending().await;
         };
         line_seen.store(true, Ordering::SeqCst);
-        crate::report::note(crate::report::Lane::Provisioning, "listening line", || {
+        timeline::note(Lane::Provisioning, "listening line", || {
             format!("127.0.0.1:{port}")
         });
         poll_until_200(http, &format!("http://127.0.0.1:{port}/global/health")).await;
-        crate::report::note(crate::report::Lane::Provisioning, "health 200", String::new);
+        timeline::note(Lane::Provisioning, "health 200", String::new);
         port
     };
     tokio::select! {

@@ -57,7 +57,7 @@ impl AgentSlot {
 /// The one unredacted path the harness prints: the user's way to the evidence.
 fn print_kept(agent: &Agent) {
     eprintln!("kept scenario root: {}", agent.root().display());
-    crate::report::kept_root(agent.root(), || agent.log_tail(40));
+    crate::timeline::kept_root(agent.root(), || agent.log_tail(40));
 }
 
 impl Drop for AgentSlot {

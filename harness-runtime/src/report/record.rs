@@ -1,8 +1,10 @@
-//! The data of a run as the page reads it: one record per scenario, serialized as JSON.
+//! The data of a run as the page reads it: one record per scenario (its outcome and its finished
+//! timeline), serialized as JSON.
 
 use serde::{Deserialize, Serialize};
 
 use crate::redact::Redactor;
+use crate::timeline::{Collected, Entry, KeptRoot, SnapshotDiff};
 
 /// How a scenario ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,68 +28,6 @@ impl Outcome {
             Outcome::Passed => 3,
         }
     }
-}
-
-/// The lane of the timeline an entry is drawn in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum Lane {
-    /// Root, spawn, the listening line, health.
-    Provisioning,
-    /// Prompts posted, the event stream by type, aborts, the turn's end.
-    Turn,
-    /// Model requests and the reply each got (or the miss).
-    Model,
-    /// Tool calls from start to end.
-    Tools,
-    /// Permission and question asks and their replies.
-    Asks,
-    /// Gate points armed, entered, released.
-    Gates,
-    /// Stop, sweep, kept roots.
-    Teardown,
-}
-
-/// One timestamped thing that happened during a scenario.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Entry {
-    /// Milliseconds since the scenario started.
-    pub(crate) at_ms: f64,
-    pub(crate) lane: Lane,
-    /// What happened, short (`spawn`, `session.idle`, `request 1`, `bash running`).
-    pub(crate) kind: String,
-    /// The detail.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub(crate) text: String,
-    /// Entries of one key are one span on the timeline (a tool call from start to end).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) key: Option<String>,
-    /// How many identical entries in a row this one stands for (streamed deltas).
-    #[serde(default = "one", skip_serializing_if = "is_one")]
-    pub(crate) count: u32,
-}
-
-fn one() -> u32 {
-    1
-}
-
-fn is_one(n: &u32) -> bool {
-    *n == 1
-}
-
-/// The accepted snapshot and the new evidence, when they did not match.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct SnapshotDiff {
-    pub(crate) file: String,
-    pub(crate) accepted: String,
-    pub(crate) new: String,
-}
-
-/// A kept root and the tail of its server's log.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct KeptRoot {
-    pub(crate) path: String,
-    pub(crate) log_tail: String,
 }
 
 /// Everything the report shows of one scenario.
@@ -142,6 +82,19 @@ impl ScenarioRecord {
             failure: None,
             kept_roots: Vec::new(),
         }
+    }
+
+    /// Takes the scenario's finished timeline; the isolation it ran at is what provisioning
+    /// noted (a fallback to a server of its own shows there), else what it asked for.
+    pub(crate) fn read_timeline(&mut self, timeline: Collected) {
+        if timeline.entries.iter().any(|e| e.kind == "shared server") {
+            self.isolation = "shared".to_owned();
+        } else if timeline.entries.iter().any(|e| e.kind == "spawn") {
+            self.isolation = "server".to_owned();
+        }
+        self.entries = timeline.entries;
+        self.snapshot = timeline.snapshot;
+        self.kept_roots = timeline.kept_roots;
     }
 
     /// Every string through `redactor`: the one place the report's text is redacted. A kept
@@ -206,5 +159,29 @@ fn isolation_name(options: &crate::ScenarioOptions) -> &'static str {
     match level {
         crate::Isolation::Server => "server",
         crate::Isolation::Shared => "shared",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::timeline::{Collector, Lane, install_on_this_thread, note};
+
+    /// A shared scenario that fell back to a server of its own is shown at the isolation it ran.
+    #[test]
+    fn the_isolation_shown_is_the_one_provisioning_noted() {
+        let options = crate::ScenarioOptions {
+            isolation: Some(crate::Isolation::Shared),
+            ..crate::ScenarioOptions::DEFAULT
+        };
+        let timeline = Collector::new();
+        install_on_this_thread(Some(timeline.clone()));
+        note(Lane::Provisioning, "spawn", || "opencode serve".into());
+        install_on_this_thread(None);
+        let mut record = ScenarioRecord::bare("a::b", Outcome::Passed, &options);
+        assert_eq!(record.isolation, "shared");
+        record.read_timeline(timeline.take());
+        assert_eq!(record.isolation, "server");
+        assert_eq!(record.entries[0].lane, Lane::Provisioning);
     }
 }

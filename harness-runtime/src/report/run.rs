@@ -66,7 +66,8 @@ pub(crate) fn assemble(run_id: &str, mut records: Vec<(String, String)>) -> Stri
 mod tests {
     use super::*;
     use crate::redact::Redactor;
-    use crate::report::record::{Entry, KeptRoot, Lane, Outcome};
+    use crate::report::record::Outcome;
+    use crate::timeline::{Entry, KeptRoot, Lane};
 
     const CANARY: &str = "sk-canary-5f0e1d2c3b4a";
 

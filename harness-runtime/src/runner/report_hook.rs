@@ -1,6 +1,6 @@
-//! The runner's side of the run report: a collector per trial, a record when it ends, the
-//! index regenerated once when the run ends (per process: under nextest every process adds its
-//! scenario to the same run's report).
+//! The runner's side of the run report: a timeline per trial (installed on the trial's threads),
+//! a record of it when the trial ends, the index regenerated once when the run ends (per process:
+//! under nextest every process adds its scenario to the same run's report).
 
 use std::cell::RefCell;
 use std::path::PathBuf;
@@ -13,7 +13,8 @@ use libtest_mimic::{Completion, Failed};
 use crate::Scenario;
 use crate::cassette::{ModelPlan, Resolution};
 use crate::redact::Redactor;
-use crate::report::{self, Collector, Outcome, ScenarioRecord};
+use crate::report::{self, Outcome, ScenarioRecord};
+use crate::timeline::Collector;
 
 /// The report folder of this process, `None` when off.
 fn dir() -> Option<&'static PathBuf> {
@@ -40,7 +41,7 @@ struct Ran {
 }
 
 impl TrialReport {
-    /// Starts collecting (nothing when the report is off).
+    /// Starts a timeline (none when the report is off: nothing would read it).
     pub(crate) fn begin() -> Self {
         TrialReport {
             started: Instant::now(),
@@ -49,7 +50,7 @@ impl TrialReport {
         }
     }
 
-    /// The collector the trial's threads note into.
+    /// The timeline the trial's threads note into.
     pub(crate) fn collector(&self) -> Option<Arc<Collector>> {
         self.collector.clone()
     }
@@ -90,15 +91,7 @@ impl TrialReport {
         record.reason = reason;
         record.failure = failure;
         record.duration_ms = self.started.elapsed().as_millis() as u64;
-        let collected = collector.take();
-        record.entries = collected.entries;
-        record.snapshot = collected.snapshot;
-        record.kept_roots = collected.kept_roots;
-        if record.entries.iter().any(|e| e.kind == "shared server") {
-            record.isolation = "shared".to_owned();
-        } else if record.entries.iter().any(|e| e.kind == "spawn") {
-            record.isolation = "server".to_owned();
-        }
+        record.read_timeline(collector.take());
         let ran = self.ran.into_inner();
         let redactor = match ran {
             Some(ran) => {

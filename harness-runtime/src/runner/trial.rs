@@ -199,7 +199,7 @@ fn execute(
 /// A runtime per trial: a scenario cannot starve or poison another one's tasks.
 fn runtime(
     cell: &RedactorCell,
-    collector: Option<Arc<crate::report::Collector>>,
+    collector: Option<Arc<crate::timeline::Collector>>,
 ) -> std::io::Result<tokio::runtime::Runtime> {
     let on_start = cell.clone();
     tokio::runtime::Builder::new_multi_thread()
@@ -208,11 +208,11 @@ fn runtime(
         .thread_name("live-scenario-worker")
         .on_thread_start(move || {
             panics::set_for_this_thread(Some(on_start.clone()));
-            crate::report::install_on_this_thread(collector.clone());
+            crate::timeline::install_on_this_thread(collector.clone());
         })
         .on_thread_stop(|| {
             panics::set_for_this_thread(None);
-            crate::report::install_on_this_thread(None);
+            crate::timeline::install_on_this_thread(None);
         })
         .build()
 }
@@ -221,15 +221,15 @@ fn runtime(
 struct CollectingGuard;
 
 impl CollectingGuard {
-    fn install(collector: Option<Arc<crate::report::Collector>>) -> Self {
-        crate::report::install_on_this_thread(collector);
+    fn install(collector: Option<Arc<crate::timeline::Collector>>) -> Self {
+        crate::timeline::install_on_this_thread(collector);
         CollectingGuard
     }
 }
 
 impl Drop for CollectingGuard {
     fn drop(&mut self) {
-        crate::report::install_on_this_thread(None);
+        crate::timeline::install_on_this_thread(None);
     }
 }
 
