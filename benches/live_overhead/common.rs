@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use harness_runtime::redact::Redactor;
 use harness_runtime::testing::{self, ScenarioInfo};
-use harness_runtime::{Live, ScenarioOptions};
+use harness_runtime::{Isolation, Live, ScenarioOptions};
 
 use crate::settings::Settings;
 
@@ -25,6 +25,11 @@ pub enum BenchError {
     Raw(String),
     /// The live suite could not be built or run, or two runs disagreed.
     Suite(String),
+    /// The section's harness side got a lease of a shared server where it asked for a server of
+    /// its own ([`OWN_SERVER`]): its figure would not measure what its name says.
+    NotOwnServer(&'static str),
+    /// The section measured, but printed none of these ratios (a side without samples).
+    MissingRatios(Vec<&'static str>),
 }
 
 impl BenchError {
@@ -44,9 +49,38 @@ impl std::fmt::Display for BenchError {
             BenchError::Harness(m) => write!(f, "harness side failed: {m}"),
             BenchError::Raw(m) => write!(f, "raw side failed: {m}"),
             BenchError::Suite(m) => write!(f, "live suite: {m}"),
+            BenchError::MissingRatios(names) => write!(
+                f,
+                "it printed no `ratio {}`: a side took no sample or measured zero; its progress \
+                 lines above say which",
+                names.join("`, `ratio ")
+            ),
+            BenchError::NotOwnServer(section) => write!(
+                f,
+                "the {section} section asked for a server of its own (isolation = \"server\") \
+                 but got a lease of a shared one, so its figure would not compare a server of \
+                 the harness's own with a raw one; the bench's OWN_SERVER options must give the \
+                 agent a server of its own"
+            ),
         }
     }
 }
+
+impl std::error::Error for BenchError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BenchError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// The options of every harness-side agent the bench measures against a raw server: a server of
+/// its own whatever `LIVE_ISOLATION` says (the raw side is a server of its own too).
+pub const OWN_SERVER: ScenarioOptions = ScenarioOptions {
+    isolation: Some(Isolation::Server),
+    ..ScenarioOptions::DEFAULT
+};
 
 /// The run's shared context.
 pub struct Bench {
@@ -90,7 +124,7 @@ impl Bench {
             name: name.to_string(),
             options,
             manifest_dir: self.manifest_dir.clone(),
-            snapshot_assertion: harness_runtime::snapshot_assertion!(),
+            snapshot_assertion: harness_runtime::testing::snapshot_assertion!(),
         }
     }
 }
@@ -99,7 +133,7 @@ impl Bench {
 pub async fn finish(mut live: Live, passed: bool) -> Result<(), BenchError> {
     testing::finish_agents(&mut live, passed)
         .await
-        .map_err(BenchError::Harness)
+        .map_err(BenchError::harness)
 }
 
 /// A progress line on stderr: the run is long and figures come only at the end.

@@ -1,14 +1,77 @@
 //! Live tests of AI coding agents, run by Cargo.
 //!
-//! A scenario is an `async fn(&mut Live)` marked `#[live_agent_test]`. The runner (`main!()`) turns
-//! every registered scenario into a libtest-mimic trial with its own tokio runtime and ceiling; the
-//! [`Live`] context provisions agents (real `opencode serve` or the fixture agent), scripts the
-//! embedded model, gates operations, and records redacted evidence for insta snapshots.
+//! A scenario is an `async fn(&mut Live)` marked [`#[live_agent_test]`](live_agent_test), in a
+//! test target declared with `harness = false` whose `main` is [`main!`]. The runner turns every
+//! scenario into a libtest trial with its own tokio runtime and ceiling, and [`Live`] gives it a
+//! real, isolated OpenCode agent, a scripted model, gates, and redacted evidence snapshotted with
+//! insta.
 //!
-//! Platforms, stated plainly: Unix only, because process ownership rests on process groups and
-//! signals. Linux has every guarantee; macOS builds and runs without the sweep of detached
-//! descendants and the reaper's cleanup after the runner is SIGKILLed (both read `/proc`), so
-//! there only an agent's process group is killed. Other targets fail to compile, saying so.
+//! # A first scenario
+//!
+//! `Cargo.toml` of your crate:
+//!
+//! ```toml
+//! [dev-dependencies]
+//! harness-runtime = { git = "…" }
+//! anyhow = "1"
+//!
+//! [[test]]
+//! name = "live"
+//! path = "tests/live/main.rs"
+//! harness = false
+//! ```
+//!
+//! `tests/live/main.rs`, here with its one scenario inline:
+//!
+//! ```no_run
+//! use harness_runtime::prelude::*;
+//!
+//! harness_runtime::main!();
+//!
+//! #[live_agent_test(timeout = "60s")]
+//! async fn bash_tool_writes_the_file(live: &mut Live) -> anyhow::Result<()> {
+//!     // What the model will answer: a tool call, then text after the tool's result.
+//!     live.model().reply(Reply::tool_call(
+//!         "bash",
+//!         json!({"command": "echo hi > out.txt", "description": "write"}),
+//!     ));
+//!     live.model().reply(Reply::text("Done."));
+//!
+//!     let agent = live.opencode().await?; // a real `opencode serve`, isolated
+//!     let session = agent.create_session().await?;
+//!     let turn = session.prompt("write the file").await?; // subscribes first, waits for idle
+//!
+//!     assert_eq!(std::fs::read_to_string(agent.workspace().join("out.txt"))?, "hi\n");
+//!     live.evidence().record_turn(&turn);
+//!     live.assert_evidence(); // snapshots/bash_tool_writes_the_file.snap, redacted
+//!     Ok(())
+//! }
+//! ```
+//!
+//! Then `npm i opencode-ai` (the server the scenario provisions) and `cargo test --test live`;
+//! accept the new snapshot with `cargo insta review`.
+//!
+//! # Where things are
+//!
+//! - [`prelude`]: what a scenario file imports.
+//! - [`Live`]: the scenario's context, the one entry point to everything below.
+//! - [`opencode`]: provisioning; the [`Agent`](opencode::Agent) a scenario holds and its options.
+//! - [`client`]: the typed HTTP + SSE client of the OpenCode API, usable on its own.
+//! - [`model`]: the embedded scripted model (replies, rules, recorded requests).
+//! - [`gates`]: pause an operation at a named point to force an interleaving.
+//! - [`fixture`]: the fixture agent's faults.
+//! - [`evidence`]: what a scenario records and snapshots.
+//! - [`redact`]: the redactor every message and snapshot passes through.
+//! - [`runner`]: the runner, for a test binary with a `main` of its own.
+//!
+//! The user's guide is the repository's `docs/` folder; `docs/api.md` lists this surface.
+//!
+//! # Limitations
+//!
+//! Unix only, because process ownership rests on process groups and signals. Linux has every
+//! guarantee; macOS builds and runs without the sweep of detached descendants, the reaper's
+//! cleanup after the runner is SIGKILLed (both read `/proc`) and the Landlock sandbox. Other
+//! targets fail to compile, saying so.
 
 // Three narrow, commented exceptions: signal dispositions (nix has no safe API for them) and one
 // `pre_exec(setsid)` for a fault of the fixture agent.
@@ -47,12 +110,12 @@ mod sandbox;
 mod scenario;
 mod settings;
 mod test_target;
+#[cfg(feature = "testing")]
 pub mod testing;
 mod timeline;
 
 pub use harness_macros::live_agent_test;
 pub use live::{Live, Skipped};
-pub use runner::descriptor::Scenario;
 pub use scenario::{AgentKind, ScenarioOptions};
 pub use settings::Isolation;
 /// Scales a scenario's own ceilings by `LIVE_TIMEOUT_SCALE`, as the framework scales its own.
@@ -92,6 +155,9 @@ macro_rules! main {
 /// What the expansion of `#[live_agent_test]` refers to. Not a stable API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::__snapshot_assertion as snapshot_assertion;
+    pub use crate::evidence::snapshot::SnapshotAssertion;
+    pub use crate::runner::descriptor::Scenario;
     pub use crate::runner::descriptor::{IntoOutcome, Outcome, ScenarioFuture};
     pub use insta;
     pub use inventory;

@@ -25,7 +25,7 @@ pub struct ScenarioInfo {
     pub manifest_dir: PathBuf,
     /// Asserts the evidence snapshot from the scenario's own file and crate:
     /// `harness_runtime::snapshot_assertion!()` where a context is made by hand.
-    pub snapshot_assertion: crate::evidence::SnapshotAssertion,
+    pub snapshot_assertion: crate::evidence::snapshot::SnapshotAssertion,
 }
 
 /// The context of one scenario: provisions agents, scripts the model, gates operations and

@@ -11,7 +11,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// A scenario context's assertion, expanded in the calling crate: set it in a [`ScenarioInfo`].
+pub use crate::__snapshot_assertion as snapshot_assertion;
 pub use crate::live::ScenarioInfo;
+/// The registered descriptor `#[live_agent_test]` submits, for a test binary that registers
+/// scenarios of its own making (names known only at run time).
+pub use crate::runner::descriptor::Scenario;
 pub use crate::model::slot::ModelSlot;
 pub use crate::process::run_reaper;
 /// The one rule for a missing prerequisite (skipped, or failed under `CI` or `LIVE_STRICT=1`),

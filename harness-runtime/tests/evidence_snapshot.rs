@@ -44,7 +44,7 @@ fn child_asserts_evidence() {
                 name: "topic::records".into(),
                 options: ScenarioOptions::DEFAULT,
                 manifest_dir: PathBuf::from(&dir),
-                snapshot_assertion: harness_runtime::snapshot_assertion!(),
+                snapshot_assertion: harness_runtime::testing::snapshot_assertion!(),
             });
             record(&live, &dir, &marker);
             match named {

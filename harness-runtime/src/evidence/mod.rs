@@ -4,12 +4,11 @@
 mod fact;
 mod from_turn;
 mod recorder;
-mod snapshot;
+pub(crate) mod snapshot;
 mod stored;
 mod turn_summary;
 
 pub use recorder::{Evidence, counters};
-pub use snapshot::SnapshotAssertion;
 pub(crate) use snapshot::{SnapshotTarget, assert_evidence};
 pub use turn_summary::{
     EventTrace, InteractionSummary, MessageSummary, ToolCallSummary, TurnSummary,

@@ -28,15 +28,16 @@ pub type SnapshotAssertion = fn(name: &str, evidence: &Evidence);
 /// A [`SnapshotAssertion`] expanded where it is written: the snapshots it asserts name this file
 /// in `source:` (and this line in insta's review), and insta takes this crate's workspace.
 ///
-/// `#[live_agent_test]` writes it for every scenario; a [`ScenarioInfo`](crate::testing::ScenarioInfo)
-/// made by hand sets `snapshot_assertion: harness_runtime::snapshot_assertion!()`.
+/// `#[live_agent_test]` writes it for every scenario (as `__private::snapshot_assertion!()`); a
+/// `testing::ScenarioInfo` made by hand sets `snapshot_assertion: testing::snapshot_assertion!()`.
+#[doc(hidden)]
 #[macro_export]
-macro_rules! snapshot_assertion {
+macro_rules! __snapshot_assertion {
     () => {{
         fn assert_evidence_snapshot(name: &str, evidence: &$crate::evidence::Evidence) {
             $crate::__private::insta::assert_yaml_snapshot!(name, evidence);
         }
-        assert_evidence_snapshot as $crate::evidence::SnapshotAssertion
+        assert_evidence_snapshot as $crate::__private::SnapshotAssertion
     }};
 }
 

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 /// A gate or signal failure. Messages say what failed and what to check.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum GateError {
     /// A gate was not entered within the (scaled) ceiling.
     #[error(

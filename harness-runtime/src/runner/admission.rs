@@ -9,11 +9,13 @@
 //! the cassette is what was missing.
 
 use std::ffi::OsString;
+use std::fmt::Display;
 use std::path::Path;
 
 use crate::cassette::{self, ModelPlan, Resolution};
 use crate::scenario::ScenarioOptions;
-use crate::{Scenario, requirements, settings};
+use super::descriptor::Scenario;
+use crate::{requirements, settings};
 
 /// The variables a `cassette` scenario's real model needs, implied by the flag.
 const MODEL_VARS: [&str; 2] = [settings::MODEL, settings::CONFIG_CONTENT];
@@ -46,16 +48,17 @@ pub(crate) fn admit(scenario: &Scenario, strict: bool) -> Admission {
     decide(&scenario.options, resolved, strict, settings::raw)
 }
 
-/// The admission given the scenario's resolved plan and the variables of `lookup`.
+/// The admission given the scenario's resolved plan (an error fails it with its message) and the
+/// variables of `lookup`.
 fn decide(
     options: &ScenarioOptions,
-    resolved: Result<Resolution, String>,
+    resolved: Result<Resolution, impl Display>,
     strict: bool,
     lookup: impl Fn(&str) -> Option<OsString>,
 ) -> Admission {
     let resolution = match resolved {
         Ok(resolution) => resolution,
-        Err(message) => return Admission::Fail(message),
+        Err(error) => return Admission::Fail(error.to_string()),
     };
     let needed = needed(options, &resolution);
     let Err(unmet) = requirements::check_with(&needed, lookup) else {
@@ -424,7 +427,7 @@ mod tests {
     fn a_plan_error_fails_with_its_message() {
         let got = decide(
             &ScenarioOptions::DEFAULT,
-            Err("LIVE_CASSETTE=replay, but there is no cassette".into()),
+            Err::<Resolution, _>("LIVE_CASSETTE=replay, but there is no cassette"),
             false,
             env(&[]),
         );

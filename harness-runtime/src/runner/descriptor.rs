@@ -32,7 +32,7 @@ pub struct Scenario {
     pub manifest_dir: &'static str,
     /// `snapshot_assertion!()` at the definition: snapshots name this file and this crate's
     /// workspace, as insta's own macros written here would.
-    pub snapshot_assertion: crate::evidence::SnapshotAssertion,
+    pub snapshot_assertion: crate::evidence::snapshot::SnapshotAssertion,
     /// The attribute's options.
     pub options: ScenarioOptions,
     /// Calls the user's function and turns its return value into an [`Outcome`].

@@ -21,7 +21,8 @@ use std::collections::HashMap;
 use libtest_mimic::Arguments;
 
 use crate::scenario::AgentKind;
-use crate::{Scenario, opencode};
+use super::descriptor::Scenario;
+use crate::opencode;
 
 /// The groups, in the order they start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -86,7 +87,7 @@ mod tests {
             file: "order.rs",
             line: 1,
             manifest_dir: "/m",
-            snapshot_assertion: crate::snapshot_assertion!(),
+            snapshot_assertion: crate::__snapshot_assertion!(),
             options,
             body,
         }))

@@ -1,33 +1,46 @@
 //! The registered scenarios, checked for name clashes before anything runs.
 
-use crate::Scenario;
+use super::descriptor::Scenario;
 
-/// Fails on two scenarios with one name (`--exact` and nextest could not tell them apart).
+/// Scenarios that share a name: `--exact` and nextest could not tell them apart.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{}; rename one of each pair so every scenario has its own name",
+    clashes.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+)]
+pub(crate) struct NameClashes {
+    clashes: Vec<Clash>,
+}
+
+/// Two scenarios named alike, and where each is defined.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("two scenarios are named `{name}`: {first} and {second}")]
+struct Clash {
+    name: String,
+    /// `file:line` of each.
+    first: String,
+    second: String,
+}
+
+/// Fails on two scenarios with one name.
 ///
 /// `scenarios` must be sorted by name, as [`Scenario::all`] returns them. Scenarios from two
 /// crates can clash because the name leaves out the crate.
-pub(crate) fn check_unique(scenarios: &[&Scenario]) -> Result<(), String> {
-    let clashes: Vec<String> = scenarios
+pub(crate) fn check_unique(scenarios: &[&Scenario]) -> Result<(), NameClashes> {
+    let place = |s: &Scenario| format!("{}:{}", s.file, s.line);
+    let clashes: Vec<Clash> = scenarios
         .windows(2)
         .filter(|pair| pair[0].name() == pair[1].name())
-        .map(|pair| {
-            format!(
-                "two scenarios are named `{}`: {}:{} and {}:{}",
-                pair[0].name(),
-                pair[0].file,
-                pair[0].line,
-                pair[1].file,
-                pair[1].line
-            )
+        .map(|pair| Clash {
+            name: pair[0].name(),
+            first: place(pair[0]),
+            second: place(pair[1]),
         })
         .collect();
     if clashes.is_empty() {
         Ok(())
     } else {
-        Err(format!(
-            "{}; rename one of each pair so every scenario has its own name",
-            clashes.join("; ")
-        ))
+        Err(NameClashes { clashes })
     }
 }
 
@@ -35,7 +48,8 @@ pub(crate) fn check_unique(scenarios: &[&Scenario]) -> Result<(), String> {
 mod tests {
     use super::check_unique;
     use crate::__private::ScenarioFuture;
-    use crate::{Live, Scenario, ScenarioOptions};
+    use crate::runner::descriptor::Scenario;
+    use crate::{Live, ScenarioOptions};
 
     fn body(_: &mut Live) -> ScenarioFuture<'_> {
         Box::pin(async { Ok(()) })
@@ -48,7 +62,7 @@ mod tests {
             file,
             line,
             manifest_dir: "/m",
-            snapshot_assertion: crate::snapshot_assertion!(),
+            snapshot_assertion: crate::__snapshot_assertion!(),
             options: ScenarioOptions::DEFAULT,
             body,
         }
@@ -65,9 +79,13 @@ mod tests {
     fn a_clash_names_the_scenario_and_both_places() {
         let a = scenario("suite_one::tools", "tests/live/tools.rs", 3);
         let b = scenario("suite_two::tools", "src/tools.rs", 17);
-        let error = check_unique(&[&a, &b]).unwrap_err();
+        let error = check_unique(&[&a, &b]).unwrap_err().to_string();
         assert!(error.contains("`tools::same`"), "{error}");
         assert!(error.contains("tests/live/tools.rs:3"), "{error}");
         assert!(error.contains("src/tools.rs:17"), "{error}");
+        assert!(
+            error.ends_with("; rename one of each pair so every scenario has its own name"),
+            "{error}"
+        );
     }
 }

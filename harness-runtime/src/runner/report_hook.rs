@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use libtest_mimic::{Completion, Failed};
 
-use crate::Scenario;
+use super::descriptor::Scenario;
 use crate::cassette::{ModelPlan, Resolution};
 use crate::redact::Redactor;
 use crate::report::{self, Outcome, ScenarioRecord};

@@ -13,7 +13,8 @@ use super::report_hook::TrialReport;
 use crate::cassette::Resolution;
 use crate::live::ScenarioInfo;
 use crate::progress::{progress, seconds};
-use crate::{Live, Scenario, settings};
+use super::descriptor::Scenario;
+use crate::{Live, settings};
 
 /// The scenario ceiling when the attribute gives none ("clearly stuck", before scaling).
 const DEFAULT_CEILING: Duration = Duration::from_secs(300);

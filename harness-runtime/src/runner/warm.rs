@@ -5,7 +5,8 @@ use std::path::Path;
 
 use super::admission;
 use super::cli::Cli;
-use crate::{Scenario, opencode};
+use super::descriptor::Scenario;
+use crate::opencode;
 
 /// Starts the shared servers the selected scenarios will lease, in the background.
 pub(crate) fn prewarm(scenarios: &[&'static Scenario], cli: &Cli) {

@@ -42,7 +42,7 @@ pub fn live(name: &str) -> Live {
         name: name.to_string(),
         options: ScenarioOptions::DEFAULT,
         manifest_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")),
-        snapshot_assertion: harness_runtime::snapshot_assertion!(),
+        snapshot_assertion: harness_runtime::testing::snapshot_assertion!(),
     })
 }
 

@@ -18,13 +18,13 @@ fn same_again(_live: &mut harness_runtime::Live) -> harness_runtime::__private::
 }
 
 harness_runtime::__private::inventory::submit! {
-    harness_runtime::Scenario {
+    harness_runtime::testing::Scenario {
         module_path: "other_crate::twice",
         function: "same",
         file: file!(),
         line: line!(),
         manifest_dir: env!("CARGO_MANIFEST_DIR"),
-        snapshot_assertion: harness_runtime::snapshot_assertion!(),
+        snapshot_assertion: harness_runtime::testing::snapshot_assertion!(),
         options: harness_runtime::ScenarioOptions::DEFAULT,
         body: same_again,
     }

@@ -35,7 +35,7 @@ fn scenario(i: usize) -> Live {
             ..ScenarioOptions::DEFAULT
         },
         manifest_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")),
-        snapshot_assertion: harness_runtime::snapshot_assertion!(),
+        snapshot_assertion: harness_runtime::testing::snapshot_assertion!(),
     })
 }
 

@@ -3,7 +3,8 @@
 
 use harness_runtime::__private::{Outcome, ScenarioFuture};
 use harness_runtime::prelude::*;
-use harness_runtime::{AgentKind, Scenario, ScenarioOptions};
+use harness_runtime::testing::Scenario;
+use harness_runtime::{AgentKind, ScenarioOptions};
 
 /// The reason `skips_with_reason` gives.
 pub(crate) const REASON: &str = "the model answered in prose instead of calling the tool";
@@ -36,7 +37,7 @@ harness_runtime::__private::inventory::submit! {
         file: file!(),
         line: line!(),
         manifest_dir: "/",
-        snapshot_assertion: harness_runtime::snapshot_assertion!(),
+        snapshot_assertion: harness_runtime::testing::snapshot_assertion!(),
         options: ScenarioOptions {
             timeout: Some(std::time::Duration::from_secs(30)),
             requires: &["SELFTEST_SCRATCH"],
