@@ -70,7 +70,7 @@ impl RawServer {
         for (name, _) in std::env::vars_os() {
             if name.to_str().is_some_and(|n| {
                 n.starts_with("OPENCODE_")
-                    || n == harness_runtime::runner::ROLE_ENV
+                    || n == harness_runtime::testing::ROLE_ENV
                     || n == testing::OWNER_ENV
             }) {
                 command.env_remove(name);

@@ -14,6 +14,15 @@ use std::time::Duration;
 /// A scenario context's assertion, expanded in the calling crate: set it in a [`ScenarioInfo`].
 pub use crate::__snapshot_assertion as snapshot_assertion;
 pub use crate::live::ScenarioInfo;
+/// The pure turn assembler: replays a recorded event stream into a `Turn`, no server needed.
+pub use crate::client::turn::{Feed, TurnCollector};
+/// The one-shot fact under every gate, for tests that synchronise on one.
+pub use crate::gates::signal::Signal;
+/// The reason a scenario is skipped when no `opencode` executable is found.
+pub use crate::opencode::error::OPENCODE_NOT_FOUND;
+/// The variable that puts a re-executed test binary in a helper role (the fixture agent, the
+/// reaper, the sandbox launcher): a process that starts other programs should not pass it on.
+pub const ROLE_ENV: &str = crate::settings::ROLE;
 /// The registered descriptor `#[live_agent_test]` submits, for a test binary that registers
 /// scenarios of its own making (names known only at run time).
 pub use crate::runner::descriptor::Scenario;

@@ -3,10 +3,11 @@
 use std::sync::Arc;
 
 use harness_runtime::client::{
-    Ask, AskAnswer, AskOutcome, Event, EventStream, Feed, MessageError, MessageWithParts,
-    SessionStatus, StreamOptions, ToolStatus, Turn, TurnCollector,
+    Ask, AskAnswer, AskOutcome, Event, EventStream, MessageError, MessageWithParts, SessionStatus,
+    StreamOptions, ToolStatus, Turn,
 };
 use harness_runtime::redact::Redactor;
+use harness_runtime::testing::{Feed, TurnCollector};
 
 fn recording(name: &str) -> String {
     let path = format!("{}/tests/data/streams/{name}", env!("CARGO_MANIFEST_DIR"));

@@ -4,7 +4,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::FutureExt;
-use harness_runtime::gates::{Gate, GateError, Signal};
+use harness_runtime::gates::{Gate, GateError};
+use harness_runtime::testing::Signal;
 
 /// Ceiling on every wait in these tests, so a bug fails instead of hanging.
 const CEILING: Duration = Duration::from_secs(10);

@@ -3,5 +3,5 @@
 #![forbid(unsafe_code)]
 
 fn main() -> std::process::ExitCode {
-    harness_runtime::fixture::run_agent()
+    harness_runtime::__private::run_agent()
 }

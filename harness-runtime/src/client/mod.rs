@@ -4,7 +4,7 @@
 //!   statuses, permissions, questions, dispose, `/event`).
 //! - [`EventStream`]: `GET /event` as typed [`Event`]s, bounded frames, a silence watchdog, no
 //!   silent reconnect (see `stream.rs`).
-//! - [`Session::prompt_with`]: one whole [`Turn`], assembled by the pure [`TurnCollector`], with
+//! - [`Session::prompt_with`]: one whole [`Turn`], assembled by a pure collector, with
 //!   asks answered by an [`AskPolicy`].
 //!
 //! Every error message passes through the scenario's redactor.
@@ -18,7 +18,7 @@ mod prompt;
 mod session;
 mod session_memory;
 mod stream;
-mod turn;
+pub(crate) mod turn;
 mod types;
 
 // Public on purpose: the client is usable on its own (README), so every type its methods take
@@ -31,8 +31,6 @@ pub use session::Session;
 pub use policy::{Ask, AskAnswer, AskCallback, AskPolicy, PermissionPolicy, QuestionPolicy};
 pub use prompt::{DEFAULT_TURN_CEILING, Prompt};
 pub use turn::{AskOutcome, Interaction, ToolCall, Turn, TurnMessage};
-// The pure turn assembler: replays a recorded event stream into a `Turn`, no server needed.
-pub use turn::{Feed, TurnCollector};
 // The event stream.
 pub use events::Event;
 pub use stream::{DEFAULT_MAX_FRAME_BYTES, DEFAULT_SILENCE, EventStream, StreamOptions};

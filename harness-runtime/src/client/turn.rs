@@ -218,6 +218,7 @@ impl TurnCollector {
     }
 
     /// Whether the turn is complete.
+    #[cfg(any(test, feature = "testing"))]
     pub fn is_done(&self) -> bool {
         self.done
     }

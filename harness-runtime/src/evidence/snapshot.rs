@@ -21,7 +21,7 @@ use crate::redact::Redactor;
 
 /// Asserts `evidence` as the insta snapshot `name`, under the insta settings bound around the call.
 ///
-/// Made by [`snapshot_assertion!`](crate::snapshot_assertion) in the crate and file the scenario
+/// Made by `snapshot_assertion!()` in the crate and file the scenario
 /// is declared in, which insta then takes for the snapshot's workspace and `source:`.
 pub type SnapshotAssertion = fn(name: &str, evidence: &Evidence);
 

@@ -1,10 +1,6 @@
 //! A one-shot signal: published once, awaited from any task.
 
-use std::time::Duration;
-
 use tokio::sync::watch;
-
-use super::GateError;
 
 /// A fact that becomes true once and stays true ("the prompt was delivered").
 ///
@@ -13,6 +9,7 @@ use super::GateError;
 /// a waiting future (cancellation, `select!`, a timeout) affects no other waiter.
 #[derive(Debug)]
 pub struct Signal {
+    #[cfg_attr(not(any(test, feature = "testing")), allow(dead_code))]
     name: String,
     // A watch channel keeps the latest value for late subscribers, which is exactly "published
     // once, seen by everyone who asks later".
@@ -29,6 +26,7 @@ impl Signal {
     }
 
     /// The signal's name.
+    #[cfg(any(test, feature = "testing"))]
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -54,11 +52,12 @@ impl Signal {
     }
 
     /// [`wait`](Signal::wait) with a ceiling, scaled by `LIVE_TIMEOUT_SCALE`.
-    pub async fn wait_within(&self, ceiling: Duration) -> Result<(), GateError> {
+    #[cfg(any(test, feature = "testing"))]
+    pub async fn wait_within(&self, ceiling: std::time::Duration) -> Result<(), super::GateError> {
         let ceiling = crate::settings::scaled(ceiling);
         tokio::time::timeout(ceiling, self.wait())
             .await
-            .map_err(|_| GateError::NotPublished {
+            .map_err(|_| super::GateError::NotPublished {
                 signal: self.name.clone(),
                 ceiling,
             })

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 /// The exact message of [`ProvisionError::OpenCodeNotFound`]; the runner turns it into a skip.
+#[cfg(any(test, feature = "testing"))]
 pub const OPENCODE_NOT_FOUND: &str = "opencode not found: run `npm ci`";
 
 /// A failure to provision, start, or stop an agent server.

@@ -13,4 +13,4 @@ mod trial;
 mod warm;
 
 pub use entry::run;
-pub use roles::{ROLE_ENV, run_role};
+pub use roles::run_role;

@@ -5,11 +5,6 @@ use std::process::ExitCode;
 
 use crate::settings::{self, Role};
 
-/// The variable that puts a re-executed binary in a helper role (the fixture agent, the reaper,
-/// the sandbox launcher). The harness sets it on the helpers it starts; nothing else should, and
-/// a process that starts other programs should not pass it on.
-pub const ROLE_ENV: &str = settings::ROLE;
-
 /// Runs the helper role this process was started in, and returns its exit code; `None` when
 /// `HARNESS_RUNTIME_ROLE` is unset, i.e. this process is not a helper.
 ///

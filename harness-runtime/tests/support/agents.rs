@@ -13,7 +13,7 @@ use harness_selftest::test;
 /// The helper roles of this test binary (the reaper, the sandbox launcher): the tests' `main`
 /// does not dispatch roles, so they are reached through this ignored test (see `live`).
 fn helper_role() {
-    if std::env::var_os(harness_runtime::runner::ROLE_ENV).is_some() {
+    if std::env::var_os(harness_runtime::testing::ROLE_ENV).is_some() {
         let _ = harness_runtime::runner::run_role();
     }
 }
