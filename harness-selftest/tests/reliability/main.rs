@@ -4,7 +4,8 @@
 //!   interrupted; `bad_input`: clear errors, never a secret, for bad environment and files;
 //! - `ports`: many fixture servers at once; `streams`: hostile event streams with bounded memory;
 //!   `redaction`: the redactor fuzzed;
-//! - `soak`: 1,050 scenarios in one runner, whose fds, threads and memory must not grow.
+//! - `soak`: 1,050 scenarios in one runner, whose fds, threads and memory must not grow;
+//! - `run_checks`: what every whole run is checked for, itself checked on made-up runs.
 //!
 //! `cargo test --release -p harness-selftest --test reliability` runs the fast part (CI);
 //! `cargo test --release -p harness-selftest --test reliability -- --include-ignored` adds the
@@ -32,6 +33,7 @@ fn main() -> std::process::ExitCode {
             ports::tests(),
             processes::tests(),
             redaction::tests(),
+            run_checks::tests(),
             soak::tests(),
             soak_samples::tests(),
             streams::tests(),

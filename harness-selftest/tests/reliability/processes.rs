@@ -11,9 +11,10 @@
 //! - after any run, interrupted or not: no process of the run remains (after an interruption the
 //!   runner's reaper sweeps; the wait for that has a ceiling);
 //! - no root of a scenario that passed remains, and every scenario that failed keeps its root
-//!   (and printed its path);
-//! - after SIGINT or SIGKILL, the roots of the scenarios in flight remain too: the runner died
-//!   before it could decide, and nothing removes them later. That is the only other thing left.
+//!   (and printed its path); one that failed on a shared server keeps that server's root too;
+//! - after SIGINT or SIGKILL, the roots of the scenarios in flight remain too, and so do the
+//!   roots of the shared servers: the runner died before it could decide, and nothing removes
+//!   them later. That is the only other thing left.
 
 use std::time::{Duration, Instant};
 
@@ -102,6 +103,10 @@ fn full_run(
             ("survivors", "0".into()),
             ("roots of passes left", "0".into()),
             ("failing roots kept", roots.kept.to_string()),
+            (
+                "their shared server roots kept",
+                roots.servers_kept.to_string(),
+            ),
             ("wall", format!("{:.1}s", finished.elapsed.as_secs_f64())),
             ("clean after exit", format!("{took:.2?}", took = clean)),
         ],
@@ -190,6 +195,7 @@ fn interrupted_run(
                 "roots left by scenarios in flight",
                 roots.in_flight.to_string(),
             ),
+            ("shared server roots left", roots.servers_left.to_string()),
             (
                 "signal after",
                 format!("{:.1}s", finished.elapsed.as_secs_f64()),
