@@ -7,10 +7,13 @@ mod libtest;
 #[allow(dead_code)]
 #[path = "../benches/live_overhead/report.rs"]
 mod report;
+#[allow(dead_code)]
+#[path = "../benches/live_overhead/settings.rs"]
+mod settings;
 
 use std::time::Duration;
 
-use report::{Figure, Target, median};
+use report::{Figure, RATIOS, Target, median, missing_ratios};
 
 fn ms(values: &[u64]) -> Vec<Duration> {
     values.iter().map(|v| Duration::from_millis(*v)).collect()
@@ -123,4 +126,47 @@ fn libtest_outcomes_are_read_from_the_pretty_format() {
         ["probes::d: ignored vs not run", "turns::b: FAILED vs ok"]
     );
     assert!(libtest::differences(&outcomes, &outcomes.clone()).is_empty());
+}
+
+/// Every ratio belongs to a section that exists, and each name is printed once.
+#[test]
+fn every_ratio_is_measured_by_a_section() {
+    for ratio in RATIOS {
+        assert!(
+            settings::SECTIONS.contains(&ratio.section),
+            "`ratio {}` names no section: {}",
+            ratio.name,
+            ratio.section
+        );
+        assert_eq!(
+            RATIOS.iter().filter(|r| r.name == ratio.name).count(),
+            1,
+            "{}",
+            ratio.name
+        );
+    }
+    // The figures against the raw server and the suite's speed-up can miss their target.
+    for name in ["provisioning", "turn", "replay_turn", "shared_speedup"] {
+        let ratio = RATIOS.iter().find(|r| r.name == name).unwrap();
+        assert!(ratio.target.is_some(), "{name} has no target");
+    }
+}
+
+/// A section that returned figures without its ratio (a side took no sample) is an error the
+/// bench reports, not a quiet gap in its output.
+#[test]
+fn a_section_without_its_ratio_is_caught() {
+    let medians = [
+        Figure::median("provisioning.harness", &ms(&[1700])).unwrap(),
+        Figure::median("provisioning.raw", &ms(&[1690])).unwrap(),
+    ];
+    assert_eq!(missing_ratios("provisioning", &medians), ["provisioning"]);
+    let with_ratio = [Figure::ratio("provisioning", &ms(&[1700]), &ms(&[1690])).unwrap()];
+    assert!(missing_ratios("provisioning", &with_ratio).is_empty());
+    // The suite prints two ratios; either missing is reported.
+    let speedup = [Figure::ratio("shared_speedup", &ms(&[2]), &ms(&[1])).unwrap()];
+    assert_eq!(missing_ratios("suite", &speedup), ["thread_scaling"]);
+    // Sections with standalone figures only owe no ratio.
+    assert!(missing_ratios("model", &[]).is_empty());
+    assert!(missing_ratios("fixture", &[]).is_empty());
 }

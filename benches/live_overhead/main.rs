@@ -29,16 +29,8 @@ use harness_runtime::opencode::ProvisionError;
 use harness_runtime::testing;
 
 use common::{Bench, BenchError, progress};
-use report::{Figure, Target};
+use report::{Figure, RATIOS};
 use settings::Settings;
-
-const TARGETS: [(&str, Target); 5] = [
-    ("provisioning", Target::AtMost(1.05)),
-    ("report_overhead", Target::AtMost(1.02)),
-    ("turn", Target::AtMost(1.05)),
-    ("replay_turn", Target::AtMost(1.05)),
-    ("shared_speedup", Target::AtLeast(2.0)),
-];
 
 fn main() -> ExitCode {
     // The harness re-executes this binary as its reaper and as the fixture agent.
@@ -71,12 +63,13 @@ fn main() -> ExitCode {
         }
     };
     println!(
-        "  provisioning: live.opencode() / bare `opencode serve --port 0` + health poll, same \
-         root layout and environment ({n} per side)\n  \
+        "  provisioning: live.opencode() starting a server of its own / bare `opencode serve \
+         --port 0` + health poll, same root layout and environment ({n} per side)\n  \
          turn: session.prompt() / bare reqwest prompt_async + /event until idle, same server \
-         and scripted reply ({t} per side)\n  \
+         (the harness's own) and scripted reply ({t} per side)\n  \
          replay_turn: session.prompt() answered from a cassette (recorded first, in this run) / \
-         the same turn answered by the scripted model ({t} per side)\n  \
+         the same turn answered by the scripted model, each on a server of its own ({t} per \
+         side)\n  \
          shared_speedup: live suite wall time, LIVE_ISOLATION=server / shared; thread_scaling: \
          --test-threads 1 / 2 (filter {filter:?})\n  \
          report_overhead: live suite wall time with the run report written / LIVE_REPORT=off, \
@@ -123,7 +116,11 @@ fn main() -> ExitCode {
     }
     for figure in &figures {
         if let Figure::Ratio { name, value } = figure {
-            if let Some((_, target)) = TARGETS.iter().find(|(n, _)| n == name) {
+            let target = RATIOS
+                .iter()
+                .find(|r| r.name == name)
+                .and_then(|r| r.target);
+            if let Some(target) = target {
                 println!("{}", target.verdict(name, *value));
             }
         }
@@ -173,6 +170,14 @@ fn run(bench: &Bench) -> (Vec<Figure>, Vec<(&'static str, BenchError)>) {
             "report" => report_overhead::measure(bench),
             _ => unreachable!("settings validates section names"),
         };
+        let result = result.and_then(|found| {
+            let missing = report::missing_ratios(section, &found);
+            if missing.is_empty() {
+                Ok(found)
+            } else {
+                Err(BenchError::MissingRatios(missing))
+            }
+        });
         match result {
             Ok(found) => figures.extend(found),
             Err(e) => {

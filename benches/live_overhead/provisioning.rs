@@ -1,15 +1,18 @@
-//! `provisioning`: `live.opencode()` (root, config, spawn, listening line, health)
-//! against a bare `opencode serve` in the same root layout and environment plus a
-//! health-poll loop. Both sides start with their scripted model already running; both clocks
-//! include creating the root.
+//! `provisioning`: `live.opencode()` starting a server of its own (root, config, spawn,
+//! listening line, health) against a bare `opencode serve` in the same root layout and
+//! environment plus a health-poll loop. Both sides start with their scripted model already
+//! running; both clocks include creating the root.
+//!
+//! The harness side asks for `isolation = "server"` whatever `LIVE_ISOLATION` says: a lease of
+//! a warm shared server starts nothing, and against a server's start it would be a ratio near
+//! zero that no change to provisioning could move.
 
 use std::time::{Duration, Instant};
 
-use harness_runtime::ScenarioOptions;
 use harness_runtime::opencode::AgentOptions;
 use harness_runtime::testing::ModelSlot;
 
-use crate::common::{Bench, BenchError, finish, interleave, progress, secs};
+use crate::common::{Bench, BenchError, OWN_SERVER, finish, interleave, progress, secs};
 use crate::raw::RawServer;
 use crate::report::Figure;
 
@@ -41,13 +44,16 @@ pub async fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
 }
 
 async fn harness_once(bench: &Bench) -> Result<Duration, BenchError> {
-    let mut live = bench.live("bench::provisioning", ScenarioOptions::DEFAULT);
+    let mut live = bench.live("bench::provisioning", OWN_SERVER);
     live.model(); // running before the clock starts, as on the raw side
     let started = Instant::now();
     let agent = live.opencode().await;
     let took = started.elapsed();
+    let own = agent.as_ref().map(|agent| !agent.is_shared());
     let finished = finish(live, agent.is_ok()).await;
-    agent.map_err(BenchError::harness)?;
+    if !own.map_err(BenchError::harness)? {
+        return Err(BenchError::NotOwnServer(SECTION));
+    }
     finished?;
     Ok(took)
 }

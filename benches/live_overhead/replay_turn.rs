@@ -2,18 +2,19 @@
 //! the model's answer replayed from a cassette, against the same turn answered by the scripted
 //! model, samples interleaved. The cassette is recorded first, in this run, from a scripted
 //! upstream through the recording relay, with one interaction per replayed turn (a replay serves
-//! each recorded interaction once), so both sides stream the same chunks.
+//! each recorded interaction once), so both sides stream the same chunks. Every agent has a
+//! server of its own (`isolation = "server"`), so the figure is the same whatever
+//! `LIVE_ISOLATION` says.
 
 use std::path::Path;
 use std::time::Duration;
 
-use harness_runtime::ScenarioOptions;
 use harness_runtime::model::Answer;
 use harness_runtime::opencode::{Agent, AgentOptions};
 use harness_runtime::prelude::*;
 use harness_runtime::testing::{self, CassettePlan, ModelSlot};
 
-use crate::common::{Bench, BenchError, finish, interleave, progress};
+use crate::common::{Bench, BenchError, OWN_SERVER, finish, interleave, progress};
 use crate::report::Figure;
 use crate::turn::{REPLY, harness_turn};
 
@@ -28,17 +29,20 @@ pub async fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
     // A warm-up turn per side, then n measured ones.
     record(bench, &cassette, n + 1).await?;
 
-    let mut scripted = bench.live("bench::turn", ScenarioOptions::DEFAULT);
+    let mut scripted = bench.live("bench::turn", OWN_SERVER);
     scripted
         .model()
         .rule(Rule::when(Matcher::any()).reply(Reply::text(REPLY)));
     let mut replayed = testing::live_with_cassette(
-        bench.info(SCENARIO, ScenarioOptions::DEFAULT),
+        bench.info(SCENARIO, OWN_SERVER),
         CassettePlan::Replay(cassette),
     );
     let measured = async {
         let scripted_agent = scripted.opencode().await.map_err(BenchError::harness)?;
         let replayed_agent = replayed.opencode().await.map_err(BenchError::harness)?;
+        if scripted_agent.is_shared() || replayed_agent.is_shared() {
+            return Err(BenchError::NotOwnServer(SECTION));
+        }
         bench.redactor.add_port(scripted_agent.port());
         bench.redactor.add_port(replayed_agent.port());
         measure_on(&replayed_agent, &scripted_agent, n).await
@@ -50,7 +54,7 @@ pub async fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
     let replayed_requests = replayed.model().requests();
     let replayed_finished = testing::finish(&mut replayed, measured.is_ok())
         .await
-        .map_err(BenchError::Harness);
+        .map_err(BenchError::harness);
     let scripted_finished = finish(scripted, measured.is_ok()).await;
     let figures = measured?;
     replayed_finished?;
@@ -81,7 +85,7 @@ async fn record(bench: &Bench, cassette: &Path, turns: usize) -> Result<(), Benc
     // The scripted model's own config, as a user's config naming a real provider would be.
     let config = upstream.opencode_config(AgentOptions::default().permission);
     let mut live = testing::live_with_cassette(
-        bench.info(SCENARIO, ScenarioOptions::DEFAULT),
+        bench.info(SCENARIO, OWN_SERVER),
         CassettePlan::Record(cassette.to_path_buf()),
     );
     let recorded = async {
@@ -97,7 +101,7 @@ async fn record(bench: &Bench, cassette: &Path, turns: usize) -> Result<(), Benc
     .await;
     let finished = testing::finish(&mut live, recorded.is_ok())
         .await
-        .map_err(BenchError::Harness);
+        .map_err(BenchError::harness);
     recorded?;
     finished?;
     let relayed = upstream.model().map_err(BenchError::harness)?.requests();

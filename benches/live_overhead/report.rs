@@ -114,6 +114,65 @@ impl Figure {
     }
 }
 
+/// A ratio the bench prints: the section that measures it, and the target it should meet.
+#[derive(Clone, Copy, Debug)]
+pub struct Ratio {
+    pub name: &'static str,
+    pub section: &'static str,
+    /// `None`: a figure to read, with no bound (how a suite scales with threads depends on the
+    /// machine more than on the harness).
+    pub target: Option<Target>,
+}
+
+/// Every ratio, in the order the sections run.
+pub const RATIOS: [Ratio; 6] = [
+    Ratio {
+        name: "turn",
+        section: "turn",
+        target: Some(Target::AtMost(1.05)),
+    },
+    Ratio {
+        name: "replay_turn",
+        section: "replay_turn",
+        target: Some(Target::AtMost(1.05)),
+    },
+    Ratio {
+        name: "provisioning",
+        section: "provisioning",
+        target: Some(Target::AtMost(1.05)),
+    },
+    Ratio {
+        name: "shared_speedup",
+        section: "suite",
+        target: Some(Target::AtLeast(2.0)),
+    },
+    Ratio {
+        name: "thread_scaling",
+        section: "suite",
+        target: None,
+    },
+    Ratio {
+        name: "report_overhead",
+        section: "report",
+        target: Some(Target::AtMost(1.02)),
+    },
+];
+
+/// The ratios a section that ran without error should have printed and did not, by name: a
+/// side without samples, or a zero median, prints none, and must not pass unnoticed.
+pub fn missing_ratios(section: &str, figures: &[Figure]) -> Vec<&'static str> {
+    RATIOS
+        .iter()
+        .filter(|ratio| ratio.section == section)
+        .filter(|ratio| {
+            !figures
+                .iter()
+                .any(|f| matches!(f, Figure::Ratio { name, .. } if name == ratio.name))
+        })
+        .map(|ratio| ratio.name)
+        .collect()
+}
+
 /// A target a ratio should meet.
 #[derive(Clone, Copy, Debug)]
 pub enum Target {

@@ -21,6 +21,32 @@ pub const SECTIONS: [&str; 7] = [
     "report",
 ];
 
+/// Why the command line or the environment does not say what to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SettingsError {
+    /// `LIVE_BENCH_SAMPLES` is not a positive whole number.
+    Samples,
+    /// `--only` or `LIVE_BENCH_ONLY` names a section that does not exist.
+    UnknownSection(String),
+}
+
+impl std::fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SettingsError::Samples => {
+                write!(f, "{SAMPLES_ENV} must be a positive whole number, e.g. 5")
+            }
+            SettingsError::UnknownSection(name) => write!(
+                f,
+                "unknown section `{name}` in --only / {ONLY_ENV}: expected some of {}",
+                SECTIONS.join(", ")
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SettingsError {}
+
 /// The run's settings.
 #[derive(Clone, Debug)]
 pub struct Settings {
@@ -41,7 +67,7 @@ impl Settings {
     /// `cargo bench` passes `--bench`; without it the binary was started by `cargo test
     /// --benches` (or `--all-targets`), which only checks that it still runs: then it is a quick
     /// run of the cheap sections, unless sections were chosen explicitly.
-    pub fn from_env() -> Result<Settings, String> {
+    pub fn from_env() -> Result<Settings, SettingsError> {
         let args: Vec<String> = std::env::args().skip(1).collect();
         let as_test = !args.iter().any(|a| a == "--bench");
         let quick = as_test
@@ -53,7 +79,7 @@ impl Settings {
         let samples = match std::env::var(SAMPLES_ENV) {
             Ok(raw) => match raw.trim().parse::<usize>() {
                 Ok(n) if n > 0 => n,
-                _ => return Err(format!("{SAMPLES_ENV} must be a positive whole number")),
+                _ => return Err(SettingsError::Samples),
             },
             Err(_) if quick => 1,
             Err(_) => 5,
@@ -71,10 +97,7 @@ impl Settings {
             .filter(|s| !s.is_empty())
             .collect();
         if let Some(unknown) = only.iter().find(|s| !SECTIONS.contains(&s.as_str())) {
-            return Err(format!(
-                "unknown section `{unknown}` in --only / {ONLY_ENV}: expected some of {}",
-                SECTIONS.join(", ")
-            ));
+            return Err(SettingsError::UnknownSection(unknown.clone()));
         }
         let suite_filter = std::env::var(SUITE_FILTER_ENV).unwrap_or_else(|_| {
             if quick {

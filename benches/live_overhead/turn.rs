@@ -2,15 +2,19 @@
 //! post, collect the whole turn) against the same turn with bare reqwest (subscribe to
 //! `/event`, `POST /session/{id}/prompt_async`, read events until the session is idle), on the
 //! same server, the same scripted reply, a fresh session per turn on both sides.
+//!
+//! The server is the harness's own (`isolation = "server"`, whatever `LIVE_ISOLATION` says): the
+//! raw side's requests name no directory, so they reach the server's own workspace, which is the
+//! agent's only on a server of its own.
 
 use std::time::{Duration, Instant};
 
 use harness_runtime::opencode::{Agent, DEFAULT_SESSION_TITLE};
 use harness_runtime::prelude::*;
-use harness_runtime::{ScenarioOptions, scaled};
+use harness_runtime::scaled;
 use serde_json::Value;
 
-use crate::common::{Bench, BenchError, finish, interleave};
+use crate::common::{Bench, BenchError, OWN_SERVER, finish, interleave};
 use crate::report::Figure;
 use crate::sse::RawEvents;
 
@@ -21,11 +25,15 @@ pub const PROMPT: &str = "Say pong";
 pub const REPLY: &str = "pong";
 
 pub async fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
-    let mut live = bench.live("bench::turn", ScenarioOptions::DEFAULT);
+    let mut live = bench.live("bench::turn", OWN_SERVER);
     live.model()
         .rule(Rule::when(Matcher::any()).reply(Reply::text(REPLY)));
     let agent = match live.opencode().await {
-        Ok(agent) => agent,
+        Ok(agent) if !agent.is_shared() => agent,
+        Ok(_) => {
+            let _ = finish(live, true).await;
+            return Err(BenchError::NotOwnServer(SECTION));
+        }
         Err(e) => {
             let _ = finish(live, false).await;
             return Err(BenchError::harness(e));
