@@ -59,6 +59,19 @@ pub struct Skipped {
     reason: String,
 }
 
+/// What went wrong ending a scenario after its body. Its message is redacted.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FinishError {
+    /// The model's part: requests nothing answered, a script's mistakes, a cassette's recorded
+    /// requests nobody sent, or a recording that could not be written.
+    #[error("{0}")]
+    Model(String),
+    /// The agents' part: a server that did not stop, or a root that could not be removed.
+    #[error("{0}")]
+    Agents(String),
+}
+
 impl Live {
     /// A context for the scenario `info`. The runner makes one per trial.
     pub(crate) fn new(info: ScenarioInfo) -> Self {
@@ -200,7 +213,7 @@ impl Live {
     /// removes its roots after a pass (keeps them, printing their paths, after a failure).
     /// The runner calls this after the body, whatever its outcome; `Drop` of the slots is the
     /// synchronous fallback when it cannot run (a panic inside the runtime, a killed runtime).
-    pub(crate) async fn finish(&mut self, passed: bool) -> Result<(), String> {
+    pub(crate) async fn finish(&mut self, passed: bool) -> Result<(), FinishError> {
         // An armed gate must never hold teardown (e.g. `stop` armed by a scenario that failed
         // before releasing it).
         self.gates.release_all();
@@ -209,11 +222,12 @@ impl Live {
             crate::cassette::finish_scenario(&mut self.model, redactor, passed, &|message| {
                 progress(name, redactor, message)
             })
-            .map_err(|error| error.to_string());
+            .map_err(|error| FinishError::Model(redactor.redact(&error.to_string())));
         let agents = self
             .agents
             .finish(passed && model.is_ok(), &self.redactor)
-            .await;
+            .await
+            .map_err(FinishError::Agents);
         model.and(agents)
     }
 

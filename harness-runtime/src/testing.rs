@@ -13,21 +13,22 @@ use std::time::Duration;
 
 /// A scenario context's assertion, expanded in the calling crate: set it in a [`ScenarioInfo`].
 pub use crate::__snapshot_assertion as snapshot_assertion;
-pub use crate::live::ScenarioInfo;
 /// The pure turn assembler: replays a recorded event stream into a `Turn`, no server needed.
 pub use crate::client::turn::{Feed, TurnCollector};
 /// The one-shot fact under every gate, for tests that synchronise on one.
 pub use crate::gates::signal::Signal;
+pub use crate::live::{FinishError, ScenarioInfo};
+pub use crate::model::slot::{MODEL_ID, PROVIDER_ID};
 /// The reason a scenario is skipped when no `opencode` executable is found.
 pub use crate::opencode::error::OPENCODE_NOT_FOUND;
 /// The variable that puts a re-executed test binary in a helper role (the fixture agent, the
 /// reaper, the sandbox launcher): a process that starts other programs should not pass it on.
 pub const ROLE_ENV: &str = crate::settings::ROLE;
+pub use crate::model::slot::ModelSlot;
+pub use crate::process::run_reaper;
 /// The registered descriptor `#[live_agent_test]` submits, for a test binary that registers
 /// scenarios of its own making (names known only at run time).
 pub use crate::runner::descriptor::Scenario;
-pub use crate::model::slot::ModelSlot;
-pub use crate::process::run_reaper;
 /// The one rule for a missing prerequisite (skipped, or failed under `CI` or `LIVE_STRICT=1`),
 /// for a test binary with its own `main` to decide as the runner does.
 pub use crate::settings::MissingPrerequisite;
@@ -71,17 +72,22 @@ pub fn live_with_cassette(info: ScenarioInfo, cassette: CassettePlan) -> Live {
 /// Ends `live` as the runner ends a scenario: the model's part first (a replay's unmatched
 /// requests fail it; a recording is written, as pending when not `passed`), then its agents'
 /// ([`finish_agents`]). Progress lines go to stderr as a scenario's do.
-pub async fn finish(live: &mut Live, passed: bool) -> Result<(), String> {
+pub async fn finish(live: &mut Live, passed: bool) -> Result<(), FinishError> {
     live.finish(passed).await
 }
 
 /// The cassette at `path` as JSON, after the harness's own reader checked it as a replay does
 /// (its `format`, every field, any scenario name): for tests of what a recording wrote. The
 /// error names the file and what is wrong.
-pub fn read_cassette(path: &Path) -> Result<serde_json::Value, String> {
-    let cassette = crate::cassette::load(path, "").map_err(|e| e.to_string())?;
+pub fn read_cassette(path: &Path) -> Result<serde_json::Value, CassetteUnreadable> {
+    let cassette = crate::cassette::load(path, "").map_err(CassetteUnreadable)?;
     Ok(serde_json::to_value(&cassette).expect("a cassette is JSON"))
 }
+
+/// Why [`read_cassette`] could not read a cassette; the message names the file and what is wrong.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct CassetteUnreadable(crate::cassette::CassetteError);
 
 /// An agent root with nothing running in it: the layout and hermetic environment provisioning
 /// gives an agent, for the benchmark's raw side (a bare `opencode serve` in the same conditions).
@@ -126,8 +132,11 @@ pub fn bare_root(name: &str, config: &serde_json::Value) -> std::io::Result<Bare
 
 /// Runs the agents' part of the end of a scenario: stops every agent `live` started, removes
 /// their roots when `passed` (keeps and prints them otherwise).
-pub async fn finish_agents(live: &mut Live, passed: bool) -> Result<(), String> {
-    live.agents.finish(passed, &live.redactor).await
+pub async fn finish_agents(live: &mut Live, passed: bool) -> Result<(), FinishError> {
+    live.agents
+        .finish(passed, &live.redactor)
+        .await
+        .map_err(FinishError::Agents)
 }
 
 /// The `opencode` executable provisioning would run for a test crate at `manifest_dir`:

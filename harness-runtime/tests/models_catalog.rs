@@ -105,7 +105,7 @@ async fn the_empty_catalog_is_read_and_invisible_to_the_harness_configs() {
     }
     assert_eq!(
         provider_ids(&spared).await,
-        [harness_runtime::model::PROVIDER_ID]
+        [harness_runtime::testing::PROVIDER_ID]
     );
     // The harness did hand it its empty catalog, through the variable `shown_empty` proves read.
     let pid = spared.pid().expect("the agent runs");
@@ -128,14 +128,14 @@ async fn the_empty_catalog_is_read_and_invisible_to_the_harness_configs() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|p| p["id"] == harness_runtime::model::PROVIDER_ID)
+        .find(|p| p["id"] == harness_runtime::testing::PROVIDER_ID)
         .expect("the scripted provider is listed");
     let models: Vec<&String> = scripted["models"].as_object().unwrap().keys().collect();
-    assert_eq!(models, [harness_runtime::model::MODEL_ID]);
+    assert_eq!(models, [harness_runtime::testing::MODEL_ID]);
     // ...and OpenCode reads an empty catalog instead of it.
     assert_eq!(
         provider_ids(&shown_empty).await,
-        [harness_runtime::model::PROVIDER_ID]
+        [harness_runtime::testing::PROVIDER_ID]
     );
 
     harness_runtime::testing::finish_agents(&mut live, true)

@@ -9,7 +9,7 @@ use tokio::sync::watch;
 use super::error::ModelError;
 
 /// The tool OpenCode adds when a prompt carries a `json_schema` format.
-pub const STRUCTURED_OUTPUT_TOOL: &str = "StructuredOutput";
+pub(crate) const STRUCTURED_OUTPUT_TOOL: &str = "StructuredOutput";
 
 /// One function call in a reply.
 #[derive(Clone, Debug, PartialEq)]

@@ -5,7 +5,7 @@
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use harness_runtime::model::MODEL_ID;
+use harness_runtime::testing::MODEL_ID;
 use harness_runtime::testing::ModelSlot;
 use harness_selftest::round_trip;
 use serde_json::json;
