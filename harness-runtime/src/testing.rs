@@ -13,25 +13,23 @@ use std::time::Duration;
 
 /// A scenario context's assertion, expanded in the calling crate: set it in a [`ScenarioInfo`].
 pub use crate::__snapshot_assertion as snapshot_assertion;
-/// The pure turn assembler: replays a recorded event stream into a `Turn`, no server needed.
+// The pure turn assembler (a recorded event stream into a `Turn`, no server needed), the
+// one-shot fact under every gate, and the reason a scenario without OpenCode is skipped.
 pub use crate::client::turn::{Feed, TurnCollector};
-/// The one-shot fact under every gate, for tests that synchronise on one.
 pub use crate::gates::signal::Signal;
 pub use crate::live::{FinishError, ScenarioInfo};
+pub use crate::model::slot::ModelSlot;
 pub use crate::model::slot::{MODEL_ID, PROVIDER_ID};
-/// The reason a scenario is skipped when no `opencode` executable is found.
 pub use crate::opencode::error::OPENCODE_NOT_FOUND;
+pub use crate::process::run_reaper;
+// What `#[live_agent_test]` submits, for a binary that registers scenarios of its own making.
+pub use crate::runner::descriptor::Scenario;
+// The one rule for a missing prerequisite, for a test binary with its own `main`.
+pub use crate::settings::MissingPrerequisite;
+
 /// The variable that puts a re-executed test binary in a helper role (the fixture agent, the
 /// reaper, the sandbox launcher): a process that starts other programs should not pass it on.
 pub const ROLE_ENV: &str = crate::settings::ROLE;
-pub use crate::model::slot::ModelSlot;
-pub use crate::process::run_reaper;
-/// The registered descriptor `#[live_agent_test]` submits, for a test binary that registers
-/// scenarios of its own making (names known only at run time).
-pub use crate::runner::descriptor::Scenario;
-/// The one rule for a missing prerequisite (skipped, or failed under `CI` or `LIVE_STRICT=1`),
-/// for a test binary with its own `main` to decide as the runner does.
-pub use crate::settings::MissingPrerequisite;
 
 use crate::Live;
 use crate::opencode::{Agent, ProvisionError};

@@ -117,8 +117,8 @@ async fn oversized_frame_is_rejected_and_smaller_ones_pass() {
     );
 }
 
-/// Found by the reliability tests: one byte that is not UTF-8 used to make the stream look
-/// silent (the SSE parser waited for the rest of the character, buffering all that followed).
+/// One byte that is not UTF-8 must not make the stream look silent (an SSE parser that waits for
+/// the rest of the character buffers all that follows).
 #[tokio::test]
 async fn invalid_utf8_is_a_decode_error_at_once_while_the_stream_stays_open() {
     let chunks: Vec<Result<Bytes, ClientError>> = vec![

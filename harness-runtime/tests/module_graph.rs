@@ -1,6 +1,6 @@
 //! The runtime's layers point one way: no module imports, through any chain, a module that
 //! imports it back, and within a module no file does so with another. A cycle is how a rule ends
-//! up with two homes (issue #17): this test reads the sources and names the cycle it finds.
+//! up with two homes: this test reads the sources and names the cycle it finds.
 //!
 //! What counts as a reference: `crate::<module>` paths (also inside `crate::{…}`, and crate-root
 //! re-exports such as `crate::Live` resolved through `lib.rs`) between top-level modules, and

@@ -1,4 +1,4 @@
-//! The cases of the cassette round trip (issue #15), shared by both sides: what each
+//! The cases of the cassette round trip, shared by both sides: what each
 //! `round_trip::` scenario of `selftest-scenarios` asks, and how the scripted upstream of
 //! `tests/cassettes` answers it while the scenario is recorded. The upstream answers by the last
 //! user text, so each prompt names its case.

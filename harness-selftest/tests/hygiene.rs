@@ -60,7 +60,7 @@ fn assert_clean(sandbox: &Sandbox, finished: &Finished, ceiling: Duration) -> Du
     took
 }
 
-/// Issue #10: under `LIVE_ISOLATION=shared`, two scenarios lease one server process (a scenario
+/// Under `LIVE_ISOLATION=shared`, two scenarios lease one server process (a scenario
 /// with `isolation = "server"` between them gets its own), each sees only its own sessions and
 /// runs its tools in its own workspace (checked inside the scenarios), and after the run no
 /// process is left and no root either: the scenarios' nor the shared server's.
@@ -100,7 +100,7 @@ fn shared_scenarios_lease_one_server_and_leave_nothing() {
     assert!(entries.is_empty(), "roots left: {entries:?}\n{out}");
 }
 
-/// Issue #18: under the default isolation, a shared server killed mid-scenario fails that
+/// Under the default isolation, a shared server killed mid-scenario fails that
 /// scenario only; the next scenario gets a new server (the dead one is retired) and passes, and
 /// nothing of either server is left running. The failed scenario's root and the dead server's
 /// are kept, in the pool's directory.
@@ -132,7 +132,7 @@ fn a_shared_server_that_dies_fails_only_its_scenario() {
     out.assert_stderr("kept scenario root:");
 }
 
-/// Issue #3: after a pass, an `Err`, a panic and a timeout (each with an agent and a detached
+/// After a pass, an `Err`, a panic and a timeout (each with an agent and a detached
 /// child; one with real OpenCode and its bash tool), no process of the run remains (checked by
 /// `hygiene_probe` inside the runner before its reaper could help, and here after the exit), and
 /// only the failing scenarios keep their roots.
@@ -293,7 +293,7 @@ fn a_missing_opencode_is_skipped_and_fails_under_ci_or_strict() {
     assert!(sandbox.roots().is_empty(), "{:?}", sandbox.roots());
 }
 
-/// Issue #7: two canaries (one secret by its variable's name, one registered with
+/// Two canaries (one secret by its variable's name, one registered with
 /// `live.secret`) go through a real turn: the bash tool prints them, the model echoes them,
 /// the evidence records both, the scenario fails with both in its error. Neither may appear in
 /// the snapshot, stdout, stderr (so the failure message) or any log of the kept root.
@@ -378,7 +378,7 @@ fn a_test_without_opencode_is_skipped_and_fails_under_ci_or_strict() {
     );
 }
 
-/// Issue #20: each agent's progress line says its sandbox — `landlock ABI n` where the kernel
+/// Each agent's progress line says its sandbox — `landlock ABI n` where the kernel
 /// has Landlock, else a warning (and under `LIVE_STRICT=1` a failure) — and `LIVE_SANDBOX=0`
 /// turns it off without either, also under `LIVE_STRICT=1`.
 fn the_progress_line_says_whether_agents_are_confined() {

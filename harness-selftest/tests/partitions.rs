@@ -1,4 +1,4 @@
-//! Scale-out (issue #10): the live suite sharded across machines with nextest's `--partition`.
+//! Scale-out: the live suite sharded across machines with nextest's `--partition`.
 //! Two partitions together must run every scenario exactly once, for both partitioning kinds.
 //!
 //! `cargo nextest list --partition … --message-format json` reports, per test, whether the

@@ -166,7 +166,7 @@ fn an_invalid_timeout_scale_is_an_error_before_any_trial() {
     assert!(!run.stdout.contains("running"), "trials ran\n{run}");
 }
 
-/// A flag is on, off, or an error: `LIVE_STRICT=on` used to count as off and run lax. Every
+/// A flag is on, off, or an error: `LIVE_STRICT=on` must not count as off and run lax. Every
 /// invalid setting is named, not just the first.
 #[test]
 fn invalid_flags_are_errors_before_any_trial() {

@@ -605,7 +605,7 @@ mod tests {
         std::fs::read_to_string(path).unwrap()
     }
 
-    /// Issue #21: the port a start was given is taken by an outgoing connection while the server
+    /// The port a start was given is taken by an outgoing connection while the server
     /// binds, and the connection is gone before anyone checks. The server's own output is the
     /// only witness, and the start must be retried on a new port. The first start writes its
     /// port, the test holds that port with a connected socket, proves a bind fails, hands the

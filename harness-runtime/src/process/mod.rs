@@ -16,10 +16,10 @@ mod sweep;
 mod token;
 
 pub(crate) use child::OwnedChild;
-pub use reaper::run_reaper;
 #[cfg(any(test, feature = "testing"))]
 pub(crate) use reaper::ReaperHandle;
 pub(crate) use reaper::register as register_token;
+pub use reaper::run_reaper;
 pub(crate) use role_command::get as role_command;
 #[cfg(any(test, feature = "testing"))]
 pub(crate) use role_command::set as set_role_command;

@@ -1,4 +1,4 @@
-//! The cassette round trip (issue #15) with real OpenCode and no real model: the `round_trip::`
+//! The cassette round trip with real OpenCode and no real model: the `round_trip::`
 //! scenarios of `selftest-scenarios` are recorded from a scripted upstream that this process
 //! runs (`upstream`), then replayed with the upstream stopped and no model variable set, and
 //! must give the evidence their recording wrote, byte for byte. Then a changed prompt, broken
