@@ -127,8 +127,8 @@ pub enum ProvisionError {
         /// What to do about it.
         advice: String,
     },
-    /// The agent's sandbox is unavailable here (no Landlock) and `LIVE_STRICT=1` makes that a
-    /// failure; the message says why and how to run unconfined on purpose.
+    /// The agent's sandbox is unavailable here (no Landlock) and `CI` or `LIVE_STRICT=1` makes
+    /// that a failure; the message says why and how to run unconfined on purpose.
     #[error("{0}")]
     Sandbox(String),
     /// The reaper that kills agents when the runner dies could not be started or told.
