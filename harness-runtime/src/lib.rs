@@ -155,11 +155,11 @@ macro_rules! main {
 /// What the expansion of `#[live_agent_test]` refers to. Not a stable API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::fixture::cli::run_agent;
     pub use crate::__snapshot_assertion as snapshot_assertion;
     pub use crate::evidence::snapshot::SnapshotAssertion;
+    pub use crate::fixture::cli::run_agent;
     pub use crate::runner::descriptor::Scenario;
-    pub use crate::runner::descriptor::{IntoOutcome, Outcome, ScenarioFuture};
+    pub use crate::runner::descriptor::{IntoOutcome, Outcome, ScenarioFailed, ScenarioFuture};
     pub use insta;
     pub use inventory;
 }

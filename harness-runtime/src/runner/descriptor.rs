@@ -14,8 +14,42 @@ use crate::scenario::ScenarioOptions;
 /// bodies may hold `!Send` values (insta's settings guards, `Rc`, …) across awaits.
 pub type ScenarioFuture<'a> = Pin<Box<dyn Future<Output = Outcome> + 'a>>;
 
-/// The result of a scenario body: `Err` holds the failure message (not yet redacted).
-pub type Outcome = Result<(), String>;
+/// The result of a scenario body: `Err` says why it failed.
+pub type Outcome = Result<(), ScenarioFailed>;
+
+/// Why a scenario body failed: the error it returned in its `Debug` form (anyhow's carries the
+/// whole cause chain), not yet redacted; the runner redacts it and reports it as the failure.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ScenarioFailed {
+    message: String,
+}
+
+impl ScenarioFailed {
+    /// A failure saying `message`.
+    pub fn new(message: impl Into<String>) -> Self {
+        ScenarioFailed {
+            message: message.into(),
+        }
+    }
+
+    /// The message, for the runner to redact and report.
+    pub fn into_message(self) -> String {
+        self.message
+    }
+}
+
+impl From<String> for ScenarioFailed {
+    fn from(message: String) -> Self {
+        ScenarioFailed::new(message)
+    }
+}
+
+impl From<&str> for ScenarioFailed {
+    fn from(message: &str) -> Self {
+        ScenarioFailed::new(message)
+    }
+}
 
 /// One registered scenario.
 pub struct Scenario {
@@ -84,6 +118,6 @@ impl IntoOutcome for () {
 impl<E: Debug> IntoOutcome for Result<(), E> {
     fn into_outcome(self) -> Outcome {
         // `{:?}` of anyhow::Error prints the whole cause chain, which is what a failure needs.
-        self.map_err(|e| format!("{e:?}"))
+        self.map_err(|e| ScenarioFailed::new(format!("{e:?}")))
     }
 }

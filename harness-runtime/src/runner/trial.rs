@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
 use super::admission::{self, Admission};
+use super::descriptor::Scenario;
 use super::panic::{self as panics, RedactorCell};
 use super::report_hook::TrialReport;
 use crate::cassette::Resolution;
 use crate::live::ScenarioInfo;
 use crate::progress::{progress, seconds};
-use super::descriptor::Scenario;
 use crate::{Live, settings};
 
 /// The scenario ceiling when the attribute gives none ("clearly stuck", before scaling).
@@ -135,7 +135,7 @@ fn execute(
     let redact = |text: String| redactor.redact(&text);
     let failure = match body {
         Ok(Ok(Ok(()))) => None,
-        Ok(Ok(Err(message))) => Some(redact(message)),
+        Ok(Ok(Err(failed))) => Some(redact(failed.into_message())),
         Ok(Err(_elapsed)) => Some(timeout_message(scenario, &name, ceiling)),
         Err(payload) => Some(redact(format!("panicked: {}", panics::message(&*payload)))),
     };

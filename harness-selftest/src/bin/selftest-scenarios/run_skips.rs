@@ -19,7 +19,7 @@ async fn skips_with_reason(live: &mut Live) -> anyhow::Result<()> {
 async fn opencode_missing(live: &mut Live) -> Outcome {
     match live.opencode().await {
         Ok(_) => Err("OpenCode was found, but the test hid it".into()),
-        Err(e) => Err(format!("{e}")),
+        Err(e) => Err(format!("{e}").into()),
     }
 }
 
