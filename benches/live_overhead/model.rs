@@ -3,8 +3,8 @@
 
 use std::time::{Duration, Instant};
 
-use harness_runtime::testing::MODEL_ID;
 use harness_runtime::prelude::*;
+use harness_runtime::testing::MODEL_ID;
 use harness_runtime::testing::ModelSlot;
 
 use crate::common::{Bench, BenchError, progress, secs};

@@ -89,7 +89,10 @@ fn render(func: &ItemFn, options: &Options) -> TokenStream {
     }
 
     // Spanned at the function's name, so insta's `line!()` inside reports the line `line` holds.
-    let snapshot_assertion = respan(quote!(#krate::__private::snapshot_assertion!()), ident.span());
+    let snapshot_assertion = respan(
+        quote!(#krate::__private::snapshot_assertion!()),
+        ident.span(),
+    );
 
     // The conversion carries the return type's span, so `R: IntoOutcome` errors point at it.
     let output_span = match &func.sig.output {
@@ -179,7 +182,9 @@ mod tests {
         assert!(out.contains("function : \"smoke\""), "{out}");
         // insta's assertion is expanded here, in the test crate, not inside the runtime.
         assert!(
-            out.contains("snapshot_assertion : :: harness_runtime :: __private :: snapshot_assertion ! ()"),
+            out.contains(
+                "snapshot_assertion : :: harness_runtime :: __private :: snapshot_assertion ! ()"
+            ),
             "{out}"
         );
         assert!(!out.contains("compile_error"), "{out}");

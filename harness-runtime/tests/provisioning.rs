@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use harness_runtime::client::CreateSession;
 use harness_runtime::opencode::{Agent, AgentOptions, ProvisionError};
-use harness_runtime::testing::OPENCODE_NOT_FOUND;
 use harness_runtime::testing;
+use harness_runtime::testing::OPENCODE_NOT_FOUND;
 use harness_selftest::prerequisites::{self, Prerequisite::OpenCode};
 use harness_selftest::test;
 
