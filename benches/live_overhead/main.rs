@@ -52,9 +52,18 @@ fn main() -> ExitCode {
     );
     let opencode = match testing::find_opencode(&manifest_dir) {
         Ok(opencode) => opencode,
+        // The one rule for a missing prerequisite: skipped, or a failure under CI / LIVE_STRICT=1.
         Err(e @ ProvisionError::OpenCodeNotFound) => {
-            println!("skipped: {e}");
-            return ExitCode::SUCCESS;
+            return match testing::MissingPrerequisite::decide(e.to_string()) {
+                testing::MissingPrerequisite::Skip(reason) => {
+                    println!("skipped: {reason}");
+                    ExitCode::SUCCESS
+                }
+                testing::MissingPrerequisite::Fail(message) => {
+                    eprintln!("error: {message}");
+                    ExitCode::FAILURE
+                }
+            };
         }
         // A wrong LIVE_OPENCODE_BIN is a mistake to fix, not a machine without OpenCode.
         Err(e) => {
