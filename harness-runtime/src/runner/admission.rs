@@ -12,9 +12,9 @@ use std::ffi::OsString;
 use std::fmt::Display;
 use std::path::Path;
 
+use super::descriptor::Scenario;
 use crate::cassette::{self, ModelPlan, Resolution};
 use crate::scenario::ScenarioOptions;
-use super::descriptor::Scenario;
 use crate::{requirements, settings};
 
 /// The variables a `cassette` scenario's real model needs, implied by the flag.

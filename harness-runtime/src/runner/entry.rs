@@ -2,8 +2,8 @@
 
 use std::process::ExitCode;
 
-use super::{cli, order, panic, registry, report_hook, roles, trial, warm};
 use super::descriptor::Scenario;
+use super::{cli, order, panic, registry, report_hook, roles, trial, warm};
 use crate::settings;
 
 /// Runs every registered scenario with the libtest CLI and returns the libtest exit code.

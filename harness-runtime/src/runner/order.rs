@@ -20,9 +20,9 @@ use std::collections::HashMap;
 
 use libtest_mimic::Arguments;
 
-use crate::scenario::AgentKind;
 use super::descriptor::Scenario;
 use crate::opencode;
+use crate::scenario::AgentKind;
 
 /// The groups, in the order they start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
