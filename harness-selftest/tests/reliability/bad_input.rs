@@ -1,4 +1,4 @@
-//! Issue #11, item 4: bad input gives a clear error naming the thing, never a secret.
+//! Bad input gives a clear error naming the thing, never a secret.
 //!
 //! Each case runs a scenario binary as a child with one bad value: `LIVE_TIMEOUT_SCALE`,
 //! `OPENCODE_CONFIG_CONTENT` and `TEST_OLLAMA_MODEL` empty, whitespace-padded, not JSON or not

@@ -1,4 +1,4 @@
-//! Reliability at scale (issue #11), measured: every test prints its figures.
+//! Reliability at scale, measured: every test prints its figures.
 //!
 //! - `processes`: process hygiene over a hundred mixed scenarios, also when the runner is
 //!   interrupted; `bad_input`: clear errors, never a secret, for bad environment and files;

@@ -1,4 +1,4 @@
-//! Issue #11, item 1: process hygiene at scale. A hundred fixture scenarios mixing pass, `Err`,
+//! Process hygiene at scale. A hundred fixture scenarios mixing pass, `Err`,
 //! panic, timeout, agent crashes, agents deaf to SIGTERM, detached grandchildren and
 //! double-forked daemons deaf to SIGTERM (`src/bin/selftest-scenarios/reliability/mix.rs`) run in one runner; then the
 //! same run is interrupted with SIGINT and, separately, killed with SIGKILL mid-run.

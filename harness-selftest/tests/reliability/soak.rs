@@ -1,4 +1,4 @@
-//! Issue #21, item 3: a long run does not grow. One runner runs 1,000 fixture scenarios and 50
+//! A long run does not grow. One runner runs 1,000 fixture scenarios and 50
 //! on real OpenCode (`src/bin/selftest-scenarios/reliability/soak.rs`: each starts its agent,
 //! makes a session, prompts once and checks the reply), 4 at a time. Its open file descriptors,
 //! threads and resident set are sampled every 100 finished scenarios (every 10 through the
