@@ -140,6 +140,15 @@ impl Live {
         &self.redactor
     }
 
+    /// Whether the agents this scenario provisions run confined by the sandbox: `false` under
+    /// `LIVE_SANDBOX=0`, or where Landlock is missing and that is allowed (locally, where their
+    /// progress line warns). Under `CI` or `LIVE_STRICT=1` a missing sandbox fails provisioning
+    /// instead, so this is `true` there. For scenarios that test the sandbox itself, to skip
+    /// where it is off rather than fail.
+    pub fn sandboxed(&self) -> bool {
+        crate::sandbox::current().map_or(true, |sandbox| sandbox.is_on())
+    }
+
     /// Registers a value that must never appear in evidence, output or failure messages.
     pub fn secret(&self, value: impl AsRef<str>) {
         self.redactor.add_secret(value.as_ref());
