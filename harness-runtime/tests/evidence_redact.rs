@@ -210,6 +210,11 @@ fn overlapping_secrets_leave_no_piece() {
     );
     // Adjacent, not overlapping: each its own placeholder, as before.
     assert_eq!(r.redact("4096-token4096-token"), "[secret][secret]");
+    // A secret the port's placeholder would write back (its colon): the port becomes the secret.
+    let r = Redactor::default();
+    r.add_port(4096);
+    r.add_secret(":");
+    assert_eq!(r.redact(":4096 :"), "[secret] [secret]");
 }
 
 #[test]

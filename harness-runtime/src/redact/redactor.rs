@@ -343,6 +343,21 @@ impl Redactor {
     }
 }
 
+/// What a replacement writes besides its bracketed placeholders (`:` of `:[port]`).
+fn kept_text(replacement: &str) -> String {
+    let mut kept = String::new();
+    let mut depth = 0usize;
+    for c in replacement.chars() {
+        match c {
+            '[' => depth += 1,
+            ']' if depth > 0 => depth -= 1,
+            _ if depth == 0 => kept.push(c),
+            _ => {}
+        }
+    }
+    kept
+}
+
 impl LiteralPass {
     fn build(entries: &[Literal]) -> Self {
         let mut sorted: Vec<&Literal> = entries.iter().collect();
@@ -377,9 +392,20 @@ impl LiteralPass {
         let secrets = (!secret_texts.is_empty())
             .then(|| aho_corasick::AhoCorasick::new(&secret_texts).ok())
             .flatten();
+        // A replacement that keeps text of its own (`:[port]` keeps the colon) would give back
+        // a secret made of that text: such a match becomes `[secret]` instead.
         let replacements = sorted
             .into_iter()
-            .map(|l| (l.text.clone(), l.replacement.clone()))
+            .map(|l| {
+                let kept = kept_text(&l.replacement);
+                let replacement =
+                    if l.replacement != SECRET && secret_texts.iter().any(|s| kept.contains(s)) {
+                        SECRET.to_owned()
+                    } else {
+                        l.replacement.clone()
+                    };
+                (l.text.clone(), replacement)
+            })
             .collect();
         Self {
             regex,
