@@ -1,6 +1,10 @@
-//! What can go wrong with gates: a wait that hit its ceiling, an unknown or repeated point name.
+//! What can go wrong with gates: a wait that hit its ceiling, an unknown, repeated or
+//! impossible point name.
 
 use std::time::Duration;
+
+use super::opencode_api::VERSION;
+use super::spelling::{FORMS, Problem};
 
 /// A gate or signal failure. Messages say what failed and what to check.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
@@ -34,12 +38,15 @@ pub enum GateError {
         /// The ceiling after `LIVE_TIMEOUT_SCALE`.
         ceiling: Duration,
     },
-    /// A gate name in `gate = "..."` is not a gate point.
-    #[error("unknown gate point `{name}`: expected one of {expected}")]
+    /// A gate name in `gate = "..."` is neither a client point nor a wire or product point.
+    #[error(
+        "unknown gate point `{name}`: expected one of {expected}, or a wire or product point: \
+         {FORMS}"
+    )]
     UnknownPoint {
         /// The name as written.
         name: String,
-        /// Every valid name.
+        /// Every client point's name.
         expected: String,
     },
     /// A gate name is listed twice in `gate = [...]`.
@@ -51,4 +58,75 @@ pub enum GateError {
         /// The repeated name.
         name: String,
     },
+    /// A wire point, route pattern or event type that is not in the grammar (a lowercase
+    /// method, a route without its leading `/` or with a query string, a missing part, ...).
+    #[error("`{spelling}` is malformed: {reason}")]
+    MalformedPoint {
+        /// The text as written.
+        spelling: String,
+        /// What is wrong, and the expected form.
+        reason: String,
+    },
+    /// A route pattern with a placeholder that is neither `{id}` nor one of OpenCode's own.
+    #[error(
+        "`{spelling}` has an unknown placeholder `{{{placeholder}}}`: use `{{id}}` or one of \
+         OpenCode's own: {expected}"
+    )]
+    UnknownPlaceholder {
+        /// The text as written.
+        spelling: String,
+        /// The placeholder's name, without braces.
+        placeholder: String,
+        /// Every placeholder OpenCode's routes use.
+        expected: String,
+    },
+    /// A well-formed route pattern that fits no route of OpenCode's API.
+    #[error(
+        "`{spelling}` fits no route of OpenCode {VERSION} (the nearest is `{nearest}`): write \
+         its method and path, a `{{...}}` segment standing for any of its placeholders"
+    )]
+    NoSuchRoute {
+        /// The text as written.
+        spelling: String,
+        /// The closest route OpenCode has, `METHOD /path`.
+        nearest: String,
+    },
+    /// An event type OpenCode does not send.
+    #[error("`{spelling}` names no event type of OpenCode {VERSION} (the nearest is `{nearest}`)")]
+    UnknownEventType {
+        /// The text as written.
+        spelling: String,
+        /// The closest event type OpenCode has.
+        nearest: String,
+    },
+    /// A product point name outside `[a-z0-9_.-]+`.
+    #[error(
+        "`{spelling}` is not a product point name: use lowercase letters, digits, `_`, `.` and `-`"
+    )]
+    BadProductName {
+        /// The text as written (`product <name>` in a gate list, the bare name elsewhere).
+        spelling: String,
+    },
+}
+
+impl GateError {
+    /// The error for a spelling's `problem`; its message is the one the attribute reports at
+    /// compile time (a test of harness-macros holds them equal).
+    pub(super) fn from_problem(spelling: &str, problem: Problem) -> GateError {
+        let spelling = spelling.to_owned();
+        match problem {
+            Problem::Malformed(reason) => GateError::MalformedPoint { spelling, reason },
+            Problem::UnknownPlaceholder(placeholder) => GateError::UnknownPlaceholder {
+                spelling,
+                placeholder,
+                expected: super::spelling::placeholder_list(),
+            },
+            Problem::NoSuchRoute(nearest) => GateError::NoSuchRoute { spelling, nearest },
+            Problem::UnknownEventType(nearest) => GateError::UnknownEventType {
+                spelling,
+                nearest: nearest.to_owned(),
+            },
+            Problem::BadProductName => GateError::BadProductName { spelling },
+        }
+    }
 }

@@ -28,10 +28,18 @@ pub struct Gate {
 /// Where a gate was armed, for diagnostics.
 #[derive(Debug)]
 struct Armed {
-    point: GatePoint,
     nth: u64,
     base: u64,
-    passes: Arc<PassCounts>,
+    passes: Passes,
+}
+
+/// The pass count of the point a gate is armed at.
+#[derive(Debug)]
+enum Passes {
+    /// A client point's, counted since the scenario started.
+    Client(GatePoint, Arc<PassCounts>),
+    /// A wire or product point's, counted since the point was first armed.
+    Keyed(Arc<AtomicU64>),
 }
 
 impl Gate {
@@ -51,22 +59,45 @@ impl Gate {
     pub(super) fn armed(point: GatePoint, nth: u64, base: u64, passes: Arc<PassCounts>) -> Self {
         let mut gate = Gate::new(point.name());
         gate.armed = Some(Armed {
-            point,
             nth,
             base,
-            passes,
+            passes: Passes::Client(point, passes),
         });
         gate
     }
 
-    /// The gate's name: its point's attribute name, or the name given to [`Gate::new`].
+    /// A gate called `spelling` for the `nth` pass at a wire or product point after it had seen
+    /// `base` passes.
+    pub(super) fn armed_keyed(
+        spelling: String,
+        nth: u64,
+        base: u64,
+        passes: Arc<AtomicU64>,
+    ) -> Self {
+        let mut gate = Gate::new(spelling);
+        gate.armed = Some(Armed {
+            nth,
+            base,
+            passes: Passes::Keyed(passes),
+        });
+        gate
+    }
+
+    /// The gate's name: its point's attribute name or spelling (`abort`,
+    /// `request POST /session/{id}/abort`, `product before_save`), or the name given to
+    /// [`Gate::new`].
     pub fn name(&self) -> &str {
         &self.name
     }
 
-    /// The point this gate is armed at, if it came from [`Gates`](crate::gates::Gates).
+    /// The client point this gate is armed at, if it came from
+    /// [`Gates::arm`](crate::gates::Gates::arm) (`None` for wire and product gates: their
+    /// [`name`](Gate::name) is their spelling).
     pub fn point(&self) -> Option<GatePoint> {
-        self.armed.as_ref().map(|armed| armed.point)
+        match self.armed.as_ref()?.passes {
+            Passes::Client(point, _) => Some(point),
+            Passes::Keyed(_) => None,
+        }
     }
 
     /// Publishes "entered" and waits until the gate is released (at once if it already is).
@@ -116,9 +147,11 @@ impl Gate {
     fn progress(&self) -> String {
         match &self.armed {
             Some(armed) => {
-                let seen = armed.passes[armed.point.index()]
-                    .load(Ordering::SeqCst)
-                    .saturating_sub(armed.base);
+                let passes = match &armed.passes {
+                    Passes::Client(point, passes) => passes[point.index()].load(Ordering::SeqCst),
+                    Passes::Keyed(passes) => passes.load(Ordering::SeqCst),
+                };
+                let seen = passes.saturating_sub(armed.base);
                 format!(
                     "armed for pass {} after arming; the point was passed {seen} time(s) since",
                     armed.nth

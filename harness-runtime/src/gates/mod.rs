@@ -4,17 +4,36 @@
 //! point, waits until the operation [entered](Gate::wait_until_entered_within) its gate, does
 //! what must happen meanwhile, and [releases](Gate::release) it. A one-shot signal is the fact
 //! underneath; [`Counters`] say how many prompts, replies, aborts and process exits happened.
+//!
+//! A product driving the agent through its own client is gated the same way, at a
+//! [`WirePoint`] (the forwarder in front of the agent pauses a request, a response or an event
+//! matching it) or at a [`ProductPoint`] in the product's own code.
 
 mod counters;
 mod error;
 mod gate;
+mod keyed;
+/// OpenCode's routes and event types, which wire point spellings are checked against.
+mod opencode_api;
 mod point;
+mod product_point;
 mod registry;
+mod route_pattern;
 pub(crate) mod signal;
+mod spelling;
+mod wire_point;
 
 pub use counters::{Counter, Counters};
 pub use error::GateError;
 pub use gate::Gate;
 pub use point::GatePoint;
+pub use product_point::ProductPoint;
 pub use registry::Gates;
+pub use route_pattern::RoutePattern;
+#[allow(
+    unused_imports,
+    reason = "the forwarder logs requests by route template"
+)]
+pub(crate) use route_pattern::route_template;
 pub(crate) use signal::Signal;
+pub use wire_point::{EventType, WirePoint};

@@ -5,7 +5,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::counters::CounterTable;
 use super::gate::PassCounts;
-use super::{Counter, Counters, Gate, GateError, GatePoint};
+use super::keyed::{self, Key, Keyed};
+use super::spelling::{self, Spelled};
+use super::{Counter, Counters, Gate, GateError, GatePoint, ProductPoint, RoutePattern, WirePoint};
 
 /// The scenario's gates and operation counters. Shared (`Arc`) by the client and provisioning,
 /// reached from a scenario with `live.gates()`.
@@ -22,9 +24,17 @@ use super::{Counter, Counters, Gate, GateError, GatePoint};
 ///   so inside its body (arm `stop`, stop the agent, wait until entered, release).
 /// - **Counting.** Passes at some points count operations (see [`Counter`]); provisioning
 ///   counts process exits with [`count`](Gates::count).
+///
+/// Besides the client's points ([`GatePoint`]), a scenario can gate a product's own traffic on
+/// the wire ([`WirePoint`]: [`arm_wire`](Gates::arm_wire)) and named points in the product's own
+/// code ([`ProductPoint`]: [`arm_product`](Gates::arm_product)). Their passes are counted per
+/// point from the moment it was first armed; an armed one never entered is in
+/// [`unreached`](Gates::unreached), which fails the scenario at its end.
 #[derive(Debug, Default)]
 pub struct Gates {
     passes: Arc<PassCounts>,
+    // Wire and product gates; an `Arc` so product point handles outlive a borrow of `Gates`.
+    keyed: Arc<Keyed>,
     // One bit per point that ever had a gate armed: lets un-armed passes skip the lock.
     armed_points: AtomicU32,
     state: Mutex<State>,
@@ -47,22 +57,65 @@ struct Armed {
 
 impl Gates {
     /// Gates with the points named in `#[live_agent_test(gate = ...)]` armed for their first pass.
-    /// `Live::new` calls this with `ScenarioOptions::gates`.
+    /// `Live::new` calls this with `ScenarioOptions::gates`. A name is one of:
+    ///
+    /// - a client point's name ([`GatePoint::name`]): `abort`, `prompt_delivered`, ...;
+    /// - a [`WirePoint`]: `request <METHOD> <route>`, `response <METHOD> <route>`,
+    ///   `event <type>`;
+    /// - `product <name>`: a [`ProductPoint`] in the product's own code.
+    ///
+    /// The error names the first name that is unknown, malformed, cannot match, or is listed
+    /// twice.
+    ///
+    /// ```
+    /// use harness_runtime::gates::{Gates, WirePoint};
+    ///
+    /// let gates = Gates::from_names(&[
+    ///     "abort",
+    ///     "request POST /session/{id}/abort",
+    ///     "event permission.asked",
+    ///     "product before_save",
+    /// ])
+    /// .unwrap();
+    /// let abort = WirePoint::parse("request POST /session/{id}/abort").unwrap();
+    /// assert!(gates.wire_gate(&abort).is_some());
+    /// assert!(gates.product_gate("before_save").is_some());
+    /// assert_eq!(gates.unreached().len(), 3); // nothing passed them yet
+    ///
+    /// let typo = Gates::from_names(&["request POST /session/{id}/abrt"]).unwrap_err();
+    /// assert!(typo.to_string().contains("fits no route of OpenCode"));
+    /// ```
     pub fn from_names(names: &[&str]) -> Result<Gates, GateError> {
         let gates = Gates::default();
-        let mut seen = Vec::new();
-        for &name in names {
-            let point = GatePoint::from_name(name).ok_or_else(|| GateError::UnknownPoint {
-                name: name.to_owned(),
-                expected: GatePoint::names_list(),
-            })?;
-            if seen.contains(&point) {
+        for (index, &name) in names.iter().enumerate() {
+            let spelled = spelling::parse(name).map_err(|p| GateError::from_problem(name, p))?;
+            if names[..index].contains(&name) {
                 return Err(GateError::DuplicatePoint {
                     name: name.to_owned(),
                 });
             }
-            seen.push(point);
-            gates.arm(point);
+            match spelled {
+                Spelled::Client(client) => {
+                    let point =
+                        GatePoint::from_name(client).ok_or_else(|| GateError::UnknownPoint {
+                            name: name.to_owned(),
+                            expected: GatePoint::names_list(),
+                        })?;
+                    gates.arm(point);
+                }
+                Spelled::Request(route) => {
+                    gates.arm_wire(&WirePoint::Request(RoutePattern::from_route(route)));
+                }
+                Spelled::Response(route) => {
+                    gates.arm_wire(&WirePoint::Response(RoutePattern::from_route(route)));
+                }
+                Spelled::Event(_) => {
+                    gates.arm_wire(&WirePoint::parse(name)?);
+                }
+                Spelled::Product(product) => {
+                    gates.keyed.arm(Key::Product(product.to_owned()), 1);
+                }
+            }
         }
         Ok(gates)
     }
@@ -156,14 +209,121 @@ impl Gates {
         }
     }
 
-    /// Releases every gate and lets every later pass through, even at points armed afterwards.
-    /// Teardown calls it before stopping agents, so nothing waits on a gate after the scenario
-    /// body ended. Idempotent.
+    /// Releases every gate (client, wire and product) and lets every later pass through, even
+    /// at points armed afterwards. Teardown calls it before stopping agents, so nothing waits on
+    /// a gate after the scenario body ended. Idempotent.
     pub fn release_all(&self) {
         let mut state = self.lock();
         state.opened_for_good = true;
         for armed in &state.armed {
             armed.gate.release();
+        }
+        drop(state);
+        self.keyed.release_all();
+    }
+
+    /// Arms a gate for the next pass at a wire point: `arm_wire_nth(point, 1)`.
+    ///
+    /// ```
+    /// use harness_runtime::gates::{Gates, WirePoint};
+    ///
+    /// let gates = Gates::default();
+    /// let reply = gates.arm_wire(&WirePoint::parse("request POST /permission/{id}/reply").unwrap());
+    /// assert_eq!(reply.name(), "request POST /permission/{id}/reply");
+    /// assert!(!reply.is_entered());
+    /// ```
+    pub fn arm_wire(&self, point: &WirePoint) -> Arc<Gate> {
+        self.arm_wire_nth(point, 1)
+    }
+
+    /// Arms a gate for the `n`th pass at a wire point, counted from now (1 = the next matching
+    /// request, response or event), e.g. the 2nd `event permission.asked` delivered on a
+    /// product's event stream. Passes are counted per point (its exact spelling) from the moment
+    /// it was first armed. Arming the same pass twice returns the same gate; after
+    /// [`release_all`](Gates::release_all) the gate comes back already released. Panics if `n`
+    /// is 0 (a bug in the scenario).
+    pub fn arm_wire_nth(&self, point: &WirePoint, n: u64) -> Arc<Gate> {
+        self.keyed.arm(Key::Wire(point.clone()), n)
+    }
+
+    /// The most recently armed gate at a wire point, if any (e.g. the one `gate = "..."`
+    /// armed).
+    pub fn wire_gate(&self, point: &WirePoint) -> Option<Arc<Gate>> {
+        self.keyed.latest(&Key::Wire(point.clone()))
+    }
+
+    /// A handle on the product point `name` (`[a-z0-9_.-]+`), for the product's own code to
+    /// [`pass`](ProductPoint::pass). Every handle for one name is the same point, whether made
+    /// before or after it was armed.
+    pub fn product_point(&self, name: &str) -> Result<ProductPoint, GateError> {
+        spelling::check_product_name(name).map_err(|p| GateError::from_problem(name, p))?;
+        Ok(ProductPoint::new(self.keyed.slot(name), self.keyed.clone()))
+    }
+
+    /// Arms a gate for the next pass at the product point `name`: `arm_product_nth(name, 1)`.
+    pub fn arm_product(&self, name: &str) -> Result<Arc<Gate>, GateError> {
+        self.arm_product_nth(name, 1)
+    }
+
+    /// Arms a gate for the `n`th pass at the product point `name`, counted from now. The gate's
+    /// name is `product <name>`. Same rules as [`arm_wire_nth`](Gates::arm_wire_nth); the error
+    /// is a name outside `[a-z0-9_.-]+`.
+    pub fn arm_product_nth(&self, name: &str, n: u64) -> Result<Arc<Gate>, GateError> {
+        spelling::check_product_name(name).map_err(|p| GateError::from_problem(name, p))?;
+        Ok(self.keyed.arm(Key::Product(name.to_owned()), n))
+    }
+
+    /// The most recently armed gate at the product point `name`, if any (e.g. the one
+    /// `gate = "product <name>"` armed).
+    pub fn product_gate(&self, name: &str) -> Option<Arc<Gate>> {
+        self.keyed.latest(&Key::Product(name.to_owned()))
+    }
+
+    /// The spellings of the wire and product points with an armed gate that was never entered
+    /// (`request POST /session/{id}/abort`, `product before_save`), in arming order. The runner
+    /// fails a scenario that ends with any, naming them: a gate nothing reached means the
+    /// scenario did not test the interleaving it meant to. Client points are not listed.
+    pub fn unreached(&self) -> Vec<String> {
+        self.keyed.unreached()
+    }
+
+    /// Called by the forwarder before it forwards a product's request: enters every armed
+    /// `request` gate whose pattern matches and whose pass this is. One atomic load when no
+    /// `request` gate is armed.
+    #[allow(dead_code, reason = "the forwarder calls it")]
+    pub(crate) async fn pass_request(&self, method: &str, path: &str) {
+        if self.keyed.kind_armed(keyed::REQUEST) {
+            self.keyed
+                .pass_where(|key| {
+                    matches!(key, Key::Wire(WirePoint::Request(route)) if route.matches(method, path))
+                })
+                .await;
+        }
+    }
+
+    /// Called by the forwarder after a response arrived, before the product gets it: like
+    /// [`pass_request`](Gates::pass_request), for `response` gates.
+    #[allow(dead_code, reason = "the forwarder calls it")]
+    pub(crate) async fn pass_response(&self, method: &str, path: &str) {
+        if self.keyed.kind_armed(keyed::RESPONSE) {
+            self.keyed
+                .pass_where(|key| {
+                    matches!(key, Key::Wire(WirePoint::Response(route)) if route.matches(method, path))
+                })
+                .await;
+        }
+    }
+
+    /// Called by the forwarder before it delivers an event of `event_type` on a product's event
+    /// stream: like [`pass_request`](Gates::pass_request), for `event` gates.
+    #[allow(dead_code, reason = "the forwarder calls it")]
+    pub(crate) async fn pass_event(&self, event_type: &str) {
+        if self.keyed.kind_armed(keyed::EVENT) {
+            self.keyed
+                .pass_where(|key| {
+                    matches!(key, Key::Wire(WirePoint::Event(kind)) if kind.as_str() == event_type)
+                })
+                .await;
         }
     }
 

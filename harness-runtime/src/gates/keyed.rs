@@ -1,0 +1,214 @@
+//! Wire and product gates: points named by a spelling rather than a fixed enum, so their passes
+//! are counted per armed point, from the moment it was first armed.
+
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use super::{Gate, WirePoint};
+
+/// The wire kinds with an armed gate, as bits: a pass of a kind with no bit set returns after
+/// one atomic load.
+pub(crate) const REQUEST: u8 = 1;
+pub(crate) const RESPONSE: u8 = 2;
+pub(crate) const EVENT: u8 = 4;
+
+/// The registry of wire and product gates, shared (`Arc`) by [`Gates`](super::Gates) and every
+/// product point handle it made.
+#[derive(Debug, Default)]
+pub(crate) struct Keyed {
+    armed_kinds: AtomicU8,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    opened_for_good: bool,
+    points: Vec<Point>,
+    slots: Vec<Arc<ProductSlot>>,
+}
+
+/// A point that was armed at least once.
+#[derive(Debug)]
+struct Point {
+    key: Key,
+    spelling: String,
+    // Passes since the point was first armed; read without the lock by its gates' diagnostics.
+    passes: Arc<AtomicU64>,
+    // (the pass it pauses, the gate)
+    gates: Vec<(u64, Arc<Gate>)>,
+}
+
+/// What a point is, for matching a pass against it.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Key {
+    Wire(WirePoint),
+    Product(String),
+}
+
+/// A product point's armed flag, one per name, shared by every handle of that name.
+#[derive(Debug)]
+pub(crate) struct ProductSlot {
+    name: String,
+    armed: AtomicBool,
+}
+
+impl ProductSlot {
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether a gate was ever armed at this point: one atomic load.
+    pub(crate) fn is_armed(&self) -> bool {
+        self.armed.load(Ordering::SeqCst)
+    }
+}
+
+impl Keyed {
+    /// The slot for product point `name` (checked by the caller), made on first use.
+    pub(crate) fn slot(&self, name: &str) -> Arc<ProductSlot> {
+        Self::slot_in(&mut self.lock(), name)
+    }
+
+    fn slot_in(state: &mut State, name: &str) -> Arc<ProductSlot> {
+        if let Some(slot) = state.slots.iter().find(|slot| slot.name == name) {
+            return slot.clone();
+        }
+        let slot = Arc::new(ProductSlot {
+            name: name.to_owned(),
+            armed: AtomicBool::new(false),
+        });
+        state.slots.push(slot.clone());
+        slot
+    }
+
+    /// Arms the `n`th pass (from now) at `key`; the same pass twice returns the same gate.
+    pub(crate) fn arm(&self, key: Key, n: u64) -> Arc<Gate> {
+        assert!(n >= 1, "arming counts passes from 1 (the next pass)");
+        let mut state = self.lock();
+        // Flag first, then read the count, both under the lock the passes count under: a pass
+        // that missed the flag happened before arming and is not counted.
+        match &key {
+            Key::Wire(point) => {
+                self.armed_kinds.fetch_or(kind_bit(point), Ordering::SeqCst);
+            }
+            Key::Product(name) => {
+                Self::slot_in(&mut state, name)
+                    .armed
+                    .store(true, Ordering::SeqCst);
+            }
+        }
+        let opened_for_good = state.opened_for_good;
+        let index = match state.points.iter().position(|point| point.key == key) {
+            Some(index) => index,
+            None => {
+                let spelling = match &key {
+                    Key::Wire(point) => point.to_string(),
+                    Key::Product(name) => format!("product {name}"),
+                };
+                state.points.push(Point {
+                    key,
+                    spelling,
+                    passes: Arc::default(),
+                    gates: Vec::new(),
+                });
+                state.points.len() - 1
+            }
+        };
+        let point = &mut state.points[index];
+        let base = point.passes.load(Ordering::SeqCst);
+        let pass = base + n;
+        if let Some((_, gate)) = point.gates.iter().find(|(p, _)| *p == pass) {
+            return gate.clone();
+        }
+        let gate = Arc::new(Gate::armed_keyed(
+            point.spelling.clone(),
+            n,
+            base,
+            point.passes.clone(),
+        ));
+        crate::timeline::note_keyed(
+            crate::timeline::Lane::Gates,
+            "armed",
+            &point.spelling,
+            || format!("pass {n} of `{}` after arming", point.spelling),
+        );
+        if opened_for_good {
+            gate.release();
+        }
+        point.gates.push((pass, gate.clone()));
+        gate
+    }
+
+    /// The most recently armed gate at `key`.
+    pub(crate) fn latest(&self, key: &Key) -> Option<Arc<Gate>> {
+        let state = self.lock();
+        let point = state.points.iter().find(|point| point.key == *key)?;
+        point.gates.last().map(|(_, gate)| gate.clone())
+    }
+
+    /// Whether a gate of a wire kind (`REQUEST`, `RESPONSE`, `EVENT`) was ever armed.
+    pub(crate) fn kind_armed(&self, bit: u8) -> bool {
+        self.armed_kinds.load(Ordering::SeqCst) & bit != 0
+    }
+
+    /// Counts a pass at every armed point `matches` accepts and enters, in arming order, each
+    /// gate armed for the pass this is.
+    pub(crate) async fn pass_where(&self, matches: impl Fn(&Key) -> bool) {
+        let gates: Vec<Arc<Gate>> = {
+            let state = self.lock();
+            if state.opened_for_good {
+                return;
+            }
+            let mut gates = Vec::new();
+            for point in state.points.iter().filter(|point| matches(&point.key)) {
+                let pass = point.passes.fetch_add(1, Ordering::SeqCst) + 1;
+                gates.extend(
+                    point
+                        .gates
+                        .iter()
+                        .filter(|(p, _)| *p == pass)
+                        .map(|(_, gate)| gate.clone()),
+                );
+            }
+            gates
+        };
+        for gate in gates {
+            gate.enter().await;
+        }
+    }
+
+    /// Releases every gate and lets every later pass through.
+    pub(crate) fn release_all(&self) {
+        let mut state = self.lock();
+        state.opened_for_good = true;
+        for point in &state.points {
+            for (_, gate) in &point.gates {
+                gate.release();
+            }
+        }
+    }
+
+    /// The spellings of points with a gate never entered, in arming order, each once.
+    pub(crate) fn unreached(&self) -> Vec<String> {
+        self.lock()
+            .points
+            .iter()
+            .filter(|point| point.gates.iter().any(|(_, gate)| !gate.is_entered()))
+            .map(|point| point.spelling.clone())
+            .collect()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // No code panics while holding the lock; recover rather than cascade a poisoned state.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The armed-kinds bit of a wire point.
+fn kind_bit(point: &WirePoint) -> u8 {
+    match point {
+        WirePoint::Request(_) => REQUEST,
+        WirePoint::Response(_) => RESPONSE,
+        WirePoint::Event(_) => EVENT,
+    }
+}
