@@ -6,8 +6,14 @@
 
 mod duration;
 mod expand;
+/// OpenCode's routes and event types: the runtime's generated file, copied.
+mod opencode_api;
 mod options;
 mod signature;
+// The runtime's file, copied: the attribute only checks spellings, so what the runtime needs to
+// match them goes unused here.
+#[allow(dead_code, reason = "shared with the runtime, which uses all of it")]
+mod spelling;
 
 use proc_macro::TokenStream;
 
@@ -15,7 +21,9 @@ use proc_macro::TokenStream;
 ///
 /// `R` is `()` or `Result<(), E>` with `E: Debug`. Options, all optional:
 /// `timeout = "90s"`, `requires = ["VAR", ...]`, `ignore = "reason"`,
-/// `agent = "opencode" | "fixture"`, `gate = "abort"` or `gate = ["abort", "stop"]`,
+/// `agent = "opencode" | "fixture"`, `gate = "abort"` or `gate = ["abort", "stop"]` (a client
+/// point, `request <METHOD> <route>`, `response <METHOD> <route>`, `event <type>` or
+/// `product <name>`, each checked against the OpenCode API at compile time),
 /// `isolation = "server" | "shared"`, `cassette` (a bare flag: the real model, recorded to and
 /// replayed from `cassettes/<topic>__<fn>.json`; not with `agent = "fixture"`),
 /// `crate = "path::to::harness_runtime"`.

@@ -205,15 +205,7 @@ impl Options {
                 let mut names: Vec<String> = Vec::new();
                 for point in &points {
                     let text = point.value();
-                    if !GATE_POINTS.contains(&text.as_str()) {
-                        return Err(syn::Error::new(
-                            point.span(),
-                            format!(
-                                "unknown gate point `{text}`: expected one of {}",
-                                GATE_POINTS.join(", ")
-                            ),
-                        ));
-                    }
+                    check_gate(&text).map_err(|message| syn::Error::new(point.span(), message))?;
                     if names.contains(&text) {
                         return Err(syn::Error::new(
                             point.span(),
@@ -255,6 +247,21 @@ impl Options {
             _ => return Err(syn::Error::new(arg.name.span(), unknown(name))),
         }
         Ok(())
+    }
+}
+
+/// Checks a gate name in any of its five forms; the message is the runtime's `GateError` for it.
+pub(crate) fn check_gate(name: &str) -> Result<(), String> {
+    match crate::spelling::parse(name) {
+        Ok(crate::spelling::Spelled::Client(client)) if !GATE_POINTS.contains(&client) => {
+            Err(format!(
+                "unknown gate point `{name}`: expected one of {}, or a wire or product point: {}",
+                GATE_POINTS.join(", "),
+                crate::spelling::FORMS
+            ))
+        }
+        Ok(_) => Ok(()),
+        Err(problem) => Err(crate::spelling::message(name, &problem)),
     }
 }
 
@@ -306,7 +313,7 @@ fn check_var_name(var: &LitStr) -> syn::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use harness_runtime::gates::GatePoint;
+    use harness_runtime::gates::{GatePoint, Gates, WirePoint};
 
     /// Both ways and in order: a point added to the runtime is accepted by the attribute, a name
     /// the attribute accepts is a point, and the error lists them as the runtime does.
@@ -314,5 +321,84 @@ mod tests {
     fn gate_points_are_the_runtimes() {
         let runtime: Vec<&str> = GatePoint::ALL.map(GatePoint::name).to_vec();
         assert_eq!(super::GATE_POINTS, runtime);
+    }
+
+    /// The attribute accepts a name exactly when the runtime does, with the runtime's message:
+    /// both copies of the data and of the grammar agree on good and bad names alike.
+    #[test]
+    fn gate_names_are_checked_as_the_runtime_checks_them() {
+        let mut names: Vec<String> = GatePoint::ALL.map(|p| p.name().to_owned()).to_vec();
+        for (method, path) in crate::opencode_api::ROUTES {
+            names.push(format!("request {method} {path}"));
+            names.push(format!("response {method} {path}"));
+        }
+        for kind in crate::opencode_api::EVENT_TYPES {
+            names.push(format!("event {kind}"));
+        }
+        names.extend(
+            [
+                "request POST /session/{id}/abort",
+                "response GET /session/{id}/message/{id}",
+                "request POST /permission/{sessionID}/reply",
+                "request GET /session/status",
+                "request GET /api/fs/read/*",
+                "product before_save",
+                "product a.b-c_9",
+                // Bad ones, one per problem.
+                "before_abort",
+                "Abort",
+                "",
+                "request",
+                "request ",
+                "request POST",
+                "request POST  /session",
+                "request post /session",
+                "request P0ST /session",
+                "request POST session",
+                "request POST /session?directory=/x",
+                "request POST /session//abort",
+                "request POST /session/",
+                "request POST /session/{id",
+                "request POST /session/{}/abort",
+                "request POST /session/x{id}/abort",
+                "request POST /session/{sessionId}/abort",
+                "request POST /session/{id}/abrt",
+                "request HEAD /session",
+                "request GET /session/{id}/abort",
+                "request GET /api/fs/*/read",
+                "response DELETE /session/status",
+                "event",
+                "event permission.askd",
+                "event permission asked",
+                "product",
+                "product Before",
+                "product before save",
+                "products x",
+            ]
+            .map(str::to_owned),
+        );
+        for name in &names {
+            let runtime = Gates::from_names(&[name.as_str()])
+                .map(|_| ())
+                .map_err(|e| e.to_string());
+            assert_eq!(super::check_gate(name), runtime, "`{name}`");
+            if let Ok(point) = WirePoint::parse(name) {
+                assert_eq!(&point.to_string(), name, "the spelling round-trips");
+            }
+        }
+    }
+
+    /// The data and the grammar are the runtime's files, copied: regenerate the data with
+    /// `scripts/opencode-api`, copy `spelling.rs` from `harness-runtime/src/gates/`.
+    #[test]
+    fn the_shared_files_are_the_runtimes() {
+        assert_eq!(
+            include_str!("opencode_api.rs"),
+            include_str!("../../harness-runtime/src/gates/opencode_api.rs")
+        );
+        assert_eq!(
+            include_str!("spelling.rs"),
+            include_str!("../../harness-runtime/src/gates/spelling.rs")
+        );
     }
 }

@@ -133,9 +133,11 @@ impl Keyed {
             || format!("pass {n} of `{}` after arming", point.spelling),
         );
         if opened_for_good {
+            // Teardown began: nothing will pass, so the gate is neither kept nor unreached.
             gate.release();
+        } else {
+            point.gates.push((pass, gate.clone()));
         }
-        point.gates.push((pass, gate.clone()));
         gate
     }
 
@@ -210,5 +212,150 @@ fn kind_bit(point: &WirePoint) -> u8 {
         WirePoint::Request(_) => REQUEST,
         WirePoint::Response(_) => RESPONSE,
         WirePoint::Event(_) => EVENT,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use futures::FutureExt;
+
+    use crate::gates::{Gates, WirePoint};
+    use crate::timeline::{Collector, install_on_this_thread};
+
+    fn point(spelling: &str) -> WirePoint {
+        WirePoint::parse(spelling).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_request_gate_pauses_only_matching_requests_counted_from_arming() {
+        let gates = Gates::default();
+        let abort = point("request POST /session/{id}/abort");
+        // Before arming: not counted.
+        gates.pass_request("POST", "/session/ses_1/abort").await;
+        let second = gates.arm_wire_nth(&abort, 2);
+        for (method, path) in [
+            ("GET", "/session/ses_1/abort"),
+            ("POST", "/session/ses_1/prompt_async"),
+            ("POST", "/session/status/abort/x"),
+        ] {
+            assert_eq!(gates.pass_request(method, path).now_or_never(), Some(()));
+        }
+        // Responses and events are other points.
+        assert_eq!(
+            gates
+                .pass_response("POST", "/session/ses_1/abort")
+                .now_or_never(),
+            Some(())
+        );
+        assert_eq!(
+            gates
+                .pass_request("POST", "/session/ses_1/abort?directory=/ws")
+                .now_or_never(),
+            Some(())
+        );
+        assert!(!second.is_entered());
+        let mut held = Box::pin(gates.pass_request("POST", "/session/ses_2/abort"));
+        assert!((&mut held).now_or_never().is_none());
+        assert!(second.is_entered());
+        second.release();
+        assert_eq!(held.now_or_never(), Some(()));
+        assert_eq!(
+            gates
+                .pass_request("POST", "/session/ses_3/abort")
+                .now_or_never(),
+            Some(())
+        );
+        assert!(gates.unreached().is_empty());
+    }
+
+    #[tokio::test]
+    async fn every_matching_point_is_entered_in_arming_order() {
+        let gates = Arc::new(Gates::default());
+        let by_id = gates.arm_wire(&point("response GET /session/{id}/message"));
+        let by_name = gates.arm_wire(&point("response GET /session/{sessionID}/message"));
+        let passing = tokio::spawn({
+            let gates = gates.clone();
+            async move { gates.pass_response("GET", "/session/ses_1/message").await }
+        });
+        by_id
+            .wait_until_entered_within(Duration::from_secs(10))
+            .await
+            .unwrap();
+        assert!(!by_name.is_entered(), "entered one after the other");
+        by_id.release();
+        by_name
+            .wait_until_entered_within(Duration::from_secs(10))
+            .await
+            .unwrap();
+        by_name.release();
+        tokio::time::timeout(Duration::from_secs(10), passing)
+            .await
+            .unwrap()
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_event_gate_pauses_the_nth_event_of_its_type() {
+        let gates = Gates::default();
+        let asked = gates.arm_wire_nth(&point("event permission.asked"), 2);
+        // Before its pass, events of the type go through; others are not counted.
+        assert_eq!(
+            gates.pass_event("permission.asked").now_or_never(),
+            Some(())
+        );
+        assert_eq!(gates.pass_event("session.idle").now_or_never(), Some(()));
+        assert!(!asked.is_entered());
+        let mut held = Box::pin(gates.pass_event("permission.asked"));
+        assert!((&mut held).now_or_never().is_none());
+        asked.release();
+        assert_eq!(held.now_or_never(), Some(()));
+    }
+
+    #[test]
+    fn unarmed_kinds_skip_the_lock() {
+        let gates = Arc::new(Gates::default());
+        let _request = gates.arm_wire(&point("request POST /session"));
+        // With the registry locked here, a pass of another kind that took the lock would block.
+        let state = gates.keyed.lock();
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn({
+            let gates = gates.clone();
+            move || {
+                let event = gates.pass_event("session.idle").now_or_never();
+                let response = gates.pass_response("POST", "/session").now_or_never();
+                done.send((event, response)).unwrap();
+            }
+        });
+        let passed = finished.recv_timeout(Duration::from_secs(10));
+        drop(state);
+        assert_eq!(passed, Ok((Some(()), Some(()))), "the passes took the lock");
+    }
+
+    /// The run report's gates lane: wire gates armed, entered and released under their spelling.
+    #[tokio::test]
+    async fn wire_gates_note_the_timeline_under_their_spelling() {
+        let collector = Collector::new();
+        install_on_this_thread(Some(collector.clone()));
+        let gates = Gates::default();
+        let gate = gates.arm_wire(&point("event session.idle"));
+        gate.release();
+        gates.pass_event("session.idle").await;
+        install_on_this_thread(None);
+        let entries = collector.take().entries;
+        let kinds: Vec<&str> = entries.iter().map(|e| e.kind.as_str()).collect();
+        assert_eq!(kinds, ["armed", "entered", "released"]);
+        assert!(
+            entries
+                .iter()
+                .all(|e| e.key.as_deref() == Some("event session.idle")),
+            "{entries:?}"
+        );
+        assert_eq!(
+            entries[0].text,
+            "pass 1 of `event session.idle` after arming"
+        );
     }
 }

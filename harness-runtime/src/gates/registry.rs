@@ -7,7 +7,7 @@ use super::counters::CounterTable;
 use super::gate::PassCounts;
 use super::keyed::{self, Key, Keyed};
 use super::spelling::{self, Spelled};
-use super::{Counter, Counters, Gate, GateError, GatePoint, ProductPoint, RoutePattern, WirePoint};
+use super::{Counter, Counters, Gate, GateError, GatePoint, ProductPoint, WirePoint};
 
 /// The scenario's gates and operation counters. Shared (`Arc`) by the client and provisioning,
 /// reached from a scenario with `live.gates()`.
@@ -34,7 +34,7 @@ use super::{Counter, Counters, Gate, GateError, GatePoint, ProductPoint, RoutePa
 pub struct Gates {
     passes: Arc<PassCounts>,
     // Wire and product gates; an `Arc` so product point handles outlive a borrow of `Gates`.
-    keyed: Arc<Keyed>,
+    pub(super) keyed: Arc<Keyed>,
     // One bit per point that ever had a gate armed: lets un-armed passes skip the lock.
     armed_points: AtomicU32,
     state: Mutex<State>,
@@ -103,17 +103,13 @@ impl Gates {
                         })?;
                     gates.arm(point);
                 }
-                Spelled::Request(route) => {
-                    gates.arm_wire(&WirePoint::Request(RoutePattern::from_route(route)));
-                }
-                Spelled::Response(route) => {
-                    gates.arm_wire(&WirePoint::Response(RoutePattern::from_route(route)));
-                }
-                Spelled::Event(_) => {
-                    gates.arm_wire(&WirePoint::parse(name)?);
-                }
                 Spelled::Product(product) => {
                     gates.keyed.arm(Key::Product(product.to_owned()), 1);
+                }
+                wire => {
+                    if let Some(point) = WirePoint::from_spelled(wire) {
+                        gates.arm_wire(&point);
+                    }
                 }
             }
         }

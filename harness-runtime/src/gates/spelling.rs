@@ -267,10 +267,11 @@ fn placeholders() -> Vec<&'static str> {
     names
 }
 
-/// Every placeholder name, braced and backticked, for error messages.
+/// Every placeholder name but `id` (which the message offers first), braced and backticked.
 pub(crate) fn placeholder_list() -> String {
     placeholders()
         .iter()
+        .filter(|name| **name != "id")
         .map(|name| format!("`{{{name}}}`"))
         .collect::<Vec<_>>()
         .join(", ")

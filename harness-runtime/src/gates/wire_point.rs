@@ -53,21 +53,27 @@ impl WirePoint {
     /// unknown placeholder, no OpenCode route the pattern fits, an unknown event type, or a
     /// spelling that is not a wire point (a client or product point).
     pub fn parse(spelling: &str) -> Result<WirePoint, GateError> {
-        match spelling::parse(spelling) {
-            Ok(Spelled::Request(route)) => Ok(WirePoint::Request(RoutePattern::from_route(route))),
-            Ok(Spelled::Response(route)) => {
-                Ok(WirePoint::Response(RoutePattern::from_route(route)))
-            }
-            Ok(Spelled::Event(kind)) => Ok(WirePoint::Event(EventType(kind))),
-            Ok(Spelled::Client(_) | Spelled::Product(_)) => Err(GateError::from_problem(
+        let spelled =
+            spelling::parse(spelling).map_err(|p| GateError::from_problem(spelling, p))?;
+        WirePoint::from_spelled(spelled).ok_or_else(|| {
+            GateError::from_problem(
                 spelling,
                 Problem::Malformed(
                     "expected `request <METHOD> <route>`, `response <METHOD> <route>` or \
                      `event <type>`"
                         .to_owned(),
                 ),
-            )),
-            Err(problem) => Err(GateError::from_problem(spelling, problem)),
+            )
+        })
+    }
+
+    /// The wire point a checked spelling names, if it names one.
+    pub(super) fn from_spelled(spelled: Spelled<'_>) -> Option<WirePoint> {
+        match spelled {
+            Spelled::Request(route) => Some(WirePoint::Request(RoutePattern::from_route(route))),
+            Spelled::Response(route) => Some(WirePoint::Response(RoutePattern::from_route(route))),
+            Spelled::Event(kind) => Some(WirePoint::Event(EventType(kind))),
+            Spelled::Client(_) | Spelled::Product(_) => None,
         }
     }
 
