@@ -34,12 +34,15 @@ pub struct PermissionAsk {
 pub enum AgentEvent {
     /// `server.connected`: the first frame; everything later is seen.
     Connected,
-    /// The session started working (`session.status` busy or retry).
-    Busy {
+    /// The session's status changed (`session.status`).
+    Status {
         /// The session.
         session_id: String,
+        /// `busy`, `retry` or `idle`.
+        status: String,
     },
-    /// The session is idle (`session.idle`, or `session.status` idle).
+    /// The session went idle (`session.idle`): the product's signal that a turn ended. (The
+    /// `session.status` idle before it is not: `session.idle` is what the API documents.)
     Idle {
         /// The session.
         session_id: String,
@@ -91,14 +94,14 @@ impl AgentEvent {
             "session.idle" => AgentEvent::Idle {
                 session_id: in_session(&props)?,
             },
-            "session.status" => {
-                let session_id = in_session(&props)?;
-                match props.pointer("/status/type").and_then(Value::as_str) {
-                    Some("idle") => AgentEvent::Idle { session_id },
-                    Some(_) => AgentEvent::Busy { session_id },
-                    None => return Err(decode("`session.status` without a status type".into())),
-                }
-            }
+            "session.status" => AgentEvent::Status {
+                session_id: in_session(&props)?,
+                status: props
+                    .pointer("/status/type")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| decode("`session.status` without a status type".into()))?
+                    .to_owned(),
+            },
             "message.updated" => {
                 let info = props.get("info").cloned().unwrap_or(Value::Null);
                 if info.get("role").and_then(Value::as_str) == Some("assistant") {
@@ -130,7 +133,7 @@ impl AgentEvent {
     /// The session the event belongs to, if any.
     pub fn session_id(&self) -> Option<&str> {
         match self {
-            AgentEvent::Busy { session_id }
+            AgentEvent::Status { session_id, .. }
             | AgentEvent::Idle { session_id }
             | AgentEvent::AssistantUpdated { session_id, .. } => Some(session_id),
             AgentEvent::PermissionAsked(ask) => Some(&ask.session_id),
@@ -209,8 +212,9 @@ mod tests {
                 r#"{"type":"session.status","properties":{"sessionID":"ses_1","status":{"type":"busy"}}}"#
             )
             .unwrap(),
-            AgentEvent::Busy {
-                session_id: "ses_1".into()
+            AgentEvent::Status {
+                session_id: "ses_1".into(),
+                status: "busy".into()
             }
         );
         assert_eq!(

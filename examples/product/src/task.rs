@@ -233,6 +233,7 @@ impl<H: Hooks> Product<H> {
             aborting: Arc::new(AtomicBool::new(false)),
             abort: None,
             started: false,
+            idle_seen: false,
             reconnects: 0,
         }
         .drive(cancel)
@@ -254,6 +255,10 @@ struct Run<'p, H> {
     abort: Option<AbortCause>,
     /// The turn began (busy, or an assistant message): an idle before that is a stale one.
     started: bool,
+    /// `session.idle` arrived since the turn began: the turn ends once its messages are
+    /// complete (a tool step completes one assistant message and starts the next, so a
+    /// completed message alone ends nothing).
+    idle_seen: bool,
     reconnects: u32,
 }
 
@@ -306,15 +311,21 @@ impl<H: Hooks> Run<'_, H> {
             return Ok(None);
         }
         match event {
-            AgentEvent::Busy { .. } => self.started = true,
+            AgentEvent::Status { status, .. } if status != "idle" => {
+                self.started = true;
+                self.idle_seen = false;
+            }
             AgentEvent::AssistantUpdated { completed, .. } => {
                 self.started = true;
-                // After an abort the first idle can precede the message's completion.
-                if completed {
+                // After an abort the idle can precede the last message's completion.
+                if completed && self.idle_seen {
                     return self.collect().await;
                 }
             }
-            AgentEvent::Idle { .. } if self.started => return self.collect().await,
+            AgentEvent::Idle { .. } if self.started => {
+                self.idle_seen = true;
+                return self.collect().await;
+            }
             AgentEvent::PermissionAsked(ask) => self.on_ask(ask),
             _ => {}
         }
@@ -418,6 +429,9 @@ impl<H: Hooks> Run<'_, H> {
             self.started = true;
             return Ok(None);
         }
+        // Idle now: the turn ended while the stream was down, or has not begun (then its
+        // messages are not complete, and the events say the rest).
+        self.idle_seen = true;
         self.collect().await
     }
 
