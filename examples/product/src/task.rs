@@ -421,10 +421,11 @@ impl<H: Hooks> Run<'_, H> {
             .into_iter()
             .filter(|ask| ask.session_id == self.session_id)
             .collect();
+        let busy = client.statuses().await?.contains_key(&self.session_id);
+        // Replies go out after both reads, so the product's requests come in one order.
         for ask in missed {
             self.on_ask(ask);
         }
-        let busy = client.statuses().await?.contains_key(&self.session_id);
         if busy {
             self.started = true;
             return Ok(None);
