@@ -60,6 +60,8 @@
 //! - [`model`]: the embedded scripted model (replies, rules, recorded requests).
 //! - [`gates`]: pause an operation at a named point to force an interleaving.
 //! - [`fixture`]: the fixture agent's faults.
+//! - [`forward`]: the forwarder a product reaches an agent through; wire faults and the
+//!   product's request log.
 //! - [`evidence`]: what a scenario records and snapshots.
 //! - [`redact`]: the redactor every message and snapshot passes through.
 //! - [`runner`]: the runner, for a test binary with a `main` of its own.
@@ -96,6 +98,7 @@ mod chat_body;
 pub mod client;
 pub mod evidence;
 pub mod fixture;
+pub mod forward;
 pub mod gates;
 mod live;
 pub mod model;

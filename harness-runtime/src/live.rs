@@ -39,6 +39,7 @@ pub struct Live {
     pub(crate) agents: crate::opencode::AgentSlot,
     pub(crate) fixture: crate::fixture::FixtureControl,
     pub(crate) gates: Arc<crate::gates::Gates>,
+    pub(crate) wire: Arc<crate::forward::Wire>,
     pub(crate) skip: Option<Skip>,
 }
 
@@ -95,6 +96,7 @@ impl Live {
                 crate::gates::Gates::from_names(info.options.gates)
                     .unwrap_or_else(|e| panic!("invalid `gate` option: {e}")),
             ),
+            wire: Arc::new(crate::forward::Wire::new(redactor.clone())),
             redactor,
             info,
             skip: None,
@@ -183,6 +185,7 @@ impl Live {
             model: &mut self.model,
             redactor,
             gates: &self.gates,
+            wire: &self.wire,
             fixture: &self.fixture,
             agents: &mut self.agents,
             progress: &|message| progress(name, redactor, message),
@@ -211,6 +214,14 @@ impl Live {
     /// release it; read how many prompts, replies, aborts and process exits happened.
     pub fn gates(&self) -> &Gates {
         &self.gates
+    }
+
+    /// The scenario's wire, between its products and its agents: faults a forwarder injects
+    /// (answer a route once, delay it, drop the product's event stream) and the log of the
+    /// product's requests and events, for products that reach an agent at
+    /// [`Agent::forwarded_url`].
+    pub fn wire(&self) -> &crate::forward::Wire {
+        &self.wire
     }
 
     /// The fixture agent's fault controls (meaningful for `agent = fixture` scenarios).

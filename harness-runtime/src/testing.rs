@@ -17,6 +17,8 @@ pub use crate::__snapshot_assertion as snapshot_assertion;
 // one-shot fact under every gate, and the reason a scenario without OpenCode is skipped.
 pub use crate::client::turn::{Feed, TurnCollector};
 pub use crate::gates::signal::Signal;
+// A forwarder in front of a server the test started (the fixture agent), outside any scenario.
+pub use crate::forward::standalone::Forwarder;
 pub use crate::live::{FinishError, ScenarioInfo};
 pub use crate::model::slot::ModelSlot;
 pub use crate::model::slot::{MODEL_ID, PROVIDER_ID};

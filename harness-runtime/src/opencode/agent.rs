@@ -30,6 +30,8 @@ struct Inner {
     redactor: Arc<Redactor>,
     gates: Arc<Gates>,
     server: HeldServer,
+    /// The forwarder products reach the agent through; provisioning starts it.
+    forwarder: std::sync::OnceLock<crate::forward::Forwarder>,
 }
 
 /// How the scenario holds the server its agent runs on.
@@ -93,8 +95,38 @@ impl Agent {
                 redactor,
                 gates,
                 server,
+                forwarder: std::sync::OnceLock::new(),
             }),
         }
+    }
+
+    /// Starts the forwarder in front of this agent (once), forwarding to its current port and,
+    /// on a shared server, naming its workspace where a request names no directory.
+    pub(crate) fn start_forwarder(&self, wire: &Arc<crate::forward::Wire>) -> std::io::Result<()> {
+        if self.inner.forwarder.get().is_some() {
+            return Ok(());
+        }
+        // Weak: the forwarder lives in the agent, and must not keep it alive.
+        let agent = Arc::downgrade(&self.inner);
+        let upstream: crate::forward::Upstream = Arc::new(move || {
+            let inner = agent.upgrade().ok_or("the agent was dropped")?;
+            match (Agent { inner }).port() {
+                0 => Err("the agent never started"),
+                port => Ok(port),
+            }
+        });
+        let forwarder = crate::forward::Forwarder::start(crate::forward::Target {
+            upstream,
+            directory: self.shared_directory().map(Path::to_path_buf),
+            wire: wire.clone(),
+            gates: self.inner.gates.clone(),
+            redactor: self.inner.redactor.clone(),
+        })?;
+        crate::timeline::note(crate::timeline::Lane::Provisioning, "forwarder", || {
+            forwarder.url()
+        });
+        let _ = self.inner.forwarder.set(forwarder);
+        Ok(())
     }
 
     /// The process the agent runs on: its own, or the leased shared one.
@@ -108,6 +140,20 @@ impl Agent {
     /// The base URL, e.g. `http://127.0.0.1:41234` (the last one, while stopped).
     pub fn endpoint(&self) -> String {
         self.process().endpoint()
+    }
+
+    /// The URL a product under test is given instead of [`endpoint`](Self::endpoint),
+    /// `http://127.0.0.1:<port>`: the agent's forwarder, which forwards every request and
+    /// response unchanged to the agent's current port (it stays the same across restarts),
+    /// passing the scenario's wire gates and [faults](crate::forward::Wire) and logging the
+    /// product's requests. On a shared server it names the agent's workspace where a request
+    /// names no directory. The harness's own client ([`client`](Self::client)) does not use it.
+    pub fn forwarded_url(&self) -> String {
+        self.inner
+            .forwarder
+            .get()
+            .expect("provisioning starts a forwarder in front of every agent")
+            .url()
     }
 
     /// The loopback port the server listens on (0 before the first start).

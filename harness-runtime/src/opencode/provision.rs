@@ -28,6 +28,8 @@ pub(crate) struct ProvisionContext<'a> {
     pub(crate) model: &'a mut ModelSlot,
     pub(crate) redactor: &'a Arc<Redactor>,
     pub(crate) gates: &'a Arc<Gates>,
+    /// The scenario's wire: every agent's forwarder injects its faults and logs into it.
+    pub(crate) wire: &'a Arc<crate::forward::Wire>,
     /// The fixture agent's faults, written into its home before it starts.
     pub(crate) fixture: &'a FixtureControl,
     /// The scenario's agents so far: the new one is tracked here before it starts.
@@ -103,6 +105,9 @@ pub(crate) async fn provision(
             scenario.gates,
         )
         .await?;
+        agent
+            .start_forwarder(scenario.wire)
+            .map_err(|e| ProvisionError::io("start the agent's forwarder", e))?;
         (scenario.progress)("on a shared server");
         crate::timeline::note(crate::timeline::Lane::Provisioning, "shared server", || {
             agent.endpoint()
@@ -136,6 +141,9 @@ pub(crate) async fn provision(
     let agent = Agent::own(index, process);
     // Tracked before the start: a failed start keeps its root and logs for the diagnosis.
     scenario.agents.push(agent.clone());
+    agent
+        .start_forwarder(scenario.wire)
+        .map_err(|e| ProvisionError::io("start the agent's forwarder", e))?;
     agent.start().await?;
     Ok(agent)
 }

@@ -20,6 +20,8 @@ pub(crate) enum Lane {
     Gates,
     /// Stop, sweep, kept roots.
     Teardown,
+    /// What a product sent through a forwarder (method, route, status), and wire faults fired.
+    Wire,
 }
 
 /// One timestamped thing that happened during a scenario.
