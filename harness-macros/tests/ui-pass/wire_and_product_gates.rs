@@ -1,0 +1,22 @@
+use harness_runtime::gates::WirePoint;
+use harness_runtime::{Live, live_agent_test};
+
+#[live_agent_test(
+    agent = "fixture",
+    gate = [
+        "abort",
+        "request POST /session/{id}/abort",
+        "response POST /permission/{requestID}/reply",
+        "event permission.asked",
+        "product before_save",
+    ],
+)]
+async fn every_form(live: &mut Live) {
+    let abort = WirePoint::parse("request POST /session/{id}/abort").unwrap();
+    assert!(live.gates().wire_gate(&abort).is_some());
+    assert!(live.gates().product_gate("before_save").is_some());
+}
+
+fn main() {
+    let _ = every_form;
+}
