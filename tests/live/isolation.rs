@@ -137,7 +137,7 @@ async fn cross_talk(live: &mut Live, me: usize) -> anyhow::Result<()> {
     let mut files: Vec<String> = std::fs::read_dir(agent.workspace())?
         .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
         .collect::<Result<_, _>>()?;
-    files.retain(|f| f != ".git" && f != "opencode.json");
+    files.retain(|f| f != ".git" && f != ".opencode");
     files.sort();
 
     // Every event this subscription saw while the turn ran is of this scenario's session.

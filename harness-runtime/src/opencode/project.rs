@@ -12,8 +12,27 @@ use std::path::Path;
 
 /// The file OpenCode reads a repository's project id from, inside its git dir.
 const PROJECT_ID_FILE: &str = "opencode";
-/// A project's config file, found from a directory up to its project's work tree.
-const CONFIG_FILE: &str = "opencode.json";
+/// The project's config directory: OpenCode reads its `opencode.json` then `opencode.jsonc`
+/// after the project's own `opencode.json` and `opencode.jsonc`, so the last of them outranks
+/// every config file a product puts in the workspace.
+const CONFIG_DIR: &str = ".opencode";
+/// The harness's file in [`CONFIG_DIR`]: the one a product is least likely to write.
+const CONFIG_FILE: &str = "opencode.jsonc";
+/// OpenCode installs `@opencode-ai/plugin` into every config directory in the background
+/// (offline it fails after about 70 s); one that already looks installed stops it, as the
+/// agent's own config directory does (`root.rs`).
+const PLUGIN_SEED: [(&str, &str); 2] = [
+    (
+        "package.json",
+        r#"{"dependencies":{"@opencode-ai/plugin":"*"}}"#,
+    ),
+    (
+        "package-lock.json",
+        r#"{"packages":{"":{"dependencies":{"@opencode-ai/plugin":"*"}}}}"#,
+    ),
+];
+/// What OpenCode writes into a config file that lacks it: present, the file is left alone.
+const SCHEMA: &str = "https://opencode.ai/config.json";
 
 /// Makes `workspace` the work tree of an empty git repository (what `git rev-parse` accepts:
 /// `HEAD`, `objects/`, `refs/`) and stores a fresh project id in it. Returns the id.
@@ -27,17 +46,38 @@ pub(crate) fn make_own_project(workspace: &Path) -> std::io::Result<String> {
     Ok(id)
 }
 
-/// Writes the project's own config (a shared server's scenario: its provider and permission),
-/// and keeps it out of what OpenCode's file tools list: they skip what git ignores, and the
-/// file is the harness's, not the scenario's work.
+/// Writes the scenario's config where a directory on a shared server finds it above every
+/// project config the product writes: `.opencode/opencode.jsonc` in the workspace (a product's
+/// `opencode.json` beside it is read and merged beneath, as beneath `OPENCODE_CONFIG_CONTENT`
+/// on a server of its own). The directory is seeded so OpenCode installs nothing into it, and
+/// kept out of what OpenCode's file tools list: they skip what git ignores, and the files are
+/// the harness's, not the scenario's work.
 pub(crate) fn write_project_config(
     workspace: &Path,
     config: &serde_json::Value,
 ) -> std::io::Result<()> {
     let info = workspace.join(".git").join("info");
     std::fs::create_dir_all(&info)?;
-    std::fs::write(info.join("exclude"), format!("/{CONFIG_FILE}\n"))?;
-    std::fs::write(workspace.join(CONFIG_FILE), config.to_string())
+    // Only the harness's own files: a product's agents or commands in `.opencode/` stay
+    // visible, as on a server of its own.
+    let excluded: String = std::iter::once(CONFIG_FILE)
+        .chain(PLUGIN_SEED.iter().map(|(name, _)| *name))
+        .chain(["node_modules/", ".gitignore"])
+        .map(|name| format!("/{CONFIG_DIR}/{name}\n"))
+        .collect();
+    std::fs::write(info.join("exclude"), excluded)?;
+    let dir = workspace.join(CONFIG_DIR);
+    std::fs::create_dir_all(dir.join("node_modules"))?;
+    for (name, content) in PLUGIN_SEED {
+        std::fs::write(dir.join(name), content)?;
+    }
+    let mut config = config.clone();
+    if let Some(object) = config.as_object_mut() {
+        object
+            .entry("$schema")
+            .or_insert_with(|| serde_json::Value::String(SCHEMA.into()));
+    }
+    std::fs::write(dir.join(CONFIG_FILE), config.to_string())
 }
 
 /// 40 random hex digits: the shape of the root-commit ids OpenCode uses otherwise.
@@ -50,6 +90,49 @@ fn fresh_id() -> std::io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// On a shared server the scenario's config must not be the file a product writes, must
+    /// not start an install, and must not show in what the agent's file tools list.
+    #[test]
+    fn the_config_goes_beside_a_products_own_files_and_out_of_git() {
+        let temp = tempfile::tempdir().unwrap();
+        let workspace = temp.path();
+        make_own_project(workspace).unwrap();
+        std::fs::write(workspace.join("opencode.json"), r#"{"username":"product"}"#).unwrap();
+        write_project_config(workspace, &serde_json::json!({"model": "scripted/m"})).unwrap();
+        let dir = workspace.join(CONFIG_DIR);
+        let written: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(CONFIG_FILE)).unwrap()).unwrap();
+        assert_eq!(
+            written,
+            serde_json::json!({"model": "scripted/m", "$schema": SCHEMA})
+        );
+        assert_eq!(
+            std::fs::read_to_string(workspace.join("opencode.json")).unwrap(),
+            r#"{"username":"product"}"#
+        );
+        assert!(dir.join("node_modules").is_dir());
+        for (name, content) in PLUGIN_SEED {
+            assert_eq!(std::fs::read_to_string(dir.join(name)).unwrap(), content);
+        }
+        // git (and so OpenCode's ripgrep-based tools) sees none of the harness's files, but
+        // would see a product's agent in the same directory.
+        std::fs::create_dir_all(dir.join("agents")).unwrap();
+        std::fs::write(dir.join("agents").join("review.md"), "Review.").unwrap();
+        let out = std::process::Command::new("git")
+            .args(["status", "--porcelain", "--untracked-files=all"])
+            .current_dir(workspace)
+            .output()
+            .expect("run git");
+        assert!(out.status.success(), "{out:?}");
+        let listed = String::from_utf8(out.stdout).unwrap();
+        let mut listed: Vec<&str> = listed.lines().collect();
+        listed.sort_unstable();
+        assert_eq!(
+            listed,
+            ["?? .opencode/agents/review.md", "?? opencode.json"]
+        );
+    }
 
     #[test]
     fn two_workspaces_get_different_ids_and_git_accepts_both() {

@@ -108,6 +108,8 @@ pub(crate) async fn provision(
         agent
             .start_forwarder(scenario.wire)
             .map_err(|e| ProvisionError::io("start the agent's forwarder", e))?;
+        // A server of its own is observed from its start on (`Agent::start`).
+        agent.observe().await;
         (scenario.progress)("on a shared server");
         crate::timeline::note(crate::timeline::Lane::Provisioning, "shared server", || {
             agent.endpoint()
@@ -148,10 +150,10 @@ pub(crate) async fn provision(
     Ok(agent)
 }
 
-/// The agent as `scenario`'s directory on a shared server: its provider and permission go
-/// into its project's config, `opencode.json` in the workspace (OpenCode looks for it from the
-/// directory up to the project's work tree, which is the workspace; the shared server's own
-/// config carries neither, so the project config decides).
+/// The agent as `scenario`'s directory on a shared server: its config goes into the
+/// workspace's `.opencode/opencode.jsonc`, the last config file OpenCode reads for a directory
+/// (the shared server's own config is empty, so it decides above the product's project files,
+/// as `OPENCODE_CONFIG_CONTENT` does on a server of its own).
 async fn lease_shared(
     scenario: &str,
     root: AgentRoot,

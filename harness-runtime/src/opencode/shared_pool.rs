@@ -21,10 +21,12 @@ use super::server_process::{Launch, ServerProcess};
 use super::{ModelsCatalog, ProvisionError, sandbox_plan};
 use crate::redact::Redactor;
 
-/// What every shared server is started with: only the switches that hold for every scenario.
-/// `OPENCODE_CONFIG_CONTENT` outranks a project's `opencode.json`, so the scenario's provider,
-/// model and permission must not be in it.
-const SERVER_CONFIG: &str = r#"{"autoupdate":false,"share":"disabled","snapshot":false}"#;
+/// What every shared server is started with: nothing. `OPENCODE_CONFIG_CONTENT` outranks
+/// every config file of a directory, so each setting of a scenario (its provider, model,
+/// permission, snapshots, the product's settings) is in its workspace's
+/// `.opencode/opencode.jsonc`, where a server of its own would have it; the environment keeps
+/// autoupdate and sharing off.
+const SERVER_CONFIG: &str = "{}";
 /// The name the servers' roots carry (`live-shared-server-<pid>-<nonce>`).
 const ROOT_NAME: &str = "shared-server";
 /// The name of the pool's directory (`live-shared-pool-<pid>-<nonce>`).
