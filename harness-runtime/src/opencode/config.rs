@@ -64,7 +64,8 @@ impl ModelConfigs for ModelSlot {
 /// Where the config comes from: the options' explicit `config` first (while recording, it is
 /// the upstream the relay records from, as the user's config would be); else the scenario's
 /// model plan: the scripted model, the user's config (`OPENCODE_CONFIG_CONTENT`, live), that
-/// config through the recording relay (record), or the cassette's replay.
+/// config through the recording relay (record), or the cassette's replay. The options'
+/// `product_config` is layered over it ([`config_layer`](super::config_layer)).
 pub(crate) fn choose(
     options: &AgentOptions,
     scenario: &ScenarioOptions,
@@ -72,7 +73,7 @@ pub(crate) fn choose(
     model: &mut impl ModelConfigs,
     redactor: &Arc<Redactor>,
 ) -> Result<Value, ProvisionError> {
-    let mut config = choose_with(
+    let chosen = choose_with(
         options,
         scenario,
         name,
@@ -80,8 +81,17 @@ pub(crate) fn choose(
         redactor,
         crate::settings::raw,
     )?;
+    let mut config = with_product(chosen, options)?;
     snapshots_off_unless_set(&mut config);
     Ok(config)
+}
+
+/// `config` with the options' product settings layered over it, if any.
+fn with_product(config: Value, options: &AgentOptions) -> Result<Value, ProvisionError> {
+    match &options.product_config {
+        Some(product) => super::config_layer::layer(&config, product),
+        None => Ok(config),
+    }
 }
 
 /// Every workspace is a git repository (its own OpenCode project), which would switch on
@@ -252,32 +262,11 @@ fn adapt_user_config(
     Ok(())
 }
 
-/// Registers every string under each provider's `options` and `headers` as a secret: API keys,
-/// tokens and private base URLs live there. Strings shorter than 4 characters are left out: they
-/// cannot be credentials and would blank out unrelated text.
+/// Registers every credential of `config` ([`config_layer::secrets`](super::config_layer::secrets))
+/// as a secret of `redactor`.
 pub(crate) fn register_secrets(config: &Value, redactor: &Redactor) {
-    let Some(providers) = config.get("provider").and_then(Value::as_object) else {
-        return;
-    };
-    for provider in providers.values() {
-        for key in ["options", "headers"] {
-            if let Some(value) = provider.get(key) {
-                each_string(value, &mut |s| {
-                    if s.len() >= 4 {
-                        redactor.add_secret(s);
-                    }
-                });
-            }
-        }
-    }
-}
-
-fn each_string(value: &Value, f: &mut impl FnMut(&str)) {
-    match value {
-        Value::String(s) => f(s),
-        Value::Array(items) => items.iter().for_each(|v| each_string(v, f)),
-        Value::Object(map) => map.values().for_each(|v| each_string(v, f)),
-        _ => {}
+    for secret in super::config_layer::secrets(config) {
+        redactor.add_secret(&secret);
     }
 }
 
@@ -539,6 +528,67 @@ mod tests {
             "{error}"
         );
         assert!(!error.contains("sk-canary"), "{error}");
+    }
+
+    /// The product's settings go over whatever config the plan chose, and a setting breaking
+    /// that config's wiring is refused, whichever it is.
+    #[test]
+    fn a_product_config_is_layered_over_every_plan() {
+        let redactor = Arc::new(Redactor::for_scenario());
+        let options = AgentOptions::default()
+            .permission(json!({"*": "allow"}))
+            .product_config(json!({"permission": {"bash": "ask"}}))
+            .product_config(json!({"instructions": ["RULES.md"]}));
+        let mut live = Configs::new(ModelPlan::Live);
+        let chosen = choose_in(&options, &CASSETTE, &mut live, &redactor).unwrap();
+        let config = with_product(chosen, &options).unwrap();
+        assert_eq!(config["permission"], json!({"*": "allow", "bash": "ask"}));
+        assert_eq!(config["instructions"], json!(["RULES.md"]));
+        assert_eq!(config["model"], "ollama/gemma3:270m");
+
+        let breaking = AgentOptions::default().product_config(json!({"enabled_providers": []}));
+        let chosen = choose_in(&breaking, &CASSETTE, &mut live, &redactor).unwrap();
+        let error = with_product(chosen, &breaking).unwrap_err().to_string();
+        assert!(
+            error.starts_with(
+                "the product config cannot set `enabled_providers`: it leaves out `ollama`, the \
+                 provider of the scenario's model `ollama/gemma3:270m`"
+            ),
+            "{error}"
+        );
+        // An explicit config is wired by what it names.
+        let explicit = AgentOptions::default()
+            .config(json!({"provider": {"x": {}}, "model": "x/m"}))
+            .product_config(json!({"provider": {"x": {"name": "mine"}}}));
+        let mut scripted = Configs::new(ModelPlan::Scripted);
+        let chosen = choose_in(&explicit, &CASSETTE, &mut scripted, &redactor).unwrap();
+        let error = with_product(chosen, &explicit).unwrap_err();
+        assert!(
+            matches!(&error, ProvisionError::ProductConfig { key, .. } if key == "provider.x"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn mcp_headers_environment_and_oauth_are_secrets() {
+        let redactor = Redactor::for_scenario();
+        register_secrets(
+            &json!({"mcp": {
+                "remote": {"type": "remote", "url": "http://visible.example/mcp",
+                           "headers": {"Authorization": "Bearer mcp-token"},
+                           "oauth": {"clientSecret": "mcp-client-secret"}},
+                "local": {"type": "local", "command": ["node", "tool.js"],
+                          "environment": {"TOOL_KEY": "tool-key-123"}}
+            }}),
+            &redactor,
+        );
+        let text = redactor.redact(
+            "Bearer mcp-token mcp-client-secret tool-key-123 http://visible.example/mcp tool.js",
+        );
+        assert_eq!(
+            text,
+            "[secret] [secret] [secret] http://visible.example/mcp tool.js"
+        );
     }
 
     #[test]

@@ -21,6 +21,16 @@ pub enum ProvisionError {
     /// The agent's configuration could not be built.
     #[error("invalid agent configuration: {0}")]
     Config(String),
+    /// A setting of [`AgentOptions::product_config`](super::AgentOptions::product_config)
+    /// would take the scenario's model away from OpenCode (the harness's provider entry,
+    /// `model`, `small_model`, the providers enabled or disabled, an agent's model).
+    #[error("the product config cannot set `{key}`: {reason}")]
+    ProductConfig {
+        /// The setting, as a dotted path, e.g. `provider.scripted` or `agent.build.model`.
+        key: String,
+        /// Why it breaks the wiring, and what to do.
+        reason: String,
+    },
     /// A file-system step of provisioning failed.
     #[error("could not {what}: {source}")]
     Io {

@@ -3,6 +3,7 @@
 mod agent;
 mod agent_client;
 mod config;
+mod config_layer;
 mod discover;
 pub(crate) mod error;
 mod logs;

@@ -24,11 +24,24 @@ pub struct AgentOptions {
     /// nothing outside the workspace may be touched. Ask for prompts explicitly, e.g.
     /// `{"*": "allow", "bash": "ask"}`. Ignored when the config comes from `config` or from
     /// `OPENCODE_CONFIG_CONTENT` (a scenario that `requires` it).
+    ///
+    /// The policy reaches OpenCode above the project's config, so it outranks the `permission`
+    /// of an `opencode.json` the product puts in the workspace (OpenCode applies the last
+    /// matching rule, and the policy's `"*"` matches everything): to let the project's rules
+    /// decide, as they would outside a test, set it to `{}` (OpenCode's own defaults then apply
+    /// beneath them), or give the product's rules with
+    /// [`product_config`](Self::product_config).
     pub permission: serde_json::Value,
     /// The whole `OPENCODE_CONFIG_CONTENT`, replacing the one built for the scenario. While a
     /// cassette is recorded, it is the real model's config the relay records from (its `model`
     /// names the provider), in place of the user's: OpenCode gets it pointed at the relay.
     pub config: Option<serde_json::Value>,
+    /// The product's own OpenCode settings (agents, commands, MCP servers, instructions, the
+    /// `shell`, permissions, ...), merged over the config the harness builds for the scenario's
+    /// model as OpenCode merges one config source over another: objects key by key, anything
+    /// else replaced, `instructions` and `plugin` lists joined. See
+    /// [`product_config`](Self::product_config).
+    pub product_config: Option<serde_json::Value>,
     /// Extra environment for the agent process, applied last.
     pub env: Vec<(String, String)>,
     /// The readiness ceiling before `LIVE_TIMEOUT_SCALE` (default 60 s).
@@ -49,6 +62,7 @@ impl Default for AgentOptions {
         Self {
             permission: serde_json::json!({"*": "allow", "external_directory": "deny"}),
             config: None,
+            product_config: None,
             env: Vec::new(),
             ready_timeout: DEFAULT_READY_TIMEOUT,
             stop_grace: DEFAULT_STOP_GRACE,
@@ -68,6 +82,45 @@ impl AgentOptions {
     /// Sets [`config`](Self::config).
     pub fn config(mut self, config: serde_json::Value) -> Self {
         self.config = Some(config);
+        self
+    }
+
+    /// Layers the product's own OpenCode settings over the harness's config for the scenario's
+    /// model; called again, the later settings merge over the earlier ones.
+    ///
+    /// The settings reach OpenCode above every project config (`opencode.json` and
+    /// `.opencode/` in the workspace, which OpenCode still reads and merges beneath), as they
+    /// would from the product's own `OPENCODE_CONFIG_CONTENT`. Their `permission` rules merge
+    /// over [`permission`](Self::permission)'s. The model wiring stays the harness's:
+    /// provisioning fails with [`ProvisionError::ProductConfig`](super::ProvisionError::ProductConfig),
+    /// naming the key, for settings of the harness's `provider.<id>`, `model` or `small_model`,
+    /// an `enabled_providers` without (or `disabled_providers` with) the provider of the
+    /// scenario's model, and an agent's, mode's or command's `model` of another provider.
+    /// `autoupdate` and `share` may be set, but stay off: the agent's environment turns both
+    /// off.
+    ///
+    /// On a shared server (`LIVE_ISOLATION=shared`) the settings go to the workspace's
+    /// `.opencode/opencode.jsonc` with the harness's config; settings that reach beyond the
+    /// workspace's directory give the scenario a server of its own: `plugin`, providers of
+    /// OpenCode's models catalog in `enabled_providers`, and credentials (provider `options`
+    /// and `headers`, MCP `headers`, `environment` and `oauth`), which stay out of files.
+    ///
+    /// ```ignore
+    /// let agent = live
+    ///     .opencode_with(AgentOptions::default().product_config(json!({
+    ///         "instructions": ["RULES.md"],
+    ///         "permission": {"bash": "ask"},
+    ///     })))
+    ///     .await?;
+    /// ```
+    pub fn product_config(mut self, settings: serde_json::Value) -> Self {
+        self.product_config = Some(match self.product_config.take() {
+            Some(mut earlier) if earlier.is_object() && settings.is_object() => {
+                super::config_layer::merge_settings(&mut earlier, &settings);
+                earlier
+            }
+            _ => settings,
+        });
         self
     }
 

@@ -45,6 +45,13 @@ pub(crate) fn check(
     if options.config.is_some() {
         return Err("`AgentOptions::config` replaces the server's whole config");
     }
+    if let Some(reason) = options
+        .product_config
+        .as_ref()
+        .and_then(super::config_layer::unshareable)
+    {
+        return Err(reason);
+    }
     if !options.read_only.is_empty() || !options.writable.is_empty() {
         return Err("`AgentOptions::read_only` and `writable` widen the server's sandbox");
     }
@@ -73,6 +80,13 @@ mod tests {
         // A permission policy is per directory: it shares.
         let asking = AgentOptions::default().permission(serde_json::json!({"bash": "ask"}));
         assert_eq!(check(&scenario, &ModelPlan::Scripted, &asking, 0), Ok(()));
+        // So are the product's settings, unless they reach beyond the directory.
+        let product = AgentOptions::default().product_config(serde_json::json!({
+            "instructions": ["RULES.md"],
+        }));
+        assert_eq!(check(&scenario, &ModelPlan::Scripted, &product, 0), Ok(()));
+        let plugin = AgentOptions::default().product_config(serde_json::json!({"plugin": ["p"]}));
+        assert!(check(&scenario, &ModelPlan::Scripted, &plugin, 0).is_err());
         assert!(check(&scenario, &ModelPlan::Scripted, &default, 1).is_err());
         assert!(
             check(
