@@ -23,6 +23,10 @@ fn main() -> ExitCode {
         test!(sessions_survive_a_restart_on_the_same_root_and_a_pass_removes_it).needs(OpenCode),
         test!(parallel_agents_are_isolated_and_failed_or_abandoned_roots_are_kept).needs(OpenCode),
         test!(an_invalid_config_is_ready_and_named_by_the_first_api_call).needs(OpenCode),
+        test!(a_product_setting_breaking_the_model_wiring_fails_before_a_root_exists)
+            .needs(OpenCode),
+        test!(product_settings_outrank_a_project_file_which_outranks_nothing_of_the_wiring)
+            .needs(OpenCode),
         test!(the_sweep_kills_a_detached_carrier),
         test!(the_reaper_sweeps_when_the_runner_pipe_closes),
         test!(runner_role).ignore(
@@ -281,6 +285,94 @@ fn a_sigkilled_runner_leaves_no_carrier_behind() {
         );
         std::thread::sleep(Duration::from_millis(20)); // no signal to wait on: another process sweeps
     }
+}
+
+/// A scenario context for `name` on a server of its own, whatever `LIVE_ISOLATION` says.
+fn live_on_own_server(name: &str) -> harness_runtime::Live {
+    let (program, args) = support::agents::role_command();
+    testing::use_role_command(program, args);
+    testing::live(testing::ScenarioInfo {
+        name: name.to_string(),
+        options: harness_runtime::ScenarioOptions {
+            isolation: Some(harness_runtime::Isolation::Server),
+            ..harness_runtime::ScenarioOptions::DEFAULT
+        },
+        manifest_dir: std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+        snapshot_assertion: harness_runtime::testing::snapshot_assertion!(),
+    })
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn a_product_setting_breaking_the_model_wiring_fails_before_a_root_exists() {
+    let mut live = live_on_own_server("provisioning::product-config-refused");
+    let options = AgentOptions::default().product_config(serde_json::json!({
+        "provider": {testing::PROVIDER_ID: {"options": {"baseURL": "http://127.0.0.1:9/v1"}}},
+    }));
+    let error = live.opencode_with(options).await.unwrap_err();
+    let key = format!("provider.{}", testing::PROVIDER_ID);
+    assert!(
+        matches!(&error, ProvisionError::ProductConfig { key: named, .. } if *named == key),
+        "{error}"
+    );
+    assert!(
+        error
+            .to_string()
+            .starts_with(&format!("the product config cannot set `{key}`: ")),
+        "{error}"
+    );
+    // Refused before a root was made: there is nothing to keep or remove.
+    testing::finish_agents(&mut live, false).await.unwrap();
+}
+
+/// What OpenCode reports for the workspace of an agent with product settings and a project
+/// `opencode.json`: the product's outrank the project's (both are read), and neither touches
+/// the scripted model.
+#[tokio::main(flavor = "current_thread")]
+async fn product_settings_outrank_a_project_file_which_outranks_nothing_of_the_wiring() {
+    let mut live = live_on_own_server("provisioning::product-config-layers");
+    let options =
+        support::agents::patient(AgentOptions::default().product_config(serde_json::json!({
+            "username": "product",
+            "instructions": ["PRODUCT.md"],
+            "snapshot": true,
+        })));
+    let agent = live.opencode_with(options).await.unwrap();
+    // Before the first request: OpenCode reads a directory's config when its instance starts.
+    let project = serde_json::json!({
+        "username": "project",
+        "instructions": ["PROJECT.md"],
+        "default_agent": "plan",
+        "model": "anthropic/claude-sonnet-4",
+        "provider": {testing::PROVIDER_ID: {"options": {"baseURL": "http://127.0.0.1:9/v1"}}},
+    });
+    std::fs::write(agent.workspace().join("opencode.json"), project.to_string()).unwrap();
+    let config: serde_json::Value = http()
+        .get(format!("{}/config", agent.endpoint()))
+        .query(&[("directory", agent.workspace())])
+        .send()
+        .await
+        .unwrap()
+        .error_for_status()
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(config["username"], "product", "{config}");
+    assert_eq!(
+        config["instructions"],
+        serde_json::json!(["PROJECT.md", "PRODUCT.md"]),
+        "{config}"
+    );
+    assert_eq!(
+        config["default_agent"], "plan",
+        "the project's own key: {config}"
+    );
+    assert_eq!(config["snapshot"], true, "{config}");
+    let scripted = format!("{}/{}", testing::PROVIDER_ID, testing::MODEL_ID);
+    assert_eq!(config["model"], scripted.as_str(), "{config}");
+    let base_url = &config["provider"][testing::PROVIDER_ID]["options"]["baseURL"];
+    assert_ne!(base_url, "http://127.0.0.1:9/v1", "{config}");
+    testing::finish_agents(&mut live, true).await.unwrap();
 }
 
 /// The benchmark's raw side runs a bare server in the same conditions as an agent.

@@ -9,6 +9,7 @@ mod gates;
 mod isolation;
 mod permissions;
 mod probes;
+mod product_config;
 mod provisioning;
 mod questions;
 mod sandbox;
