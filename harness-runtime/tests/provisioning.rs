@@ -41,18 +41,19 @@ fn http() -> reqwest::Client {
     reqwest::Client::builder().no_proxy().build().unwrap()
 }
 
+/// The JSON answer of `request`, which must succeed.
+async fn answer(request: reqwest::RequestBuilder) -> serde_json::Value {
+    let response = request.send().await.unwrap().error_for_status().unwrap();
+    response.json().await.unwrap()
+}
+
 async fn create_session(agent: &Agent) -> String {
-    let session: serde_json::Value = http()
-        .post(format!("{}/session", agent.endpoint()))
-        .json(&serde_json::json!({"title": "provisioning probe"}))
-        .send()
-        .await
-        .unwrap()
-        .error_for_status()
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let session = answer(
+        http()
+            .post(format!("{}/session", agent.endpoint()))
+            .json(&serde_json::json!({"title": "provisioning probe"})),
+    )
+    .await;
     session["id"].as_str().expect("session id").to_string()
 }
 
@@ -346,17 +347,12 @@ async fn product_settings_outrank_a_project_file_which_outranks_nothing_of_the_w
         "provider": {testing::PROVIDER_ID: {"options": {"baseURL": "http://127.0.0.1:9/v1"}}},
     });
     std::fs::write(agent.workspace().join("opencode.json"), project.to_string()).unwrap();
-    let config: serde_json::Value = http()
-        .get(format!("{}/config", agent.endpoint()))
-        .query(&[("directory", agent.workspace())])
-        .send()
-        .await
-        .unwrap()
-        .error_for_status()
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let config = answer(
+        http()
+            .get(format!("{}/config", agent.endpoint()))
+            .query(&[("directory", agent.workspace())]),
+    )
+    .await;
     assert_eq!(config["username"], "product", "{config}");
     assert_eq!(
         config["instructions"],
