@@ -274,6 +274,16 @@ fn product_point_names_are_checked() {
     }
 }
 
+#[test]
+fn a_product_point_can_be_handed_to_any_task() {
+    fn handle<T: Clone + Send + Sync + std::fmt::Debug + 'static>() {}
+    fn future<F: std::future::Future + Send + 'static>(_: F) {}
+    handle::<harness_runtime::gates::ProductPoint>();
+    handle::<WirePoint>();
+    let point = Gates::default().product_point("p").unwrap();
+    future(async move { point.pass().await });
+}
+
 #[tokio::test]
 async fn an_unarmed_product_point_passes_at_once() {
     let gates = Gates::default();

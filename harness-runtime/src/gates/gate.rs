@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::{GateError, GatePoint, Signal};
+use crate::timeline::Lane;
 
 /// How many times each point was passed, by [`GatePoint::index`]: kept by the registry, read by
 /// the gates it armed to know which pass is theirs.
@@ -20,6 +21,8 @@ pub(crate) type PassCounts = [AtomicU64; GatePoint::ALL.len()];
 #[derive(Debug)]
 pub struct Gate {
     name: String,
+    // Where the report draws it: wire gates beside the product's requests, the rest as gates.
+    lane: Lane,
     entered: Signal,
     released: Signal,
     armed: Option<Armed>,
@@ -52,6 +55,7 @@ impl Gate {
             released: Signal::new(format!("{name} released")),
             armed: None,
             name,
+            lane: Lane::Gates,
         }
     }
 
@@ -67,14 +71,16 @@ impl Gate {
     }
 
     /// A gate called `spelling` for the `nth` pass at a wire or product point after it had seen
-    /// `base` passes.
+    /// `base` passes, noted in `lane`.
     pub(super) fn armed_keyed(
         spelling: String,
+        lane: Lane,
         nth: u64,
         base: u64,
         passes: Arc<AtomicU64>,
     ) -> Self {
         let mut gate = Gate::new(spelling);
+        gate.lane = lane;
         gate.armed = Some(Armed {
             nth,
             base,
@@ -102,11 +108,11 @@ impl Gate {
 
     /// Publishes "entered" and waits until the gate is released (at once if it already is).
     pub async fn enter(&self) {
-        use crate::timeline::{Lane, note_keyed};
-        note_keyed(Lane::Gates, "entered", &self.name, String::new);
+        use crate::timeline::note_keyed;
+        note_keyed(self.lane, "entered", &self.name, String::new);
         self.entered.publish();
         self.released.wait().await;
-        note_keyed(Lane::Gates, "released", &self.name, String::new);
+        note_keyed(self.lane, "released", &self.name, String::new);
     }
 
     /// Waits until an operation entered the gate, without a ceiling. Prefer

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::{Gate, WirePoint};
+use crate::timeline::Lane;
 
 /// The wire kinds with an armed gate, as bits: a pass of a kind with no bit set returns after
 /// one atomic load.
@@ -120,18 +121,21 @@ impl Keyed {
         if let Some((_, gate)) = point.gates.iter().find(|(p, _)| *p == pass) {
             return gate.clone();
         }
+        // Wire gates go beside the product's requests in the report; product gates with gates.
+        let lane = match point.key {
+            Key::Wire(_) => Lane::Wire,
+            Key::Product(_) => Lane::Gates,
+        };
         let gate = Arc::new(Gate::armed_keyed(
             point.spelling.clone(),
+            lane,
             n,
             base,
             point.passes.clone(),
         ));
-        crate::timeline::note_keyed(
-            crate::timeline::Lane::Gates,
-            "armed",
-            &point.spelling,
-            || format!("pass {n} of `{}` after arming", point.spelling),
-        );
+        crate::timeline::note_keyed(lane, "armed", &point.spelling, || {
+            format!("pass {n} of `{}` after arming", point.spelling)
+        });
         if opened_for_good {
             // Teardown began: nothing will pass, so the gate is neither kept nor unreached.
             gate.release();
@@ -223,7 +227,7 @@ mod tests {
     use futures::FutureExt;
 
     use crate::gates::{Gates, WirePoint};
-    use crate::timeline::{Collector, install_on_this_thread};
+    use crate::timeline::{Collector, Lane, install_on_this_thread};
 
     fn point(spelling: &str) -> WirePoint {
         WirePoint::parse(spelling).unwrap()
@@ -334,7 +338,7 @@ mod tests {
         assert_eq!(passed, Ok((Some(()), Some(()))), "the passes took the lock");
     }
 
-    /// The run report's gates lane: wire gates armed, entered and released under their spelling.
+    /// The run report's wire lane: wire gates armed, entered and released under their spelling.
     #[tokio::test]
     async fn wire_gates_note_the_timeline_under_their_spelling() {
         let collector = Collector::new();
@@ -350,12 +354,32 @@ mod tests {
         assert!(
             entries
                 .iter()
-                .all(|e| e.key.as_deref() == Some("event session.idle")),
+                .all(|e| e.key.as_deref() == Some("event session.idle") && e.lane == Lane::Wire),
             "{entries:?}"
         );
         assert_eq!(
             entries[0].text,
             "pass 1 of `event session.idle` after arming"
+        );
+    }
+
+    /// Product gates are drawn with the other gates.
+    #[tokio::test]
+    async fn product_gates_note_the_gates_lane() {
+        let collector = Collector::new();
+        install_on_this_thread(Some(collector.clone()));
+        let gates = Gates::default();
+        let point = gates.product_point("before_save").unwrap();
+        gates.arm_product("before_save").unwrap().release();
+        point.pass().await;
+        install_on_this_thread(None);
+        let entries = collector.take().entries;
+        assert_eq!(entries.len(), 3, "{entries:?}");
+        assert!(
+            entries
+                .iter()
+                .all(|e| e.key.as_deref() == Some("product before_save") && e.lane == Lane::Gates),
+            "{entries:?}"
         );
     }
 }

@@ -30,10 +30,6 @@ pub use point::GatePoint;
 pub use product_point::ProductPoint;
 pub use registry::Gates;
 pub use route_pattern::RoutePattern;
-#[allow(
-    unused_imports,
-    reason = "the forwarder logs requests by route template"
-)]
 pub(crate) use route_pattern::route_template;
 pub(crate) use signal::Signal;
 pub use wire_point::{EventType, WirePoint};

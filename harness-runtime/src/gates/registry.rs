@@ -286,7 +286,6 @@ impl Gates {
     /// Called by the forwarder before it forwards a product's request: enters every armed
     /// `request` gate whose pattern matches and whose pass this is. One atomic load when no
     /// `request` gate is armed.
-    #[allow(dead_code, reason = "the forwarder calls it")]
     pub(crate) async fn pass_request(&self, method: &str, path: &str) {
         if self.keyed.kind_armed(keyed::REQUEST) {
             self.keyed
@@ -299,7 +298,6 @@ impl Gates {
 
     /// Called by the forwarder after a response arrived, before the product gets it: like
     /// [`pass_request`](Gates::pass_request), for `response` gates.
-    #[allow(dead_code, reason = "the forwarder calls it")]
     pub(crate) async fn pass_response(&self, method: &str, path: &str) {
         if self.keyed.kind_armed(keyed::RESPONSE) {
             self.keyed
@@ -312,7 +310,6 @@ impl Gates {
 
     /// Called by the forwarder before it delivers an event of `event_type` on a product's event
     /// stream: like [`pass_request`](Gates::pass_request), for `event` gates.
-    #[allow(dead_code, reason = "the forwarder calls it")]
     pub(crate) async fn pass_event(&self, event_type: &str) {
         if self.keyed.kind_armed(keyed::EVENT) {
             self.keyed

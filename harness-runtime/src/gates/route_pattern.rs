@@ -85,7 +85,6 @@ impl RoutePattern {
 /// The OpenCode route template (`/session/{sessionID}/abort`) that serves `method` and `path`
 /// (a query string is ignored), if OpenCode has one: where several fit, the one whose first
 /// differing segment is literal, as OpenCode's router picks.
-#[allow(dead_code, reason = "the forwarder logs requests by route template")]
 pub(crate) fn route_template(method: &str, path: &str) -> Option<&'static str> {
     let path = path.split(['?', '#']).next().unwrap_or_default();
     resolve(method, path).map(|index| ROUTES[index].1)

@@ -45,6 +45,7 @@ pub enum WirePoint {
     /// product.
     Response(RoutePattern),
     /// `event <type>`: before an event of the type is delivered on a product's event stream.
+    /// Every delivery is a pass: an event delivered on two of the product's streams is two.
     Event(EventType),
 }
 
