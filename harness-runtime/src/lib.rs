@@ -62,6 +62,7 @@
 //! - [`fixture`]: the fixture agent's faults.
 //! - [`forward`]: the forwarder a product reaches an agent through; wire faults and the
 //!   product's request log.
+//! - [`product`]: products that are programs, started by the scenario against an agent.
 //! - [`evidence`]: what a scenario records and snapshots.
 //! - [`redact`]: the redactor every message and snapshot passes through.
 //! - [`runner`]: the runner, for a test binary with a `main` of its own.
@@ -104,6 +105,7 @@ mod live;
 pub mod model;
 pub mod opencode;
 mod process;
+pub mod product;
 mod progress;
 pub mod redact;
 mod report;
@@ -139,6 +141,7 @@ pub mod prelude {
     pub use crate::gates::{Counter, GatePoint};
     pub use crate::model::{Matcher, Reply, Rule};
     pub use crate::opencode::{Agent, AgentOptions, ProvisionError};
+    pub use crate::product::{Product, ProductCommand, ProductError, ProductExit};
     pub use crate::{Live, Skipped, live_agent_test, scaled};
     pub use serde_json::json;
 }

@@ -36,6 +36,8 @@ pub struct Live {
     pub(crate) redactor: Arc<Redactor>,
     pub(crate) evidence: Evidence,
     pub(crate) model: crate::model::ModelSlot,
+    /// Before `agents`: dropped (killed) first, since products talk to them.
+    pub(crate) products: crate::product::ProductSlot,
     pub(crate) agents: crate::opencode::AgentSlot,
     pub(crate) fixture: crate::fixture::FixtureControl,
     pub(crate) gates: Arc<crate::gates::Gates>,
@@ -71,6 +73,11 @@ pub enum FinishError {
     /// The agents' part: a server that did not stop, or a root that could not be removed.
     #[error("{0}")]
     Agents(String),
+    /// The products' part: a product that exited unsuccessfully or was still running at the
+    /// end when the scenario did not expect it, or one that could not be stopped; with the
+    /// tail of its output.
+    #[error("{0}")]
+    Product(String),
 }
 
 impl Live {
@@ -89,6 +96,7 @@ impl Live {
         Self {
             evidence: Evidence::new(redactor.clone()),
             model,
+            products: Default::default(),
             agents: Default::default(),
             fixture: Default::default(),
             // The attribute's gate names were validated at compile time by the macro.
@@ -199,6 +207,28 @@ impl Live {
         provisioned
     }
 
+    /// Starts a product that is a program (a CLI, a Node app on `@opencode-ai/sdk`) against
+    /// `agent`, owned like an agent: its own process group and owner mark, stopped when the
+    /// scenario ends (SIGTERM, SIGKILL after a grace, reap, sweep of its descendants), killed by
+    /// the reaper if the runner dies. It gets `LIVE_AGENT_URL` (the agent's URL) and
+    /// `LIVE_AGENT_DIRECTORY` (its workspace) in its environment and runs in the workspace;
+    /// when the scenario's agents are confined ([`sandboxed`](Self::sandboxed)), so is it: it
+    /// writes only beneath the agent's root, reads the system's directories and its own
+    /// program (see [`ProductCommand`](crate::product::ProductCommand)), and connects to its
+    /// agent only. Its output is captured, redacted, and shown on the run report.
+    ///
+    /// At the scenario's end a product that exited unsuccessfully, or is still running, fails
+    /// the scenario with the tail of its output, unless the scenario said so
+    /// ([`Product::expect_failure`](crate::product::Product::expect_failure),
+    /// [`Product::expect_running`](crate::product::Product::expect_running)).
+    pub async fn start_product(
+        &self,
+        agent: &Agent,
+        command: crate::product::ProductCommand,
+    ) -> Result<crate::product::Product, crate::product::ProductError> {
+        self.products.start(agent, command, &self.redactor)
+    }
+
     /// The scenario's scripted model (started on first use, on the scenario's runtime):
     /// queue replies, add rules, read the requests it received.
     ///
@@ -229,14 +259,17 @@ impl Live {
         &self.fixture
     }
 
-    /// Ends the scenario: reports unanswered model requests, stops every agent it started, and
-    /// removes its roots after a pass (keeps them, printing their paths, after a failure).
+    /// Ends the scenario: stops and judges every product it started, reports unanswered model
+    /// requests, stops every agent it started, and removes its roots after a pass (keeps them,
+    /// printing their paths, after a failure).
     /// The runner calls this after the body, whatever its outcome; `Drop` of the slots is the
     /// synchronous fallback when it cannot run (a panic inside the runtime, a killed runtime).
     pub(crate) async fn finish(&mut self, passed: bool) -> Result<(), FinishError> {
         // An armed gate must never hold teardown (e.g. `stop` armed by a scenario that failed
         // before releasing it).
         self.gates.release_all();
+        // Products first: they talk to the agents and, through them, to the model.
+        let products = self.products.finish().await.map_err(FinishError::Product);
         let (name, redactor) = (&self.info.name, &self.redactor);
         let model =
             crate::cassette::finish_scenario(&mut self.model, redactor, passed, &|message| {
@@ -245,10 +278,10 @@ impl Live {
             .map_err(|error| FinishError::Model(redactor.redact(&error.to_string())));
         let agents = self
             .agents
-            .finish(passed && model.is_ok(), &self.redactor)
+            .finish(passed && model.is_ok() && products.is_ok(), &self.redactor)
             .await
             .map_err(FinishError::Agents);
-        model.and(agents)
+        products.and(model).and(agents)
     }
 
     /// The ordered recorder of this scenario's evidence.

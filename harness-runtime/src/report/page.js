@@ -1,6 +1,6 @@
 (function () {
   'use strict';
-  var LANES = ['provisioning', 'turn', 'model', 'tools', 'asks', 'gates', 'wire', 'teardown'];
+  var LANES = ['provisioning', 'turn', 'model', 'tools', 'asks', 'gates', 'wire', 'product', 'teardown'];
   var data = JSON.parse(document.getElementById('run-data').textContent);
 
   function el(tag, attrs, children) {

@@ -26,6 +26,15 @@ fn with_current(f: impl FnOnce(&Collector)) {
     });
 }
 
+/// The collector of this thread, to install on a thread of its own that notes for the same
+/// scenario (one reading a child's output).
+pub(crate) fn current() -> Option<Arc<Collector>> {
+    CURRENT
+        .try_with(|current| current.borrow().clone())
+        .ok()
+        .flatten()
+}
+
 /// Whether this thread collects for a report (to skip building costly text when not).
 pub(crate) fn is_collecting() -> bool {
     CURRENT

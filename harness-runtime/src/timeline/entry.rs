@@ -20,6 +20,8 @@ pub(crate) enum Lane {
     Gates,
     /// Stop, sweep, kept roots.
     Teardown,
+    /// Product processes: start, each line of output, exit or stop.
+    Product,
     /// What a product sent through a forwarder (method, route, status), and wire faults fired.
     Wire,
 }

@@ -18,7 +18,7 @@ mod collector;
 mod entry;
 
 pub(crate) use ambient::{
-    install_on_this_thread, is_collecting, kept_root, note, note_keyed, snapshot_mismatch,
+    current, install_on_this_thread, is_collecting, kept_root, note, note_keyed, snapshot_mismatch,
 };
 pub(crate) use collected::{Collected, KeptRoot, SnapshotDiff};
 pub(crate) use collector::Collector;
