@@ -343,11 +343,7 @@ impl Product {
     }
 
     fn holds_child(&self) -> bool {
-        self.inner
-            .child
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_some()
+        lock(&self.inner.child).is_some()
     }
 
     /// Waits up to `ceiling` (scaled by `LIVE_TIMEOUT_SCALE`) for it to exit, then for its
@@ -488,7 +484,7 @@ impl Product {
     }
 
     fn stop_exit(&self) -> Option<ProductExit> {
-        *self.inner.stopped.lock().unwrap_or_else(|e| e.into_inner())
+        *lock(&self.inner.stopped)
     }
 
     async fn stop_inner(&self) -> Result<ProductExit, ProductError> {
@@ -496,12 +492,7 @@ impl Product {
         if let Some(exit) = self.stop_exit() {
             return Ok(exit);
         }
-        let child = self
-            .inner
-            .child
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
+        let child = lock(&self.inner.child).take();
         let Some(mut child) = child else {
             return Err(self.stop_error("it was killed already".into()));
         };
@@ -526,7 +517,7 @@ impl Product {
         timeline::note_keyed(Lane::Product, kind, &self.inner.label, || {
             format!("{exit}; swept {} stray process(es)", report.swept)
         });
-        *self.inner.stopped.lock().unwrap_or_else(|e| e.into_inner()) = Some(exit);
+        *lock(&self.inner.stopped) = Some(exit);
         Ok(exit)
     }
 
@@ -545,12 +536,7 @@ impl Product {
         let running = self.is_running();
         let stop = self.stop_inner().await;
         // Its exit is on the report before the end returns (its lines are: the stop drained them).
-        let noting_exit = self
-            .inner
-            .noting_exit
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
+        let noting_exit = lock(&self.inner.noting_exit).take();
         if let Some(task) = noting_exit {
             let _ = tokio::time::timeout(DRAIN_CEILING, task).await;
         }
@@ -603,14 +589,15 @@ impl Product {
 
     /// The synchronous fallback (no runtime needed): SIGKILL the group, reap, sweep.
     pub(crate) fn kill_blocking(&self) {
-        let child = self
-            .inner
-            .child
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
+        let child = lock(&self.inner.child).take();
         drop(child); // OwnedChild's Drop kills the group, reaps and sweeps
     }
+}
+
+/// `mutex`'s guard, also after a panic elsewhere poisoned it (its data stays consistent: every
+/// holder only reads or swaps a value).
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// `program` made absolute when it is a relative path (so it names the same file whatever the
