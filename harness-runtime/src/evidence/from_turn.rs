@@ -9,7 +9,7 @@ use super::{
 
 /// Event types whose number and position depend on timing, not on what the agent did:
 /// heartbeats, bookkeeping updates, diffs, and the second `session.idle` OpenCode often sends.
-const TIMING_NOISE: &[&str] = &[
+pub(super) const TIMING_NOISE: &[&str] = &[
     "server.heartbeat",
     "server.connected",
     "session.updated",
@@ -67,7 +67,7 @@ impl TurnSummary {
     }
 }
 
-fn interaction(i: &crate::client::Interaction) -> InteractionSummary {
+pub(super) fn interaction(i: &crate::client::Interaction) -> InteractionSummary {
     let (kind, subject) = match &i.ask {
         Ask::Permission(p) => ("permission", p.permission.clone()),
         Ask::Question(q) => (

@@ -3,11 +3,15 @@
 
 mod fact;
 mod from_turn;
+mod observed;
+mod observer;
 mod recorder;
 pub(crate) mod snapshot;
 mod stored;
 mod turn_summary;
 
+pub use observed::{Observed, ObservedSession};
+pub(crate) use observer::{Observer, ObserverSource};
 pub use recorder::{Evidence, counters};
 pub(crate) use snapshot::{SnapshotTarget, assert_evidence};
 pub use turn_summary::{

@@ -1,7 +1,7 @@
 //! The scenario's agent: its root, and how it holds the server it runs on — a server process of
 //! its own, or a lease on a shared one (`LIVE_ISOLATION=shared`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,6 +32,8 @@ struct Inner {
     server: HeldServer,
     /// The forwarder products reach the agent through; provisioning starts it.
     forwarder: std::sync::OnceLock<crate::forward::Forwarder>,
+    /// The runner's own subscription to the agent's events (see [`Agent::observed`]).
+    observer: crate::evidence::Observer,
 }
 
 /// How the scenario holds the server its agent runs on.
@@ -88,6 +90,12 @@ impl Agent {
         redactor: Arc<Redactor>,
         gates: Arc<Gates>,
     ) -> Self {
+        // On a shared server only the workspace's events are the agent's.
+        let observed_directory = matches!(server, HeldServer::Leased(_)).then_some(&root.workspace);
+        let observer = crate::evidence::Observer::new(
+            redactor.clone(),
+            observed_directory.map(PathBuf::as_path),
+        );
         Agent {
             inner: Arc::new(Inner {
                 index,
@@ -96,8 +104,34 @@ impl Agent {
                 gates,
                 server,
                 forwarder: std::sync::OnceLock::new(),
+                observer,
             }),
         }
+    }
+
+    /// Makes sure the observer reads the events of the server the agent runs now: at
+    /// provisioning, before anything can drive the agent, and after each start.
+    pub(crate) async fn observe(&self) {
+        let source = ObservedAgent(Arc::downgrade(&self.inner));
+        self.inner.observer.attach(Arc::new(source)).await;
+    }
+
+    /// What the agent did while the scenario ran, whoever drove it (a product's own client,
+    /// the harness's): every session it served, in creation order, each summarised as a
+    /// recorded turn is (event trace, messages by role with part types, tool calls with
+    /// status, asks with their replies, structured output, errors), redacted with numbered
+    /// placeholders counted from the record. Record it with
+    /// [`Evidence::record_observed`](crate::evidence::Evidence::record_observed).
+    ///
+    /// The runner subscribed to the agent's events when it was provisioned, on a stream of its
+    /// own: a product's stream dropping costs the record nothing. Events the agent already
+    /// sent are waited for (10 s at most, scaled), and each session's messages are read from
+    /// the agent now when it runs, so they are complete even where events were missed. Where
+    /// the observer's stream ended and was subscribed again (a restart), the record's `gaps`
+    /// say that events in between may be missing.
+    pub async fn observed(&self) -> crate::evidence::Observed {
+        let source = ObservedAgent(Arc::downgrade(&self.inner));
+        self.inner.observer.observed(&source).await
     }
 
     /// Starts the forwarder in front of this agent (once), forwarding to its current port and,
@@ -215,7 +249,11 @@ impl Agent {
     /// in the root. Keeps the previous port when it is still free. Does nothing if running.
     pub async fn start(&self) -> Result<(), ProvisionError> {
         match &self.inner.server {
-            HeldServer::Own { process, .. } => process.start().await,
+            HeldServer::Own { process, .. } => {
+                process.start().await?;
+                self.observe().await;
+                Ok(())
+            }
             // Starting a running server is a no-op; a shared one that died cannot be restarted
             // by one of its scenarios.
             HeldServer::Leased(_) if self.is_running() => Ok(()),
@@ -223,7 +261,8 @@ impl Agent {
         }
     }
 
-    /// Stops the server: passes the `BeforeStop` gate, then SIGTERM → bounded wait → SIGKILL →
+    /// Stops the server: passes the `BeforeStop` gate, lets the observer catch up with the events
+    /// the agent already sent (see [`observed`](Self::observed)), then SIGTERM → bounded wait → SIGKILL →
     /// reap → kills every process that still carries the agent's owner mark (detached tool
     /// commands). Does nothing if it is not running.
     pub async fn stop(&self) -> Result<(), ProvisionError> {
@@ -232,6 +271,8 @@ impl Agent {
             return Ok(());
         }
         self.inner.gates.pass(GatePoint::BeforeStop).await;
+        let source = ObservedAgent(Arc::downgrade(&self.inner));
+        self.inner.observer.settle(&source).await;
         process.stop().await
     }
 
@@ -277,6 +318,8 @@ impl Agent {
 
     /// Ends a shared agent's lease (see [`Lease::release`]); nothing for an agent of its own.
     pub(crate) async fn release_lease(&self, passed: bool) {
+        // The scenario is over: nothing it records comes later.
+        self.inner.observer.stop();
         if let HeldServer::Leased(lease) = &self.inner.server {
             lease.release(passed, self.workspace()).await;
         }
@@ -293,6 +336,7 @@ impl Agent {
     /// Teardown's stop: no gate (an armed, never released gate must not hang teardown). A
     /// shared server is the pool's to stop.
     pub(crate) async fn stop_ungated(&self) -> Result<(), ProvisionError> {
+        self.inner.observer.stop();
         match &self.inner.server {
             HeldServer::Own { process, .. } => process.stop().await,
             HeldServer::Leased(_) => Ok(()),
@@ -302,10 +346,36 @@ impl Agent {
     /// The synchronous fallback: SIGKILL, reap, sweep, without any runtime. A shared agent's
     /// server is not its own to kill: its lease is abandoned (the server retired) instead.
     pub(crate) fn kill_blocking(&self) {
+        self.inner.observer.stop();
         match &self.inner.server {
             HeldServer::Own { process, .. } => process.kill_blocking(),
             HeldServer::Leased(lease) => lease.abandon(),
         }
+    }
+}
+
+/// The agent as its observer sees it: weak, since the agent owns the observer.
+struct ObservedAgent(std::sync::Weak<Inner>);
+
+impl ObservedAgent {
+    fn agent(&self) -> Option<Agent> {
+        self.0.upgrade().map(|inner| Agent { inner })
+    }
+}
+
+impl crate::evidence::ObserverSource for ObservedAgent {
+    fn client(&self) -> Option<crate::client::Client> {
+        let agent = self.agent()?;
+        // No gates: observing must never pass one the scenario armed for its own calls.
+        let client = crate::client::Client::new(agent.endpoint(), agent.redactor().clone());
+        Some(match agent.shared_directory() {
+            Some(directory) => client.with_directory(directory),
+            None => client,
+        })
+    }
+
+    fn pid(&self) -> Option<u32> {
+        self.agent()?.pid()
     }
 }
 
