@@ -3,6 +3,8 @@
 //! every time. It subscribes to `/event` and posts the blocking prompt at once, and prints only
 //! what the stream delivered before the prompt answered, so a turn that publishes before the
 //! stream is open loses its output. The CLI runs in a root made as the harness makes an agent's.
+//! Every check runs twice: attached to the agent, and through a forwarder in front of it (as a
+//! product under test reaches an agent), which must change nothing.
 //! Without OpenCode each test is skipped with the reason, and fails under `CI` or `LIVE_STRICT=1`.
 
 mod fixture_common;
@@ -12,6 +14,7 @@ use std::process::{ExitCode, Stdio};
 use std::time::Duration;
 
 use fixture_common::*;
+use harness_runtime::testing::Forwarder;
 use harness_selftest::prerequisites::{self, Prerequisite::OpenCode};
 use harness_selftest::test;
 
@@ -22,8 +25,73 @@ fn main() -> ExitCode {
         test!(fixture_real_cli_run_attach_format_json_prints_parseable_events_with_the_text)
             .needs(OpenCode),
         test!(fixture_real_cli_run_attach_command_runs_a_listed_command).needs(OpenCode),
+        test!(forwarded_run_attach_prints_the_reply_20_times_out_of_20).needs(OpenCode),
+        test!(forwarded_run_attach_continues_resumes_and_forks).needs(OpenCode),
+        test!(forwarded_run_attach_format_json_prints_parseable_events_with_the_text)
+            .needs(OpenCode),
+        test!(forwarded_run_attach_command_runs_a_listed_command).needs(OpenCode),
         test!(a_test_without_opencode_is_skipped_and_fails_under_ci_or_strict),
     ])
+}
+
+/// What the CLI attaches to.
+#[derive(Clone, Copy, Debug)]
+enum Via {
+    /// The agent's own URL.
+    Agent,
+    /// A forwarder in front of the agent (`harness_runtime::testing::Forwarder`).
+    Forwarder,
+}
+
+/// The URL the CLI attaches to for `via`, with the forwarder serving it (kept while in use).
+fn attach_url(agent: &Agent, via: Via) -> (String, Option<Forwarder>) {
+    match via {
+        Via::Agent => (agent.base.clone(), None),
+        Via::Forwarder => {
+            let forwarder = Forwarder::start(&agent.base).expect("start the forwarder");
+            (forwarder.url(), Some(forwarder))
+        }
+    }
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn fixture_real_cli_run_attach_prints_the_reply_20_times_out_of_20() {
+    twenty(Via::Agent).await
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn forwarded_run_attach_prints_the_reply_20_times_out_of_20() {
+    twenty(Via::Forwarder).await
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn fixture_real_cli_run_attach_continues_resumes_and_forks() {
+    sessions(Via::Agent).await
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn forwarded_run_attach_continues_resumes_and_forks() {
+    sessions(Via::Forwarder).await
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn fixture_real_cli_run_attach_format_json_prints_parseable_events_with_the_text() {
+    format_json(Via::Agent).await
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn forwarded_run_attach_format_json_prints_parseable_events_with_the_text() {
+    format_json(Via::Forwarder).await
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn fixture_real_cli_run_attach_command_runs_a_listed_command() {
+    command(Via::Agent).await
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn forwarded_run_attach_command_runs_a_listed_command() {
+    command(Via::Forwarder).await
 }
 
 /// The CLI, found as the harness finds OpenCode (`LIVE_OPENCODE_BIN`, `node_modules`, `PATH`).
@@ -67,22 +135,17 @@ async fn cli(args: &[&str], client: &ClientRoot, within: Duration) -> Run {
     }
 }
 
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn fixture_real_cli_run_attach_prints_the_reply_20_times_out_of_20() {
+async fn twenty(via: Via) {
     let home = tempfile::tempdir().unwrap();
     let client = ClientRoot::new("fixture_real_cli::twenty");
     let agent = Agent::ready(home.path());
+    let (base, _forwarder) = attach_url(&agent, via);
     let mut failures = Vec::new();
     for round in 1..=20 {
-        let run = cli(
-            &["run", "--attach", &agent.base, "hello"],
-            &client,
-            ceiling(60.0),
-        )
-        .await;
+        let run = cli(&["run", "--attach", &base, "hello"], &client, ceiling(60.0)).await;
         if run.code != Some(0) || run.stdout.trim() != "Fixture completed." {
             // The URL and temp paths are volatile: they stay out of the message.
-            let redact = |text: &str| client.redact(&text.replace(&agent.base, "<fixture-url>"));
+            let redact = |text: &str| client.redact(&text.replace(&base, "<fixture-url>"));
             let stderr = redact(&run.stderr);
             let tail: String = stderr
                 .chars()
@@ -97,7 +160,7 @@ async fn fixture_real_cli_run_attach_prints_the_reply_20_times_out_of_20() {
     }
     assert!(
         failures.is_empty(),
-        "{} of 20 runs did not print the reply:\n{}",
+        "{} of 20 runs ({via:?}) did not print the reply:\n{}",
         failures.len(),
         failures.join("\n")
     );
@@ -105,11 +168,11 @@ async fn fixture_real_cli_run_attach_prints_the_reply_20_times_out_of_20() {
 
 /// `--continue`, `--session` and `--fork` against the fixture: each prints the reply, and the
 /// turn lands in the session the flag names (a fork is a new session titled `… (fork #1)`).
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn fixture_real_cli_run_attach_continues_resumes_and_forks() {
+async fn sessions(via: Via) {
     let home = tempfile::tempdir().unwrap();
     let client = ClientRoot::new("fixture_real_cli::sessions");
     let agent = Agent::ready(home.path());
+    let (base, _forwarder) = attach_url(&agent, via);
     let run = |args: Vec<String>| {
         let client = &client;
         async move {
@@ -131,7 +194,7 @@ async fn fixture_real_cli_run_attach_continues_resumes_and_forks() {
         }
     };
     let attach = |extra: &[&str]| {
-        let mut args = vec!["run".to_string(), "--attach".into(), agent.base.clone()];
+        let mut args = vec!["run".to_string(), "--attach".into(), base.clone()];
         args.extend(extra.iter().map(|a| a.to_string()));
         args
     };
@@ -175,13 +238,13 @@ async fn fixture_real_cli_run_attach_continues_resumes_and_forks() {
 }
 
 /// `--format json`: every stdout line is a JSON event, and a `text` event carries the reply.
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn fixture_real_cli_run_attach_format_json_prints_parseable_events_with_the_text() {
+async fn format_json(via: Via) {
     let home = tempfile::tempdir().unwrap();
     let client = ClientRoot::new("fixture_real_cli::json");
     let agent = Agent::ready(home.path());
+    let (base, _forwarder) = attach_url(&agent, via);
     let run = cli(
-        &["run", "--attach", &agent.base, "--format", "json", "hello"],
+        &["run", "--attach", &base, "--format", "json", "hello"],
         &client,
         ceiling(60.0),
     )
@@ -211,16 +274,16 @@ async fn fixture_real_cli_run_attach_format_json_prints_parseable_events_with_th
 /// `--command init`: the CLI finds the command in `GET /command`, posts it to
 /// `/session/{id}/command`, and prints the reply; the user turn is the template with the
 /// arguments filled in.
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn fixture_real_cli_run_attach_command_runs_a_listed_command() {
+async fn command(via: Via) {
     let home = tempfile::tempdir().unwrap();
     let client = ClientRoot::new("fixture_real_cli::command");
     let agent = Agent::ready(home.path());
+    let (base, _forwarder) = attach_url(&agent, via);
     let run = cli(
         &[
             "run",
             "--attach",
-            &agent.base,
+            &base,
             "--command",
             "init",
             "keep it short",
@@ -229,7 +292,7 @@ async fn fixture_real_cli_run_attach_command_runs_a_listed_command() {
         ceiling(60.0),
     )
     .await;
-    let redact = |text: &str| client.redact(&text.replace(&agent.base, "<fixture-url>"));
+    let redact = |text: &str| client.redact(&text.replace(&base, "<fixture-url>"));
     assert_eq!(
         run.code,
         Some(0),

@@ -2,8 +2,10 @@
 //! against the fixture agent. A node script (`fixture_sdk/drive.mjs`) drives the agent through
 //! the SDK's v2 client, the one the real CLI uses (and, briefly, the package's default v1
 //! client), and prints one JSON line per check; this test runs it phase by phase (injecting the
-//! turn faults that make a turn ask) and asserts every check. Without node or the SDK it is
-//! skipped with the reason, and fails under `CI` or `LIVE_STRICT=1`.
+//! turn faults that make a turn ask) and asserts every check, once against the agent and once
+//! through a forwarder in front of it (as a product under test reaches an agent), which must
+//! change nothing. Without node or the SDK it is skipped with the reason, and fails under `CI`
+//! or `LIVE_STRICT=1`.
 
 mod fixture_common;
 
@@ -12,6 +14,7 @@ use std::process::{ExitCode, Stdio};
 
 use fixture_common::*;
 use harness_runtime::fixture::{Fault, FixtureControl};
+use harness_runtime::testing::Forwarder;
 use harness_selftest::prerequisites::{self, Prerequisite::NodePackage};
 use harness_selftest::test;
 use serde_json::Value;
@@ -23,6 +26,7 @@ fn main() -> ExitCode {
     prerequisites::run([
         test!(fixture_sdk_drives_sessions_prompts_events_permissions_questions_and_abort)
             .needs(NodePackage(SDK)),
+        test!(the_sdk_drives_the_same_through_a_forwarder).needs(NodePackage(SDK)),
         test!(a_test_without_node_is_skipped_and_fails_under_ci_or_strict),
     ])
 }
@@ -64,11 +68,11 @@ const PHASES: [(&str, &[&str]); 5] = [
 
 /// Runs one phase of the script; returns its checks `(name, ok, detail)` with volatile values
 /// redacted.
-async fn run_phase(phase: &str, agent: &Agent, a: &Path, b: &Path) -> Vec<(String, bool, String)> {
+async fn run_phase(phase: &str, base: &str, a: &Path, b: &Path) -> Vec<(String, bool, String)> {
     let script = workspace_root().join("harness-runtime/tests/fixture_sdk/drive.mjs");
     let child = tokio::process::Command::new("node")
         .arg(script)
-        .args([phase, &agent.base])
+        .args([phase, base])
         .args([a, b])
         .env(
             "FIXTURE_SDK_CEILING_MS",
@@ -87,7 +91,7 @@ async fn run_phase(phase: &str, agent: &Agent, a: &Path, b: &Path) -> Vec<(Strin
         .unwrap_or_else(|_| panic!("the SDK phase {phase} did not end within {within:?}"))
         .expect("the node script's output");
     let redact = |text: &str| {
-        text.replace(&agent.base, "<fixture-url>")
+        text.replace(base, "<fixture-url>")
             .replace(&*a.to_string_lossy(), "<dir-a>")
             .replace(&*b.to_string_lossy(), "<dir-b>")
     };
@@ -116,6 +120,17 @@ async fn run_phase(phase: &str, agent: &Agent, a: &Path, b: &Path) -> Vec<(Strin
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn fixture_sdk_drives_sessions_prompts_events_permissions_questions_and_abort() {
+    drive(false).await
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sdk_drives_the_same_through_a_forwarder() {
+    drive(true).await
+}
+
+/// Runs every phase against the fixture agent, through a forwarder in front of it if
+/// `forwarded`.
+async fn drive(forwarded: bool) {
     let home = tempfile::tempdir().unwrap();
     let dirs = tempfile::tempdir().unwrap();
     let (a, b) = (dirs.path().join("a"), dirs.path().join("b"));
@@ -123,6 +138,10 @@ async fn fixture_sdk_drives_sessions_prompts_events_permissions_questions_and_ab
     std::fs::create_dir_all(&b).unwrap();
     let control = FixtureControl::attached_to(home.path()).unwrap();
     let agent = Agent::ready(home.path());
+    let forwarder = forwarded.then(|| Forwarder::start(&agent.base).expect("start the forwarder"));
+    let base = forwarder
+        .as_ref()
+        .map_or(agent.base.clone(), Forwarder::url);
 
     let mut failures = Vec::new();
     for (phase, expected) in PHASES {
@@ -135,7 +154,7 @@ async fn fixture_sdk_drives_sessions_prompts_events_permissions_questions_and_ab
             "v1" => control.clear(&Fault::AskQuestion).unwrap(),
             _ => {}
         }
-        let checks = run_phase(phase, &agent, &a, &b).await;
+        let checks = run_phase(phase, &base, &a, &b).await;
         let names: Vec<&str> = checks.iter().map(|(n, _, _)| n.as_str()).collect();
         if names != expected {
             failures.push(format!(
@@ -150,7 +169,12 @@ async fn fixture_sdk_drives_sessions_prompts_events_permissions_questions_and_ab
     }
     assert!(
         failures.is_empty(),
-        "the SDK against the fixture agent:\n{}",
+        "the SDK against the fixture agent{}:\n{}",
+        if forwarded {
+            " through a forwarder"
+        } else {
+            ""
+        },
         failures.join("\n")
     );
 }

@@ -192,6 +192,9 @@ async fn answer(request: reqwest::RequestBuilder) -> (u16, Vec<(String, String)>
     (status, headers, response.bytes().await.expect("a body"))
 }
 
+/// A request: method, path and query, one header.
+type Case<'a> = (reqwest::Method, String, Option<(&'a str, &'a str)>);
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_and_responses_pass_unchanged() {
     let s = setup();
@@ -201,7 +204,7 @@ async fn requests_and_responses_pass_unchanged() {
     let forwarded = &s.forwarder.url();
     let workspace = tempfile::tempdir().unwrap();
     let directory = workspace.path().to_str().unwrap();
-    let cases: Vec<(reqwest::Method, String, Option<(&str, &str)>)> = vec![
+    let cases: Vec<Case> = vec![
         (reqwest::Method::GET, "/global/health".into(), None),
         (reqwest::Method::GET, "/session".into(), None),
         (reqwest::Method::GET, "/session?limit=1".into(), None),
