@@ -1,0 +1,136 @@
+//! The abort-vs-permission-reply race of the product's own client, forced both ways on the
+//! wire. In both scenarios the product does the same thing in the same order: it approves the
+//! agent's read (the reply goes out from a task of its own) and is then cancelled (the abort goes
+//! out from its event loop). The forwarder decides which of the two reaches the agent first.
+
+use harness_runtime::prelude::*;
+use product_example::{AbortCause, Cancel, Delivery, Outcome, Task};
+
+use crate::support::{self, arm_wire, entered, meanwhile};
+
+const REPLY: &str = "request POST /permission/{requestID}/reply";
+const REPLY_ANSWERED: &str = "response POST /permission/{requestID}/reply";
+const ABORT: &str = "request POST /session/{id}/abort";
+const ABORT_ANSWERED: &str = "response POST /session/{id}/abort";
+
+/// The reply reaches the agent first and is answered; only then is the abort let through: the
+/// approved read runs (its result reaches the model), and the abort ends the turn after it.
+#[live_agent_test(timeout = "150s")]
+async fn reply_reaches_the_agent_before_the_abort(live: &mut Live) -> anyhow::Result<()> {
+    let agent = support::agent_with_notes(live).await?;
+    let (stall, after_read) = Reply::stall();
+    live.model().reply(support::read_notes(&agent)).reply(stall);
+    let product = support::product(live, &agent)?;
+    let cancel = Cancel::new();
+    let mut agent_events = support::agent_events(&agent).await?;
+
+    let reply = arm_wire(live, REPLY)?;
+    let reply_answered = arm_wire(live, REPLY_ANSWERED)?;
+    let abort = arm_wire(live, ABORT)?;
+    let task = Task::new("What do my notes say?");
+    let run = product.run(&task, &cancel);
+    let forced = meanwhile([&reply, &reply_answered, &abort], async {
+        // The product replied; the reply is held before the agent.
+        entered(&reply).await?;
+        cancel.cancel();
+        // The product aborts; the abort is held too. Both are in flight now.
+        entered(&abort).await?;
+        reply.release();
+        entered(&reply_answered).await?;
+        reply_answered.release();
+        // The read ran: its result reached the model, whose answer has begun (its step
+        // started) and holds the turn.
+        after_read.reached().await?;
+        support::part_appeared(&mut agent_events, "step-start", 2).await?;
+        abort.release();
+        anyhow::Ok(())
+    });
+    let (report, forced) = tokio::join!(run, forced);
+    forced?;
+    let report = report?;
+
+    anyhow::ensure!(
+        report.outcome
+            == Outcome::Aborted {
+                cause: AbortCause::Cancelled
+            },
+        "{report:?}"
+    );
+    anyhow::ensure!(
+        report.asks.len() == 1 && report.asks[0].delivery == Delivery::Replied,
+        "{:?}",
+        report.asks
+    );
+    let tools = support::tool_calls(&agent, &report.session_id).await?;
+    anyhow::ensure!(tools == ["read completed"], "tool calls: {tools:?}");
+    anyhow::ensure!(
+        live.model().requests().len() == 2,
+        "{:?}",
+        live.model().summaries()
+    );
+
+    live.evidence()
+        .record("product", support::report_json(&report));
+    live.evidence().record("tool_calls", &tools);
+    live.evidence()
+        .record("product_requests", support::product_requests(live));
+    support::record_observed(live, &agent).await;
+    live.assert_evidence();
+    Ok(())
+}
+
+/// The reply is held on the wire until the agent has answered the abort, which overtakes it:
+/// the turn ends aborted, the read never runs and the model is not asked again, whatever the
+/// late reply gets.
+#[live_agent_test(timeout = "150s")]
+async fn abort_overtakes_the_reply(live: &mut Live) -> anyhow::Result<()> {
+    let agent = support::agent_with_notes(live).await?;
+    live.model().reply(support::read_notes(&agent));
+    let product = support::product(live, &agent)?;
+    let cancel = Cancel::new();
+
+    let reply = arm_wire(live, REPLY)?;
+    let abort_answered = arm_wire(live, ABORT_ANSWERED)?;
+    let task = Task::new("What do my notes say?");
+    let run = product.run(&task, &cancel);
+    let forced = meanwhile([&reply, &abort_answered], async {
+        entered(&reply).await?;
+        cancel.cancel();
+        // The agent accepted the abort while the reply is still held.
+        entered(&abort_answered).await?;
+        abort_answered.release();
+        reply.release();
+        anyhow::Ok(())
+    });
+    let (report, forced) = tokio::join!(run, forced);
+    forced?;
+    let report = report?;
+
+    anyhow::ensure!(
+        report.outcome
+            == Outcome::Aborted {
+                cause: AbortCause::Cancelled
+            },
+        "{report:?}"
+    );
+    anyhow::ensure!(report.asks.len() == 1, "{:?}", report.asks);
+    let tools = support::tool_calls(&agent, &report.session_id).await?;
+    anyhow::ensure!(
+        !tools.iter().any(|t| t == "read completed"),
+        "the read ran after the abort: {tools:?}"
+    );
+    anyhow::ensure!(
+        live.model().requests().len() == 1,
+        "the read's result reached the model: {:?}",
+        live.model().summaries()
+    );
+
+    live.evidence()
+        .record("product", support::report_json(&report));
+    live.evidence().record("tool_calls", &tools);
+    live.evidence()
+        .record("product_requests", support::product_requests(live));
+    support::record_observed(live, &agent).await;
+    live.assert_evidence();
+    Ok(())
+}

@@ -1,0 +1,167 @@
+//! What the product's scenarios share: an agent that asks the product, the product wired to it
+//! through the forwarder with the harness's product points in its hooks, and the "meanwhile"
+//! that acts while a gate holds something.
+
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use harness_runtime::client::{Event, EventStream};
+use harness_runtime::gates::{Gate, ProductPoint, WirePoint};
+use harness_runtime::prelude::*;
+use product_example::{Hooks, OpenCode, Point, Product, TaskReport};
+
+/// How long a meanwhile waits for the product to reach a gate (scaled).
+pub const ENTER_CEILING: Duration = Duration::from_secs(60);
+
+/// The file the scripted model reads: the product approves the read.
+pub const NOTES: &str = "notes.txt";
+
+/// An agent whose reads, edits and steps outside the workspace ask: the product decides them.
+/// Everything else runs without asking.
+pub fn asking_the_product() -> AgentOptions {
+    AgentOptions::default().permission(json!({
+        "*": "allow",
+        "read": "ask",
+        "edit": "ask",
+        "external_directory": "ask",
+    }))
+}
+
+/// An agent that asks the product, with `notes.txt` in its workspace.
+pub async fn agent_with_notes(live: &mut Live) -> anyhow::Result<Agent> {
+    let agent = live.opencode_with(asking_the_product()).await?;
+    std::fs::write(agent.workspace().join(NOTES), "remember the milk\n")?;
+    Ok(agent)
+}
+
+/// The model's first reply: read `notes.txt` (an ask the product approves).
+pub fn read_notes(agent: &Agent) -> Reply {
+    let path = agent.workspace().join(NOTES);
+    Reply::tool_call("read", json!({"filePath": path.display().to_string()}))
+}
+
+/// The product's hooks in a test: each of its [`Point`]s passes the harness product point of the
+/// same name, so `live.gates().arm_product("before_reply")` pauses the product there.
+pub struct Points(HashMap<Point, ProductPoint>);
+
+impl Points {
+    /// A product point for each of the product's points.
+    pub fn of(live: &Live) -> anyhow::Result<Points> {
+        let mut points = HashMap::new();
+        for point in Point::ALL {
+            points.insert(point, live.gates().product_point(point.name())?);
+        }
+        Ok(Points(points))
+    }
+}
+
+impl Hooks for Points {
+    fn at(&self, point: Point) -> impl Future<Output = ()> + Send {
+        let gate = self.0.get(&point).cloned();
+        async move {
+            if let Some(gate) = gate {
+                gate.pass().await;
+            }
+        }
+    }
+}
+
+/// The product, talking to `agent` through its forwarder (so wire gates and faults apply) and
+/// passing the scenario's product points.
+pub fn product(live: &Live, agent: &Agent) -> anyhow::Result<Product<Points>> {
+    let client = OpenCode::new(&agent.forwarded_url(), agent.workspace())?;
+    Ok(Product::new(client).with_hooks(Points::of(live)?))
+}
+
+/// Arms a gate at the wire point spelled `spelling` (`request POST /session/{id}/abort`).
+pub fn arm_wire(live: &Live, spelling: &str) -> anyhow::Result<Arc<Gate>> {
+    Ok(live.gates().arm_wire(&WirePoint::parse(spelling)?))
+}
+
+/// Runs `meanwhile`, then releases `gates` whatever it did: a failed step fails the scenario at
+/// once instead of leaving the product held until the scenario's timeout.
+pub async fn meanwhile<T, const N: usize>(
+    gates: [&Arc<Gate>; N],
+    meanwhile: impl Future<Output = anyhow::Result<T>>,
+) -> anyhow::Result<T> {
+    let gates = gates.map(Arc::clone);
+    let result = meanwhile.await;
+    for gate in gates {
+        gate.release();
+    }
+    result
+}
+
+/// Waits until the product reached `gate`.
+pub async fn entered(gate: &Gate) -> anyhow::Result<()> {
+    Ok(gate.wait_until_entered_within(ENTER_CEILING).await?)
+}
+
+/// The product's report as evidence: its outcome, asks and reconnects (no ids).
+pub fn report_json(report: &TaskReport) -> serde_json::Value {
+    serde_json::to_value(report).expect("a report serializes")
+}
+
+/// The session's tool calls as the agent has them (asked directly, not through the forwarder,
+/// so the product's request log stays the product's): `"read completed"`, ….
+pub async fn tool_calls(agent: &Agent, session_id: &str) -> anyhow::Result<Vec<String>> {
+    let messages = agent.client().messages(session_id).await?;
+    Ok(messages
+        .iter()
+        .flat_map(|m| &m.parts)
+        .filter_map(|p| {
+            Some(format!(
+                "{} {}",
+                p.tool.as_deref()?,
+                p.state.as_ref()?.status
+            ))
+        })
+        .collect())
+}
+
+/// The product's requests as the forwarder logged them, `METHOD route status`, in order.
+pub fn product_requests(live: &Live) -> Vec<String> {
+    live.wire()
+        .requests()
+        .iter()
+        .map(|r| match r.status {
+            Some(status) => format!("{} {} {status}", r.method, r.route),
+            None => format!("{} {} (no response)", r.method, r.route),
+        })
+        .collect()
+}
+
+/// Records what the observer saw the agent do for every session of the scenario.
+pub async fn record_observed(live: &Live, agent: &Agent) {
+    live.evidence().record_observed(&agent.observed().await);
+}
+
+/// The agent's own event stream for its workspace, subscribed now: the scenario's view of what
+/// the agent does, beside the product's (direct, not through the forwarder).
+pub async fn agent_events(agent: &Agent) -> anyhow::Result<EventStream> {
+    Ok(agent.client().subscribe().await?)
+}
+
+/// Waits until the `nth` part of type `kind` (`step-start`, `tool`, …) appeared in the agent's
+/// events: e.g. the 2nd `step-start` is the model's answer after a tool starting to stream.
+pub async fn part_appeared(events: &mut EventStream, kind: &str, nth: usize) -> anyhow::Result<()> {
+    let ceiling = scaled(ENTER_CEILING);
+    let seen = async {
+        let mut parts = HashSet::new();
+        while let Some(event) = events.next_event().await? {
+            if let Event::MessagePartUpdated { part, .. } = event
+                && part.kind == kind
+                && parts.insert(part.id)
+                && parts.len() == nth
+            {
+                return Ok(());
+            }
+        }
+        anyhow::bail!("the agent's event stream ended before {kind} part #{nth}")
+    };
+    tokio::time::timeout(ceiling, seen)
+        .await
+        .map_err(|_| anyhow::anyhow!("no {kind} part #{nth} within {ceiling:?}"))?
+}
