@@ -7,6 +7,7 @@ mod abort;
 mod faults;
 mod gates;
 mod isolation;
+mod observer;
 mod permissions;
 mod probes;
 mod product_config;

@@ -261,10 +261,10 @@ impl Agent {
         }
     }
 
-    /// Stops the server: passes the `BeforeStop` gate, lets the observer catch up with the events
-    /// the agent already sent (see [`observed`](Self::observed)), then SIGTERM → bounded wait → SIGKILL →
-    /// reap → kills every process that still carries the agent's owner mark (detached tool
-    /// commands). Does nothing if it is not running.
+    /// Stops the server: passes the `BeforeStop` gate, lets the observer catch up with the
+    /// events the agent already sent (see [`observed`](Self::observed)), then SIGTERM → bounded
+    /// wait → SIGKILL → reap → kills every process that still carries the agent's owner mark
+    /// (detached tool commands). Does nothing if it is not running.
     pub async fn stop(&self) -> Result<(), ProvisionError> {
         let process = self.own_process("stop")?;
         if !process.holds_process() {
