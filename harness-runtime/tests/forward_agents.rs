@@ -14,7 +14,7 @@ use harness_runtime::gates::WirePoint;
 use harness_runtime::model::{Matcher, Reply, Rule};
 use harness_runtime::opencode::AgentOptions;
 use harness_runtime::testing::{self, ScenarioInfo};
-use harness_runtime::{AgentKind, Live, ScenarioOptions};
+use harness_runtime::{AgentKind, Isolation, Live, ScenarioOptions};
 use harness_selftest::prerequisites::{self, Prerequisite::OpenCode};
 use harness_selftest::test;
 use serde_json::Value;
@@ -24,6 +24,8 @@ fn main() -> ExitCode {
         support::tests().into_iter().chain([
             test!(a_fixture_agents_forwarder_keeps_its_url_across_a_restart_on_another_port),
             test!(a_scripted_turn_through_the_forwarder_is_the_agents_and_a_wire_gate_holds_it)
+                .needs(OpenCode),
+            test!(a_shared_agents_forwarder_names_its_workspace_where_the_product_names_none)
                 .needs(OpenCode),
         ]),
     )
@@ -176,6 +178,65 @@ async fn a_scripted_turn_through_the_forwarder_is_the_agents_and_a_wire_gate_hol
     let counters = live.wire().counters();
     assert_eq!(counters.requests["POST /session"], 1, "{counters:?}");
     assert!(counters.events["session.idle"] >= 2, "{counters:?}");
+    testing::finish_agents(&mut live, true)
+        .await
+        .expect("finish");
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_agents_forwarder_names_its_workspace_where_the_product_names_none() {
+    let (program, args) = support::agents::role_command();
+    testing::use_role_command(program, args);
+    let mut live = testing::live(ScenarioInfo {
+        name: "forward::shared".to_owned(),
+        options: ScenarioOptions {
+            isolation: Some(Isolation::Shared),
+            ..ScenarioOptions::DEFAULT
+        },
+        manifest_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+        snapshot_assertion: testing::snapshot_assertion!(),
+    });
+    let agent = live
+        .opencode()
+        .await
+        .expect("a directory on a shared server");
+    assert!(agent.is_shared());
+    let url = agent.forwarded_url();
+    let workspace = agent.workspace().display().to_string();
+    let create = |header: Option<String>| {
+        let mut request = http()
+            .post(format!("{url}/session"))
+            .json(&serde_json::json!({"title": "shared"}));
+        if let Some(directory) = header {
+            request = request.header("x-opencode-directory", directory);
+        }
+        async move {
+            let created: Value = request.send().await.unwrap().json().await.unwrap();
+            created["directory"].as_str().unwrap_or_default().to_owned()
+        }
+    };
+    assert_eq!(
+        create(None).await,
+        workspace,
+        "the agent's workspace, unnamed"
+    );
+    let elsewhere = agent.workspace().join("sub");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let named = elsewhere.display().to_string();
+    assert_eq!(
+        create(Some(named.clone())).await,
+        named,
+        "the product's own"
+    );
+    let (status, listed) = get(&format!("{url}/session")).await;
+    assert_eq!(status, 200);
+    let listed: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["directory"].as_str())
+        .collect();
+    assert!(listed.contains(&workspace.as_str()), "{listed:?}");
     testing::finish_agents(&mut live, true)
         .await
         .expect("finish");

@@ -372,7 +372,10 @@ async fn an_event_stream_arrives_byte_for_byte_and_an_event_gate_holds_it_in_ord
     let (rest, end) = held.until(idle_of(&second)).await;
     assert!(end.is_none());
     let by_held: Vec<Bytes> = before_release.into_iter().chain(rest).collect();
-    assert_eq!(by_held, by_agent, "the held stream, in order, byte for byte");
+    assert_eq!(
+        by_held, by_agent,
+        "the held stream, in order, byte for byte"
+    );
     let counters = s.forwarder.wire().counters();
     assert_eq!(counters.events["session.idle"], 3, "{counters:?}");
     assert_eq!(counters.events["server.connected"], 2, "{counters:?}");
@@ -579,4 +582,82 @@ async fn a_gone_agent_answers_502_naming_the_cause_and_a_new_one_is_found() {
     let again = Agent::ready(home.path());
     forwarder.retarget(&again.base).unwrap();
     assert_eq!(get(&format!("{forwarded}/global/health")).await.0, 200);
+}
+
+/// An upgrade (a PTY's websocket) passes too: the forwarder answers the agent's 101 and joins
+/// the two connections both ways. The agent here is a raw server that echoes after its 101.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upgraded_connection_is_joined_both_ways() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    async fn head(socket: &mut tokio::net::TcpStream) -> String {
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            assert_eq!(
+                socket.read(&mut byte).await.unwrap(),
+                1,
+                "the head ended early"
+            );
+            head.push(byte[0]);
+        }
+        String::from_utf8(head).unwrap()
+    }
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let upstream = format!("http://{}", listener.local_addr().unwrap());
+    let agent = tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let request = head(&mut socket).await.to_lowercase();
+        assert!(request.starts_with("get /pty/pty_1/connect "), "{request}");
+        assert!(request.contains("upgrade: echo"), "{request}");
+        socket
+            .write_all(
+                b"HTTP/1.1 101 Switching Protocols\r\nconnection: upgrade\r\nupgrade: echo\r\n\r\n",
+            )
+            .await
+            .unwrap();
+        let mut buf = [0u8; 64];
+        loop {
+            let n = socket.read(&mut buf).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            socket.write_all(&buf[..n]).await.unwrap();
+        }
+    });
+    let forwarder = Forwarder::start(&upstream).unwrap();
+    let address = forwarder.url().trim_start_matches("http://").to_owned();
+    let mut product = tokio::net::TcpStream::connect(&address).await.unwrap();
+    product
+        .write_all(
+            format!(
+                "GET /pty/pty_1/connect HTTP/1.1\r\nhost: {address}\r\nconnection: upgrade\r\n\
+                 upgrade: echo\r\n\r\n"
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    let response = tokio::time::timeout(ceiling(10.0), head(&mut product))
+        .await
+        .expect("the 101 within the ceiling");
+    assert!(response.starts_with("HTTP/1.1 101"), "{response}");
+    for word in ["ping", "pong and more"] {
+        product.write_all(word.as_bytes()).await.unwrap();
+        let mut echoed = vec![0u8; word.len()];
+        tokio::time::timeout(ceiling(10.0), product.read_exact(&mut echoed))
+            .await
+            .expect("the echo within the ceiling")
+            .unwrap();
+        assert_eq!(echoed, word.as_bytes());
+    }
+    drop(product);
+    tokio::time::timeout(ceiling(10.0), agent)
+        .await
+        .expect("the agent's side closes with the product's")
+        .unwrap();
+    let logged = forwarder.wire().requests();
+    assert_eq!(logged[0].route, "/pty/{ptyID}/connect");
+    assert_eq!(logged[0].status, Some(101));
 }
