@@ -44,9 +44,24 @@ fn ceiling() -> Duration {
     scaled(Duration::from_secs(60))
 }
 
-/// The product: a client of the agent's forwarded URL, as a product's own client would be.
-fn product(live: &Live, agent: &Agent) -> Client {
-    Client::new(agent.forwarded_url(), live.redactor().clone())
+/// The parts of the fixture's assistant message in a turn that runs a tool.
+const TOOL_TURN: [&str; 4] = ["step-start", "tool", "text", "step-finish"];
+
+/// A session the product made: its title, made through its client.
+async fn session(client: &Client, title: &str) -> Session {
+    client
+        .create_session(&CreateSession::titled(title))
+        .await
+        .unwrap()
+}
+
+/// Provisions the agent and a product on it (a client of the agent's forwarded URL, as a
+/// product's own client would be) with a session it made.
+async fn product_session(live: &mut Live) -> (Agent, Client, Session) {
+    let agent = live.opencode().await.unwrap();
+    let client = Client::new(agent.forwarded_url(), live.redactor().clone());
+    let session = session(&client, "product").await;
+    (agent, client, session)
 }
 
 /// What a recovering product does once its stream dropped mid-turn: subscribes again, then
@@ -90,12 +105,7 @@ fn json(observed: &Observed) -> Value {
 async fn a_products_turn_is_observed_whole_though_its_stream_dropped() {
     let mut live = live("evidence_observer::stream_dropped");
     live.fixture().inject(Fault::Decide).unwrap();
-    let agent = live.opencode().await.unwrap();
-    let client = product(&live, &agent);
-    let session = client
-        .create_session(&CreateSession::titled("product"))
-        .await
-        .unwrap();
+    let (agent, client, session) = product_session(&mut live).await;
     live.wire()
         .drop_event_stream_at("permission.asked", 1)
         .unwrap();
@@ -117,7 +127,7 @@ async fn a_products_turn_is_observed_whole_though_its_stream_dropped() {
                        "permission.replied", "session.status"],
             "messages": [
                 {"role": "user", "parts": ["text"]},
-                {"role": "assistant", "parts": ["step-start", "tool", "text", "step-finish"]},
+                {"role": "assistant", "parts": TOOL_TURN},
             ],
             "tool_calls": [{"tool": "bash", "status": "completed"}],
             "interactions": [{"kind": "permission", "subject": "bash", "reply": "once"}],
@@ -134,12 +144,7 @@ async fn a_products_turn_is_observed_whole_though_its_stream_dropped() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_is_a_gap_the_record_names() {
     let mut live = live("evidence_observer::restart");
-    let agent = live.opencode().await.unwrap();
-    let client = product(&live, &agent);
-    let first = client
-        .create_session(&CreateSession::titled("before"))
-        .await
-        .unwrap();
+    let (agent, client, first) = product_session(&mut live).await;
     first.prompt("hello").await.unwrap();
 
     agent.stop().await.unwrap();
@@ -157,10 +162,7 @@ async fn a_restart_is_a_gap_the_record_names() {
     assert_eq!(json(&stopped)["sessions"][0], turn_shape, "{stopped:#?}");
 
     agent.start().await.unwrap();
-    let second = client
-        .create_session(&CreateSession::titled("after"))
-        .await
-        .unwrap();
+    let second = session(&client, "after").await;
     second.prompt("hello again").await.unwrap();
     let observed = agent.observed().await;
     assert_eq!(
@@ -186,12 +188,7 @@ async fn a_restart_is_a_gap_the_record_names() {
 async fn a_stream_the_agent_cut_is_a_gap_and_the_messages_stay_complete() {
     let mut live = live("evidence_observer::agent_cut");
     live.fixture().inject(Fault::DisconnectAfterTool).unwrap();
-    let agent = live.opencode().await.unwrap();
-    let client = product(&live, &agent);
-    let session = client
-        .create_session(&CreateSession::titled("product"))
-        .await
-        .unwrap();
+    let (agent, client, session) = product_session(&mut live).await;
     let cut = session.prompt("run the tool").await;
     assert!(cut.is_err(), "the agent cut the product's stream: {cut:?}");
     recover(&client, &session).await;
@@ -214,12 +211,7 @@ async fn a_stream_the_agent_cut_is_a_gap_and_the_messages_stay_complete() {
     );
     assert_eq!(
         summary.messages.last().map(|m| m.parts.clone()),
-        Some(vec![
-            "step-start".into(),
-            "tool".into(),
-            "text".into(),
-            "step-finish".into()
-        ]),
+        Some(TOOL_TURN.map(String::from).to_vec()),
         "{observed:#?}"
     );
     testing::finish_agents(&mut live, true).await.unwrap();
@@ -230,12 +222,7 @@ async fn a_stream_the_agent_cut_is_a_gap_and_the_messages_stay_complete() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_structured_output_is_observed_from_the_events() {
     let mut live = live("evidence_observer::structured");
-    let agent = live.opencode().await.unwrap();
-    let client = product(&live, &agent);
-    let session = client
-        .create_session(&CreateSession::titled("product"))
-        .await
-        .unwrap();
+    let (agent, _, session) = product_session(&mut live).await;
     let schema = json!({
         "type": "object",
         "properties": {"decision": {"type": "string"}},
