@@ -87,10 +87,6 @@ async fn sdk_product_held_at_its_prompt(live: &mut Live) -> anyhow::Result<()> {
         "the product said {said}"
     );
 
-    live.evidence().record("product_said", &said);
-    live.evidence()
-        .record("product_requests", support::product_requests(live));
-    support::record_observed(live, &agent).await;
-    live.assert_evidence();
+    support::snapshot(live, &agent, vec![("product_said", said)]).await;
     Ok(())
 }

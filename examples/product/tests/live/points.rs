@@ -1,44 +1,40 @@
 //! A gate in the product's own code: its `before_reply` hook passes a harness product point.
 
 use harness_runtime::prelude::*;
-use product_example::{AbortCause, Cancel, Delivery, Outcome, Task, Verdict};
+use product_example::{Cancel, Delivery, Task, Verdict};
 
-use crate::support::{self, entered, meanwhile};
+use crate::support::{self, CANCELLED, entered};
 
 /// The product judged the ask (approve) and is paused in its own code right before replying.
 /// It is cancelled meanwhile, and the abort goes through. Released, the product sees the abort
 /// and withholds the reply: no reply reaches the agent, the read never runs, the turn ends
-/// aborted.
-#[live_agent_test(timeout = "120s")]
+/// aborted. The gates are armed by the attribute, their spelling checked at compile time.
+#[live_agent_test(timeout = "120s", gate = ["product before_reply", "product after_abort"])]
 async fn cancelled_between_judging_and_replying(live: &mut Live) -> anyhow::Result<()> {
     let agent = support::agent_with_notes(live).await?;
     live.model().reply(support::read_notes(&agent));
     let product = support::product(live, &agent)?;
     let cancel = Cancel::new();
 
-    let before_reply = live.gates().arm_product("before_reply")?;
-    let after_abort = live.gates().arm_product("after_abort")?;
+    let armed = |name| {
+        live.gates()
+            .product_gate(name)
+            .ok_or_else(|| anyhow::anyhow!("the attribute did not arm `product {name}`"))
+    };
+    let (before_reply, after_abort) = (armed("before_reply")?, armed("after_abort")?);
     let task = Task::new("What do my notes say?");
-    let run = product.run(&task, &cancel);
-    let forced = meanwhile([&before_reply, &after_abort], async {
+    let gates = [&before_reply, &after_abort];
+    let report = support::run_forced(&product, &task, &cancel, gates, async {
         entered(&before_reply).await?;
         cancel.cancel();
         entered(&after_abort).await?;
         after_abort.release();
         before_reply.release();
-        anyhow::Ok(())
-    });
-    let (report, forced) = tokio::join!(run, forced);
-    forced?;
-    let report = report?;
+        Ok(())
+    })
+    .await?;
 
-    anyhow::ensure!(
-        report.outcome
-            == Outcome::Aborted {
-                cause: AbortCause::Cancelled
-            },
-        "{report:?}"
-    );
+    support::ensure_outcome(&report, &CANCELLED)?;
     let [ask] = report.asks.as_slice() else {
         anyhow::bail!("asks: {:?}", report.asks);
     };
@@ -57,11 +53,10 @@ async fn cancelled_between_judging_and_replying(live: &mut Live) -> anyhow::Resu
         "the read ran: {tools:?}"
     );
 
-    live.evidence()
-        .record("product", support::report_json(&report));
-    live.evidence().record("product_requests", requests);
-    live.evidence().record("tool_calls", &tools);
-    support::record_observed(live, &agent).await;
-    live.assert_evidence();
+    let sections = vec![
+        ("product", support::report_json(&report)),
+        ("tool_calls", json!(tools)),
+    ];
+    support::snapshot(live, &agent, sections).await;
     Ok(())
 }

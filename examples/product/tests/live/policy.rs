@@ -7,7 +7,9 @@ use std::time::Duration;
 use harness_runtime::prelude::*;
 use product_example::{AbortCause, Cancel, Delivery, Outcome, Task, Verdict};
 
-use crate::support::{self, arm_wire, entered, meanwhile};
+use crate::support::{self, arm_wire, entered};
+
+const ANSWER: &str = "Summary written; I may not write outside.";
 
 /// The model reads the notes, writes a summary into the workspace, then tries to write outside
 /// it: the product approves the first two and rejects the third. The write fails, nothing is
@@ -29,11 +31,16 @@ async fn reads_and_inside_edits_approved_outside_write_rejected(
         .reply(support::read_notes(&agent))
         .reply(write(&inside, "milk\n"))
         .reply(write(&outside, "escaped\n"))
-        .reply(Reply::text("Summary written; I may not write outside."));
+        .reply(Reply::text(ANSWER));
     let product = support::product(live, &agent)?;
 
     let task = Task::new("Summarise my notes");
     let report = product.run(&task, &Cancel::new()).await?;
+
+    let answered = Outcome::Completed {
+        text: ANSWER.into(),
+    };
+    support::ensure_outcome(&report, &answered)?;
 
     let verdicts: Vec<(&str, bool)> = report
         .asks
@@ -66,12 +73,8 @@ async fn reads_and_inside_edits_approved_outside_write_rejected(
         "tool calls: {tools:?}"
     );
 
-    live.evidence()
-        .record("product", support::report_json(&report));
-    live.evidence()
-        .record("product_requests", support::product_requests(live));
-    support::record_observed(live, &agent).await;
-    live.assert_evidence();
+    let sections = vec![("product", support::report_json(&report))];
+    support::snapshot(live, &agent, sections).await;
     Ok(())
 }
 
@@ -89,30 +92,19 @@ async fn deadline_aborts_a_stalled_turn(live: &mut Live) -> anyhow::Result<()> {
     // turn's request and its answer has begun, so the abort provably meets a turn in progress.
     let prompted = arm_wire(live, "response POST /session/{id}/prompt_async")?;
     let task = Task::new("Think hard").deadline(scaled(Duration::from_secs(1)));
-    let cancel = Cancel::new();
-    let run = product.run(&task, &cancel);
-    let in_model = meanwhile([&prompted], async {
+    let report = support::run_forced(&product, &task, &Cancel::new(), [&prompted], async {
         entered(&prompted).await?;
         held.reached().await?;
         support::part_appeared(&mut agent_events, "step-start", 1).await
-    });
-    let (report, in_model) = tokio::join!(run, in_model);
-    in_model?;
-    let report = report?;
+    })
+    .await?;
 
-    anyhow::ensure!(
-        report.outcome
-            == Outcome::Aborted {
-                cause: AbortCause::Deadline
-            },
-        "{report:?}"
-    );
+    let at_deadline = Outcome::Aborted {
+        cause: AbortCause::Deadline,
+    };
+    support::ensure_outcome(&report, &at_deadline)?;
 
-    live.evidence()
-        .record("product", support::report_json(&report));
-    live.evidence()
-        .record("product_requests", support::product_requests(live));
-    support::record_observed(live, &agent).await;
-    live.assert_evidence();
+    let sections = vec![("product", support::report_json(&report))];
+    support::snapshot(live, &agent, sections).await;
     Ok(())
 }

@@ -4,9 +4,9 @@
 //! out from its event loop). The forwarder decides which of the two reaches the agent first.
 
 use harness_runtime::prelude::*;
-use product_example::{AbortCause, Cancel, Delivery, Outcome, Task};
+use product_example::{Cancel, Delivery, Task};
 
-use crate::support::{self, arm_wire, entered, meanwhile};
+use crate::support::{self, CANCELLED, arm_wire, entered};
 
 const REPLY: &str = "request POST /permission/{requestID}/reply";
 const REPLY_ANSWERED: &str = "response POST /permission/{requestID}/reply";
@@ -28,8 +28,8 @@ async fn reply_reaches_the_agent_before_the_abort(live: &mut Live) -> anyhow::Re
     let reply_answered = arm_wire(live, REPLY_ANSWERED)?;
     let abort = arm_wire(live, ABORT)?;
     let task = Task::new("What do my notes say?");
-    let run = product.run(&task, &cancel);
-    let forced = meanwhile([&reply, &reply_answered, &abort], async {
+    let gates = [&reply, &reply_answered, &abort];
+    let report = support::run_forced(&product, &task, &cancel, gates, async {
         // The product replied; the reply is held before the agent.
         entered(&reply).await?;
         cancel.cancel();
@@ -43,19 +43,11 @@ async fn reply_reaches_the_agent_before_the_abort(live: &mut Live) -> anyhow::Re
         after_read.reached().await?;
         support::part_appeared(&mut agent_events, "step-start", 2).await?;
         abort.release();
-        anyhow::Ok(())
-    });
-    let (report, forced) = tokio::join!(run, forced);
-    forced?;
-    let report = report?;
+        Ok(())
+    })
+    .await?;
 
-    anyhow::ensure!(
-        report.outcome
-            == Outcome::Aborted {
-                cause: AbortCause::Cancelled
-            },
-        "{report:?}"
-    );
+    support::ensure_outcome(&report, &CANCELLED)?;
     anyhow::ensure!(
         report.asks.len() == 1 && report.asks[0].delivery == Delivery::Replied,
         "{:?}",
@@ -63,19 +55,14 @@ async fn reply_reaches_the_agent_before_the_abort(live: &mut Live) -> anyhow::Re
     );
     let tools = support::tool_calls(&agent, &report.session_id).await?;
     anyhow::ensure!(tools == ["read completed"], "tool calls: {tools:?}");
-    anyhow::ensure!(
-        live.model().requests().len() == 2,
-        "{:?}",
-        live.model().summaries()
-    );
+    let model_requests = live.model().requests().len();
+    anyhow::ensure!(model_requests == 2, "{:?}", live.model().summaries());
 
-    live.evidence()
-        .record("product", support::report_json(&report));
-    live.evidence().record("tool_calls", &tools);
-    live.evidence()
-        .record("product_requests", support::product_requests(live));
-    support::record_observed(live, &agent).await;
-    live.assert_evidence();
+    let sections = vec![
+        ("product", support::report_json(&report)),
+        ("tool_calls", json!(tools)),
+    ];
+    support::snapshot(live, &agent, sections).await;
     Ok(())
 }
 
@@ -92,27 +79,19 @@ async fn abort_overtakes_the_reply(live: &mut Live) -> anyhow::Result<()> {
     let reply = arm_wire(live, REPLY)?;
     let abort_answered = arm_wire(live, ABORT_ANSWERED)?;
     let task = Task::new("What do my notes say?");
-    let run = product.run(&task, &cancel);
-    let forced = meanwhile([&reply, &abort_answered], async {
+    let gates = [&reply, &abort_answered];
+    let report = support::run_forced(&product, &task, &cancel, gates, async {
         entered(&reply).await?;
         cancel.cancel();
         // The agent accepted the abort while the reply is still held.
         entered(&abort_answered).await?;
         abort_answered.release();
         reply.release();
-        anyhow::Ok(())
-    });
-    let (report, forced) = tokio::join!(run, forced);
-    forced?;
-    let report = report?;
+        Ok(())
+    })
+    .await?;
 
-    anyhow::ensure!(
-        report.outcome
-            == Outcome::Aborted {
-                cause: AbortCause::Cancelled
-            },
-        "{report:?}"
-    );
+    support::ensure_outcome(&report, &CANCELLED)?;
     anyhow::ensure!(report.asks.len() == 1, "{:?}", report.asks);
     let tools = support::tool_calls(&agent, &report.session_id).await?;
     anyhow::ensure!(
@@ -125,12 +104,10 @@ async fn abort_overtakes_the_reply(live: &mut Live) -> anyhow::Result<()> {
         live.model().summaries()
     );
 
-    live.evidence()
-        .record("product", support::report_json(&report));
-    live.evidence().record("tool_calls", &tools);
-    live.evidence()
-        .record("product_requests", support::product_requests(live));
-    support::record_observed(live, &agent).await;
-    live.assert_evidence();
+    let sections = vec![
+        ("product", support::report_json(&report)),
+        ("tool_calls", json!(tools)),
+    ];
+    support::snapshot(live, &agent, sections).await;
     Ok(())
 }

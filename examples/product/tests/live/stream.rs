@@ -4,7 +4,7 @@
 use harness_runtime::prelude::*;
 use product_example::{AbortCause, Cancel, Delivery, Outcome, Task};
 
-use crate::support::{self, arm_wire, entered, meanwhile};
+use crate::support::{self, arm_wire, entered};
 
 /// The turn has finished at the agent, but its `session.idle` is held on the product's stream
 /// while the product is cancelled and aborts the (already idle) session. Released, the idle
@@ -20,35 +20,26 @@ async fn idle_held_while_the_product_aborts(live: &mut Live) -> anyhow::Result<(
     let idle = arm_wire(live, "event session.idle")?;
     let abort_answered = arm_wire(live, "response POST /session/{id}/abort")?;
     let task = Task::new("Say you are done");
-    let run = product.run(&task, &cancel);
-    let forced = meanwhile([&idle, &abort_answered], async {
+    let gates = [&idle, &abort_answered];
+    let report = support::run_forced(&product, &task, &cancel, gates, async {
         // The turn ended at the agent; the product has not heard.
         entered(&idle).await?;
         cancel.cancel();
         entered(&abort_answered).await?;
         abort_answered.release();
         idle.release();
-        anyhow::Ok(())
-    });
-    let (report, forced) = tokio::join!(run, forced);
-    forced?;
-    let report = report?;
+        Ok(())
+    })
+    .await?;
 
-    anyhow::ensure!(
-        report.outcome
-            == Outcome::Completed {
-                text: "All done.".into()
-            },
-        "{report:?}"
-    );
+    let done = Outcome::Completed {
+        text: "All done.".into(),
+    };
+    support::ensure_outcome(&report, &done)?;
     anyhow::ensure!(report.abort == Some(AbortCause::Cancelled), "{report:?}");
 
-    live.evidence()
-        .record("product", support::report_json(&report));
-    live.evidence()
-        .record("product_requests", support::product_requests(live));
-    support::record_observed(live, &agent).await;
-    live.assert_evidence();
+    let sections = vec![("product", support::report_json(&report))];
+    support::snapshot(live, &agent, sections).await;
     Ok(())
 }
 
@@ -59,22 +50,20 @@ async fn idle_held_while_the_product_aborts(live: &mut Live) -> anyhow::Result<(
 #[live_agent_test(timeout = "120s")]
 async fn stream_dropped_before_the_ask_recovers(live: &mut Live) -> anyhow::Result<()> {
     let agent = support::agent_with_notes(live).await?;
+    let answer = "Your notes say: remember the milk.";
     live.model()
         .reply(support::read_notes(&agent))
-        .reply(Reply::text("Your notes say: remember the milk."));
+        .reply(Reply::text(answer));
     let product = support::product(live, &agent)?;
     live.wire().drop_event_stream_at("permission.asked", 1)?;
 
     let task = Task::new("What do my notes say?");
     let report = product.run(&task, &Cancel::new()).await?;
 
-    anyhow::ensure!(
-        report.outcome
-            == Outcome::Completed {
-                text: "Your notes say: remember the milk.".into()
-            },
-        "{report:?}"
-    );
+    let done = Outcome::Completed {
+        text: answer.into(),
+    };
+    support::ensure_outcome(&report, &done)?;
     anyhow::ensure!(report.reconnects == 1, "{report:?}");
     anyhow::ensure!(
         report.asks.len() == 1 && report.asks[0].delivery == Delivery::Replied,
@@ -87,11 +76,7 @@ async fn stream_dropped_before_the_ask_recovers(live: &mut Live) -> anyhow::Resu
         "the dropped ask was delivered after all: {counters:?}"
     );
 
-    live.evidence()
-        .record("product", support::report_json(&report));
-    live.evidence()
-        .record("product_requests", support::product_requests(live));
-    support::record_observed(live, &agent).await;
-    live.assert_evidence();
+    let sections = vec![("product", support::report_json(&report))];
+    support::snapshot(live, &agent, sections).await;
     Ok(())
 }

@@ -10,7 +10,9 @@ use std::time::Duration;
 use harness_runtime::client::{Event, EventStream};
 use harness_runtime::gates::{Gate, ProductPoint, WirePoint};
 use harness_runtime::prelude::*;
-use product_example::{Hooks, OpenCode, Point, Product, TaskReport};
+use product_example::{
+    AbortCause, Cancel, Hooks, OpenCode, Outcome, Point, Product, Task, TaskReport,
+};
 
 /// How long a meanwhile waits for the product to reach a gate (scaled).
 pub const ENTER_CEILING: Duration = Duration::from_secs(60);
@@ -94,6 +96,47 @@ pub async fn meanwhile<T, const N: usize>(
     result
 }
 
+/// Runs the product's `task` beside `forcing`, which forces an interleaving with `gates` (all
+/// released when it ends, however it ends), and returns the product's report; `forcing`'s
+/// failure comes first.
+pub async fn run_forced<const N: usize>(
+    product: &Product<Points>,
+    task: &Task,
+    cancel: &Cancel,
+    gates: [&Arc<Gate>; N],
+    forcing: impl Future<Output = anyhow::Result<()>>,
+) -> anyhow::Result<TaskReport> {
+    let (report, forced) = tokio::join!(product.run(task, cancel), meanwhile(gates, forcing));
+    forced?;
+    Ok(report?)
+}
+
+/// The outcome of a task the scenario cancelled and the agent aborted.
+pub const CANCELLED: Outcome = Outcome::Aborted {
+    cause: AbortCause::Cancelled,
+};
+
+/// Fails unless the task ended with `expected`.
+pub fn ensure_outcome(report: &TaskReport, expected: &Outcome) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        &report.outcome == expected,
+        "expected {expected:?}, the product reported {report:?}"
+    );
+    Ok(())
+}
+
+/// Records `sections`, the product's requests as the forwarder logged them and what the
+/// observer saw the agent do, and asserts the scenario's snapshot.
+pub async fn snapshot(live: &Live, agent: &Agent, sections: Vec<(&str, serde_json::Value)>) {
+    for (name, value) in sections {
+        live.evidence().record(name, value);
+    }
+    live.evidence()
+        .record("product_requests", product_requests(live));
+    live.evidence().record_observed(&agent.observed().await);
+    live.assert_evidence();
+}
+
 /// Waits until the product reached `gate`.
 pub async fn entered(gate: &Gate) -> anyhow::Result<()> {
     Ok(gate.wait_until_entered_within(ENTER_CEILING).await?)
@@ -131,11 +174,6 @@ pub fn product_requests(live: &Live) -> Vec<String> {
             None => format!("{} {} (no response)", r.method, r.route),
         })
         .collect()
-}
-
-/// Records what the observer saw the agent do for every session of the scenario.
-pub async fn record_observed(live: &Live, agent: &Agent) {
-    live.evidence().record_observed(&agent.observed().await);
 }
 
 /// The agent's own event stream for its workspace, subscribed now: the scenario's view of what
