@@ -118,9 +118,8 @@ async fn serve(body: Arc<Vec<u8>>) -> String {
     base
 }
 
-/// Reads `<base>/event` to its end; sleeps a millisecond every `slow_every` bytes (0: never).
-/// `read` counts what arrived so far.
-async fn read_all(base: String, slow_every: usize, read: Arc<AtomicU64>) -> Vec<u8> {
+/// Subscribes to `<base>/event`: the subscription exists once the response's head arrived.
+async fn subscribe(base: &str) -> reqwest::Response {
     let response = reqwest::Client::builder()
         .no_proxy()
         .build()
@@ -130,13 +129,30 @@ async fn read_all(base: String, slow_every: usize, read: Arc<AtomicU64>) -> Vec<
         .await
         .expect("subscribe");
     assert_eq!(response.status(), 200);
+    response
+}
+
+/// Reads `response` to its end, or to where `done` (given what arrived and where the new bytes
+/// start) says the wanted bytes end; pauses a millisecond every `slow_every` bytes (0: never).
+/// `read` counts what arrived so far.
+async fn read(
+    response: reqwest::Response,
+    slow_every: usize,
+    read: Arc<AtomicU64>,
+    done: impl Fn(&[u8], usize) -> Option<usize>,
+) -> Vec<u8> {
     let mut body = response.bytes_stream();
     let mut all = Vec::new();
     let mut since_pause = 0;
     while let Some(chunk) = body.next().await {
         let chunk: Bytes = chunk.expect("the stream did not break");
+        let new = all.len();
         all.extend_from_slice(&chunk);
         read.store(all.len() as u64, Ordering::SeqCst);
+        if let Some(end) = done(&all, new) {
+            all.truncate(end);
+            return all;
+        }
         since_pause += chunk.len();
         if slow_every > 0 && since_pause >= slow_every {
             since_pause = 0;
@@ -145,6 +161,10 @@ async fn read_all(base: String, slow_every: usize, read: Arc<AtomicU64>) -> Vec<
         }
     }
     all
+}
+
+async fn read_all(base: String, slow_every: usize, counter: Arc<AtomicU64>) -> Vec<u8> {
+    read(subscribe(&base).await, slow_every, counter, |_, _| None).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -216,53 +236,26 @@ fn frames(bytes: &[u8]) -> Vec<&[u8]> {
 /// The title of the session created after the last turn: readers stop at its event.
 const SENTINEL: &[u8] = b"\"title\":\"the end of the stress\"";
 
-/// Subscribes to `<base>/event`: the subscription exists once the response's head arrived.
-async fn subscribe(base: &str) -> reqwest::Response {
-    let response = reqwest::Client::builder()
-        .no_proxy()
-        .build()
-        .unwrap()
-        .get(format!("{base}/event"))
-        .send()
-        .await
-        .expect("subscribe");
-    assert_eq!(response.status(), 200);
-    response
+/// Where the frame naming [`SENTINEL`] ends in `all`, if it arrived whole (`new`: where the
+/// bytes not searched yet start; the search goes back one frame, which the fixture's are not
+/// longer than).
+fn sentinel_end(all: &[u8], new: usize) -> Option<usize> {
+    let from = new.saturating_sub(16 * 1024);
+    let at = from
+        + all[from..]
+            .windows(SENTINEL.len())
+            .position(|w| w == SENTINEL)?;
+    let end = all[at..].windows(2).position(|w| w == b"\n\n")?;
+    Some(at + end + 2)
 }
 
-/// Reads `response` up to the end of the frame that names [`SENTINEL`], sleeping a
-/// millisecond every `slow_every` bytes (0: never).
 async fn read_until_sentinel(response: reqwest::Response, slow_every: usize) -> Vec<u8> {
-    let mut body = response.bytes_stream();
-    let mut all: Vec<u8> = Vec::new();
-    let mut since_pause = 0;
-    let mut searched = 0usize;
-    loop {
-        let chunk = body
-            .next()
-            .await
-            .expect("the stream ended before the last session")
-            .expect("the stream did not break");
-        all.extend_from_slice(&chunk);
-        let from = searched.saturating_sub(SENTINEL.len());
-        if let Some(at) = all[from..]
-            .windows(SENTINEL.len())
-            .position(|w| w == SENTINEL)
-        {
-            let at = from + at;
-            if let Some(end) = all[at..].windows(2).position(|w| w == b"\n\n") {
-                all.truncate(at + end + 2);
-                return all;
-            }
-        }
-        searched = all.len();
-        since_pause += chunk.len();
-        if slow_every > 0 && since_pause >= slow_every {
-            since_pause = 0;
-            // The reader's own pace, not a synchronisation: it reads slower than the writer.
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
-    }
+    let all = read(response, slow_every, Arc::default(), sentinel_end).await;
+    assert!(
+        all.ends_with(b"\n\n") && sentinel_end(&all, 0).is_some(),
+        "the stream ended before the last session"
+    );
+    all
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
