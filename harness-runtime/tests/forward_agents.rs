@@ -76,6 +76,11 @@ async fn a_fixture_agents_forwarder_keeps_its_url_across_a_restart_on_another_po
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
     assert_ne!(url, agent.endpoint());
     assert_eq!(get(&format!("{url}/global/health")).await.0, 200);
+    // On the same port: the forwarder's pooled connections to the old process are not reused.
+    let port = agent.port();
+    agent.restart().await.unwrap();
+    assert_eq!(agent.port(), port);
+    assert_eq!(get(&format!("{url}/global/health")).await.0, 200);
 
     agent.stop().await.unwrap();
     let (status, body) = get(&format!("{url}/session")).await;
@@ -94,7 +99,7 @@ async fn a_fixture_agents_forwarder_keeps_its_url_across_a_restart_on_another_po
     assert_eq!(agent.forwarded_url(), url);
     assert_eq!(get(&format!("{url}/global/health")).await.0, 200);
     let statuses: Vec<Option<u16>> = live.wire().requests().iter().map(|r| r.status).collect();
-    assert_eq!(statuses, [Some(200), Some(502), Some(200)]);
+    assert_eq!(statuses, [Some(200), Some(200), Some(502), Some(200)]);
     testing::finish_agents(&mut live, true)
         .await
         .expect("finish");

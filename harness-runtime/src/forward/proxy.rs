@@ -356,8 +356,8 @@ const HOP_BY_HOP: [HeaderName; 8] = [
     header::TRANSFER_ENCODING,
 ];
 
-/// `headers` without the hop-by-hop ones, those `Connection` names, and `Host` (the client
-/// writes the agent's). An upgrade keeps `Connection` and `Upgrade`: they are what it asks for.
+/// `headers` without the hop-by-hop ones, those `Connection` names, `Host` (the client writes
+/// the agent's) and `Expect`. An upgrade keeps `Connection` and `Upgrade`: they are what it asks for.
 fn forwardable(headers: &HeaderMap, upgrade: bool) -> HeaderMap {
     let mut kept = headers.clone();
     for value in headers.get_all(header::CONNECTION) {
@@ -377,6 +377,8 @@ fn forwardable(headers: &HeaderMap, upgrade: bool) -> HeaderMap {
         kept.remove(header::UPGRADE);
     }
     kept.remove(header::HOST);
+    // The forwarder answers a product's `100-continue` itself, by reading the body.
+    kept.remove(header::EXPECT);
     kept
 }
 
@@ -573,6 +575,7 @@ mod tests {
             ("x-private", "1"),
             ("transfer-encoding", "chunked"),
             ("te", "trailers"),
+            ("expect", "100-continue"),
             ("x-opencode-directory", "/w"),
             ("authorization", "Bearer t"),
             ("content-type", "application/json"),
