@@ -2,7 +2,7 @@
 //! whole, in a turn's form, though the product's own stream dropped; a restart and a stream the
 //! agent cut leave a gap the record names, while the messages stay complete; a structured
 //! output the agent no longer answers messages for comes from the events; a stopped agent's
-//! record is what its events said.
+//! record is what its events said; on a server of its own every directory's sessions count.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -247,5 +247,26 @@ async fn a_structured_output_is_observed_from_the_events() {
             .any(|c| c.tool == "StructuredOutput"),
         "{observed:#?}"
     );
+    testing::finish_agents(&mut live, true).await.unwrap();
+}
+
+/// On a server of its own every directory is the agent's: a session the product makes in
+/// another directory is in the record too, after the one it made first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_of_every_directory_of_its_own_server_are_observed() {
+    let mut live = live("evidence_observer::directories");
+    let (agent, client, first) = product_session(&mut live).await;
+    let elsewhere = agent.workspace().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let second = session(&client.clone().with_directory(&elsewhere), "elsewhere").await;
+    first.prompt("hello").await.unwrap();
+    second.prompt("hello").await.unwrap();
+
+    let observed = agent.observed().await;
+    let ids: Vec<&str> = observed.sessions.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["[session-1]", "[session-2]"], "{observed:#?}");
+    for session in &observed.sessions {
+        assert_eq!(session.summary.messages.len(), 2, "{observed:#?}");
+    }
     testing::finish_agents(&mut live, true).await.unwrap();
 }
