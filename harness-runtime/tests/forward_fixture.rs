@@ -437,6 +437,7 @@ async fn a_route_fails_once_then_passes_and_a_delay_holds_it() {
     let s = setup();
     let forwarded = s.forwarder.url();
     let wire = s.forwarder.wire();
+    wire.record_bodies(true);
     wire.fail_once("POST /session", 503, r#"{"error":"overloaded"}"#)
         .unwrap();
     let (status, body) = post(&format!("{forwarded}/session"), json!({"title": "t"})).await;
@@ -472,11 +473,18 @@ async fn a_route_fails_once_then_passes_and_a_delay_holds_it() {
     assert!(started.elapsed() >= delay, "{:?}", started.elapsed());
     wire.delay("GET /session/status", Duration::ZERO).unwrap();
 
-    let requests: Vec<(String, Option<u16>)> = wire
-        .requests()
-        .into_iter()
-        .map(|r| (r.route, r.status))
-        .collect();
+    let logged = wire.requests();
+    assert_eq!(
+        logged[0].response_body,
+        Some(json!({"error": "overloaded"}))
+    );
+    assert_eq!(
+        logged[2].response_body,
+        Some(json!("plain words")),
+        "a body that is not JSON is text"
+    );
+    let requests: Vec<(String, Option<u16>)> =
+        logged.into_iter().map(|r| (r.route, r.status)).collect();
     assert_eq!(
         requests,
         [

@@ -16,7 +16,8 @@
 //! entry over the forwarding itself.
 //!
 //! An agent that is gone (stopped, crashed, never started) answers the product
-//! `502 {"error":"live-forwarder: upstream ...: <cause>"}`, redacted.
+//! `502 {"error":"live-forwarder: upstream ...: <cause>"}`, redacted; a response gate does not
+//! hold that answer (it holds the agent's, and a fault's).
 
 mod error;
 mod frames;

@@ -192,8 +192,19 @@ async fn handle(shared: &Arc<Shared>, mut request: Request<Incoming>) -> Respons
     }
     let response = match answer {
         Answer::Agent(response) => relay(shared, response, slot, upgrade),
-        Answer::Fault(status, body) => fault_response(status, body),
-        Answer::Gone(cause) => bad_gateway(&shared.redactor, &cause),
+        Answer::Fault(status, body) => {
+            if shared.wire.keeps_bodies() {
+                shared.wire.response_body(slot, Bytes::from(body.clone()));
+            }
+            fault_response(status, body)
+        }
+        Answer::Gone(cause) => {
+            let body = bad_gateway_body(&shared.redactor, &cause);
+            if shared.wire.keeps_bodies() {
+                shared.wire.response_body(slot, Bytes::from(body.clone()));
+            }
+            bad_gateway(body)
+        }
     };
     let status = response.status().as_u16();
     shared.wire.answered(slot, status);
@@ -316,11 +327,15 @@ fn fault_response(status: u16, body: String) -> Response<Body> {
     response
 }
 
-/// 502 with a JSON body naming the cause, redacted.
-fn bad_gateway(redactor: &Redactor, cause: &str) -> Response<Body> {
+/// The JSON body of a 502: the cause, redacted.
+fn bad_gateway_body(redactor: &Redactor, cause: &str) -> String {
     note(Lane::Wire, "upstream gone", || cause.to_owned());
-    let body = serde_json::json!({ "error": redactor.redact(&format!("live-forwarder: {cause}")) });
-    let mut response = Response::new(Body::from(body.to_string()));
+    serde_json::json!({ "error": redactor.redact(&format!("live-forwarder: {cause}")) }).to_string()
+}
+
+/// 502 with `body` ([`bad_gateway_body`]).
+fn bad_gateway(body: String) -> Response<Body> {
+    let mut response = Response::new(Body::from(body));
     *response.status_mut() = StatusCode::BAD_GATEWAY;
     response.headers_mut().insert(
         header::CONTENT_TYPE,
