@@ -13,7 +13,7 @@ use harness_runtime::client::{Client, CreateSession, Event};
 use harness_runtime::gates::WirePoint;
 use harness_runtime::model::{Matcher, Reply, Rule};
 use harness_runtime::opencode::AgentOptions;
-use harness_runtime::testing::{self, ScenarioInfo};
+use harness_runtime::testing;
 use harness_runtime::{AgentKind, Isolation, Live, ScenarioOptions};
 use harness_selftest::prerequisites::{self, Prerequisite::OpenCode};
 use harness_selftest::test;
@@ -51,18 +51,14 @@ async fn get(url: &str) -> (u16, Value) {
 
 /// A scenario context whose agents are fixture agents (this crate's `live-fixture-agent`).
 fn fixture_live(name: &str) -> Live {
-    let (program, args) = support::agents::role_command();
-    testing::use_role_command(program, args);
     testing::use_fixture_program(PathBuf::from(env!("CARGO_BIN_EXE_live-fixture-agent")));
-    testing::live(ScenarioInfo {
-        name: name.to_owned(),
-        options: ScenarioOptions {
+    support::agents::live_with(
+        name,
+        ScenarioOptions {
             agent: AgentKind::Fixture,
             ..ScenarioOptions::DEFAULT
         },
-        manifest_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")),
-        snapshot_assertion: testing::snapshot_assertion!(),
-    })
+    )
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -190,17 +186,13 @@ async fn a_scripted_turn_through_the_forwarder_is_the_agents_and_a_wire_gate_hol
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shared_agents_forwarder_names_its_workspace_where_the_product_names_none() {
-    let (program, args) = support::agents::role_command();
-    testing::use_role_command(program, args);
-    let mut live = testing::live(ScenarioInfo {
-        name: "forward::shared".to_owned(),
-        options: ScenarioOptions {
+    let mut live = support::agents::live_with(
+        "forward::shared",
+        ScenarioOptions {
             isolation: Some(Isolation::Shared),
             ..ScenarioOptions::DEFAULT
         },
-        manifest_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")),
-        snapshot_assertion: testing::snapshot_assertion!(),
-    });
+    );
     let agent = live
         .opencode()
         .await

@@ -36,11 +36,16 @@ pub fn role_command() -> (PathBuf, Vec<String>) {
 
 /// A scenario context for `name`, whose helpers are this binary's `helper_role`.
 pub fn live(name: &str) -> Live {
+    live_with(name, ScenarioOptions::DEFAULT)
+}
+
+/// [`live`] with the attribute's `options` (an agent kind, an isolation level).
+pub fn live_with(name: &str, options: ScenarioOptions) -> Live {
     let (program, args) = role_command();
     testing::use_role_command(program, args);
     testing::live(ScenarioInfo {
         name: name.to_string(),
-        options: ScenarioOptions::DEFAULT,
+        options,
         manifest_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")),
         snapshot_assertion: harness_runtime::testing::snapshot_assertion!(),
     })
