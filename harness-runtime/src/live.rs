@@ -78,6 +78,13 @@ pub enum FinishError {
     /// tail of its output.
     #[error("{0}")]
     Product(String),
+    /// Wire or product gates the scenario armed that nothing ever entered (a product that
+    /// never sent that request, or never passed that point): named by their spelling.
+    #[error(
+        "armed but never reached: {0}; the product never got there (check the spelling, the \
+         Nth you armed, and that the product is pointed at `agent.forwarded_url()`)"
+    )]
+    UnreachedGates(String),
 }
 
 impl Live {
@@ -265,6 +272,15 @@ impl Live {
     /// The runner calls this after the body, whatever its outcome; `Drop` of the slots is the
     /// synchronous fallback when it cannot run (a panic inside the runtime, a killed runtime).
     pub(crate) async fn finish(&mut self, passed: bool) -> Result<(), FinishError> {
+        // Read before teardown releases everything. Only after a passing body: a failed one
+        // already says what went wrong, and its unreached gates would only repeat it.
+        let unreached = self.gates.unreached();
+        let gates = if passed && !unreached.is_empty() {
+            let named: Vec<String> = unreached.iter().map(|g| format!("`{g}`")).collect();
+            Err(FinishError::UnreachedGates(named.join(", ")))
+        } else {
+            Ok(())
+        };
         // An armed gate must never hold teardown (e.g. `stop` armed by a scenario that failed
         // before releasing it).
         self.gates.release_all();
@@ -278,10 +294,13 @@ impl Live {
             .map_err(|error| FinishError::Model(redactor.redact(&error.to_string())));
         let agents = self
             .agents
-            .finish(passed && model.is_ok() && products.is_ok(), &self.redactor)
+            .finish(
+                passed && model.is_ok() && products.is_ok() && gates.is_ok(),
+                &self.redactor,
+            )
             .await
             .map_err(FinishError::Agents);
-        products.and(model).and(agents)
+        gates.and(products).and(model).and(agents)
     }
 
     /// The ordered recorder of this scenario's evidence.

@@ -414,3 +414,52 @@ async fn release_all_opens_wire_and_product_gates_for_good() {
     assert!(gates.arm_wire(&idle).is_released());
     assert_eq!(point.pass().now_or_never(), Some(()));
 }
+
+/// A scenario context armed with `gates` by the attribute, as the runner makes one.
+fn live_armed(gates: &'static [&'static str]) -> harness_runtime::Live {
+    use harness_runtime::ScenarioOptions;
+    use harness_runtime::testing::{self, ScenarioInfo};
+    testing::live(ScenarioInfo {
+        name: "gates_wire::unreached".to_string(),
+        options: ScenarioOptions {
+            gates,
+            ..ScenarioOptions::DEFAULT
+        },
+        manifest_dir: std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+        snapshot_assertion: harness_runtime::testing::snapshot_assertion!(),
+    })
+}
+
+#[tokio::test]
+async fn a_wire_or_product_gate_never_reached_fails_a_passing_scenario_naming_it() {
+    use harness_runtime::testing::{self, FinishError};
+    let mut live = live_armed(&[
+        "request POST /session/{id}/abort",
+        "product approve",
+        "abort",
+    ]);
+    let err = testing::finish(&mut live, true).await.unwrap_err();
+    let FinishError::UnreachedGates(named) = &err else {
+        panic!("expected unreached gates, got {err:?}");
+    };
+    // Wire and product gates are named by their spelling; client points are not judged.
+    assert_eq!(
+        named,
+        "`request POST /session/{id}/abort`, `product approve`"
+    );
+    assert!(err.to_string().contains("forwarded_url"), "{err}");
+
+    // Reached gates, and a body that already failed, end without it.
+    let mut live = live_armed(&["product approve"]);
+    let point = live.gates().product_point("approve").unwrap();
+    let gate = live.gates().product_gate("approve").unwrap();
+    let passing = tokio::spawn(async move { point.pass().await });
+    gate.wait_until_entered_within(Duration::from_secs(10))
+        .await
+        .unwrap();
+    gate.release();
+    passing.await.unwrap();
+    testing::finish(&mut live, true).await.unwrap();
+    let mut live = live_armed(&["product approve"]);
+    testing::finish(&mut live, false).await.unwrap();
+}

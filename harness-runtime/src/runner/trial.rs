@@ -149,6 +149,11 @@ fn execute(
     }));
     let cleanup = match finish {
         Ok(Ok(Ok(()))) => None,
+        // Verdicts on what the scenario did, not failures to clean up after it.
+        Ok(Ok(Err(
+            verdict @ (crate::live::FinishError::Product(_)
+            | crate::live::FinishError::UnreachedGates(_)),
+        ))) => Some(redact(verdict.to_string())),
         Ok(Ok(Err(message))) => Some(redact(format!("cleanup failed: {message}"))),
         Ok(Err(_elapsed)) => Some(format!(
             "cleanup did not finish within {}: agents may still be stopping; \
