@@ -10,6 +10,7 @@
 mod agent_memory;
 mod common;
 mod fixture;
+mod forwarded_turn;
 mod libtest;
 mod model;
 mod provisioning;
@@ -76,6 +77,8 @@ fn main() -> ExitCode {
          --port 0` + health poll, same root layout and environment ({n} per side)\n  \
          turn: session.prompt() / bare reqwest prompt_async + /event until idle, same server \
          (the harness's own) and scripted reply ({t} per side)\n  \
+         forwarded_turn: that bare reqwest turn through the agent's forwarder / straight to the \
+         agent, same server ({t} per side)\n  \
          replay_turn: session.prompt() answered from a cassette (recorded first, in this run) / \
          the same turn answered by the scripted model, each on a server of its own ({t} per \
          side)\n  \
@@ -173,6 +176,7 @@ fn run(bench: &Bench) -> (Vec<Figure>, Vec<(&'static str, BenchError)>) {
             "model" => runtime.block_on(model::measure(bench)),
             "fixture" => runtime.block_on(fixture::measure(bench)),
             "turn" => runtime.block_on(turn::measure(bench)),
+            "forwarded_turn" => runtime.block_on(forwarded_turn::measure(bench)),
             "replay_turn" => runtime.block_on(replay_turn::measure(bench)),
             "provisioning" => runtime.block_on(provisioning::measure(bench)),
             "suite" => suite::measure(bench),

@@ -125,11 +125,16 @@ pub struct Ratio {
 }
 
 /// Every ratio, in the order the sections run.
-pub const RATIOS: [Ratio; 6] = [
+pub const RATIOS: [Ratio; 7] = [
     Ratio {
         name: "turn",
         section: "turn",
         target: Some(Target::AtMost(1.05)),
+    },
+    Ratio {
+        name: "forwarded_turn",
+        section: "forwarded_turn",
+        target: Some(Target::AtMost(1.02)),
     },
     Ratio {
         name: "replay_turn",

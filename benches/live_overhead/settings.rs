@@ -11,10 +11,11 @@ pub const ONLY_ENV: &str = "LIVE_BENCH_ONLY";
 pub const SUITE_FILTER_ENV: &str = "LIVE_BENCH_SUITE_FILTER";
 
 /// The sections, in the order they run.
-pub const SECTIONS: [&str; 7] = [
+pub const SECTIONS: [&str; 8] = [
     "model",
     "fixture",
     "turn",
+    "forwarded_turn",
     "replay_turn",
     "provisioning",
     "suite",
@@ -127,7 +128,7 @@ impl Settings {
         self.samples * 4
     }
 
-    /// Turn pairs (`turn` and `replay_turn`): a turn varies by ±60 ms around 250 ms.
+    /// Turn pairs (`turn`, `forwarded_turn` and `replay_turn`): a turn varies by ±60 ms around 250 ms.
     pub fn turn_pairs(&self) -> usize {
         self.samples * 12
     }

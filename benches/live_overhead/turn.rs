@@ -59,14 +59,15 @@ pub async fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
 
 async fn measure_on(bench: &Bench, agent: &Agent, n: usize) -> Result<Vec<Figure>, BenchError> {
     // The first prompt loads the provider (seconds): a warm-up turn per side.
+    let base = agent.endpoint();
     harness_turn(agent).await?;
-    raw_turn(bench, agent).await?;
+    raw_turn(bench, &base).await?;
     let [harness, raw] = interleave(
         SECTION,
         n,
         ["harness", "raw"],
         || harness_turn(agent),
-        || raw_turn(bench, agent),
+        || raw_turn(bench, &base),
     )
     .await?;
     Ok([
@@ -95,8 +96,9 @@ pub async fn harness_turn(agent: &Agent) -> Result<Duration, BenchError> {
     Ok(took)
 }
 
-async fn raw_turn(bench: &Bench, agent: &Agent) -> Result<Duration, BenchError> {
-    let base = agent.endpoint();
+/// One turn with bare reqwest against `base` (the agent's endpoint, or its forwarded URL) in a
+/// fresh session: create it, then time subscribe, post and read until idle.
+pub async fn raw_turn(bench: &Bench, base: &str) -> Result<Duration, BenchError> {
     let session: Value = bench
         .http
         .post(format!("{base}/session"))
@@ -114,7 +116,7 @@ async fn raw_turn(bench: &Bench, agent: &Agent) -> Result<Duration, BenchError> 
         .to_string();
     let ceiling = scaled(Duration::from_secs(120));
     let started = Instant::now();
-    tokio::time::timeout(ceiling, raw_turn_steps(bench, &base, &id))
+    tokio::time::timeout(ceiling, raw_turn_steps(bench, base, &id))
         .await
         .map_err(|_| {
             BenchError::Raw(format!(
