@@ -138,7 +138,7 @@ pub mod prelude {
         SessionStatus, ToolStatus, Turn,
     };
     pub use crate::fixture::Fault;
-    pub use crate::gates::{Counter, GatePoint};
+    pub use crate::gates::{Counter, GatePoint, ProductPoint, WirePoint};
     pub use crate::model::{Matcher, Reply, Rule};
     pub use crate::opencode::{Agent, AgentOptions, ProvisionError};
     pub use crate::product::{Product, ProductCommand, ProductError, ProductExit};
