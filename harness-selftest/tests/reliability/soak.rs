@@ -1,10 +1,11 @@
-//! A long run does not grow. One runner runs 1,000 fixture scenarios and 50
-//! on real OpenCode (`src/bin/selftest-scenarios/reliability/soak.rs`: each starts its agent,
-//! makes a session, prompts once and checks the reply), 4 at a time. Its open file descriptors,
-//! threads and resident set are sampled every 100 finished scenarios (every 10 through the
-//! OpenCode ones), the last after all of them while a held scenario keeps the runner alive;
-//! after the warm-up each stays within the bounds `soak_samples` states and defends. And, as
-//! after every whole run (`processes`): 0 processes of the run and 0 roots remain.
+//! A long run does not grow. One runner runs 1,000 fixture scenarios and 50 on real OpenCode
+//! (`src/bin/selftest-scenarios/reliability/soak.rs`: each starts its agent, makes a session
+//! and prompts once through the agent's forwarder, as a product would, and checks the reply),
+//! 4 at a time. Its open file descriptors, threads and resident set are sampled every 100
+//! finished scenarios (every 10 through the OpenCode ones), the last after all of them while a
+//! held scenario keeps the runner alive; after the warm-up each stays within the bounds
+//! `soak_samples` states and defends. And, as after every whole run (`processes`): 0 processes
+//! of the run and 0 roots remain.
 
 use std::time::{Duration, Instant};
 
