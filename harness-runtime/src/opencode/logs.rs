@@ -2,7 +2,7 @@
 //! for the line that says which port it listens on.
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Read;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -113,37 +113,28 @@ pub(crate) fn pump_output(
 /// turns true at EOF.
 fn pump(
     stream: impl Read + Send + 'static,
-    mut file: std::fs::File,
+    file: std::fs::File,
     log: std::sync::Arc<ServerLog>,
     port: Option<watch::Sender<Option<u16>>>,
     done: watch::Sender<bool>,
 ) -> std::io::Result<()> {
-    std::thread::Builder::new()
-        .name("live-log-pump".into())
-        .spawn(move || {
-            let mut reader = BufReader::new(stream);
-            let mut buf = Vec::new();
-            loop {
-                buf.clear();
-                match reader.read_until(b'\n', &mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {}
-                }
-                let _ = file.write_all(&buf);
-                let line = String::from_utf8_lossy(&buf).trim_end().to_string();
-                if let Some(port) = &port {
-                    if port.borrow().is_none() {
-                        if let Some(p) = listening_port(&line) {
-                            port.send_replace(Some(p));
-                        }
+    crate::process::spawn_line_pump(
+        "live-log-pump".into(),
+        stream,
+        file,
+        || {},
+        move |line| {
+            if let Some(port) = &port {
+                if port.borrow().is_none() {
+                    if let Some(p) = listening_port(&line) {
+                        port.send_replace(Some(p));
                     }
                 }
-                log.push(line);
             }
-            let _ = file.flush();
-            done.send_replace(true);
-        })
-        .map(|_| ())
+            log.push(line);
+        },
+        done,
+    )
 }
 
 #[cfg(test)]

@@ -10,12 +10,14 @@
 //!   runner's pipe closes, which is also what happens when the runner is SIGKILLed.
 
 mod child;
+mod line_pump;
 mod reaper;
 mod role_command;
 mod sweep;
 mod token;
 
 pub(crate) use child::OwnedChild;
+pub(crate) use line_pump::spawn_line_pump;
 #[cfg(any(test, feature = "testing"))]
 pub(crate) use reaper::ReaperHandle;
 pub(crate) use reaper::register as register_token;

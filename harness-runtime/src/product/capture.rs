@@ -2,7 +2,7 @@
 //! the run report's `product` lane.
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -230,34 +230,25 @@ impl Notes {
 fn pump_one(
     stream: impl Read + Send + 'static,
     kind: Stream,
-    mut file: std::fs::File,
+    file: std::fs::File,
     capture: Arc<Capture>,
     notes: Option<Notes>,
     done: watch::Sender<bool>,
 ) -> std::io::Result<()> {
-    std::thread::Builder::new()
-        .name(format!("live-product-{}", kind.kind()))
-        .spawn(move || {
-            timeline::install_on_this_thread(notes.as_ref().map(|n| n.collector.clone()));
-            let mut reader = BufReader::new(stream);
-            let mut buf = Vec::new();
-            loop {
-                buf.clear();
-                match reader.read_until(b'\n', &mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {}
-                }
-                let _ = file.write_all(&buf);
-                let line = String::from_utf8_lossy(&buf).trim_end().to_string();
-                if let Some(notes) = &notes {
-                    notes.line(kind, &line);
-                }
-                capture.push(kind, line);
+    let collector = notes.as_ref().map(|n| n.collector.clone());
+    crate::process::spawn_line_pump(
+        format!("live-product-{}", kind.kind()),
+        stream,
+        file,
+        move || timeline::install_on_this_thread(collector),
+        move |line| {
+            if let Some(notes) = &notes {
+                notes.line(kind, &line);
             }
-            let _ = file.flush();
-            done.send_replace(true);
-        })
-        .map(|_| ())
+            capture.push(kind, line);
+        },
+        done,
+    )
 }
 
 #[cfg(test)]
