@@ -4,41 +4,17 @@
 //! output the agent no longer answers messages for comes from the events; a stopped agent's
 //! record is what its events said; on a server of its own every directory's sessions count.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use harness_runtime::client::{Client, Event, Session};
 use harness_runtime::evidence::Observed;
 use harness_runtime::prelude::*;
-use harness_runtime::testing::{self, ScenarioInfo};
-use harness_runtime::{AgentKind, ScenarioOptions};
+use harness_runtime::testing;
 use serde_json::Value;
 
-/// The helper roles of this test binary (the reaper, the sandbox launcher), whose `main` is
-/// libtest's: they re-execute it with this test selected.
-#[test]
-#[ignore = "entry point of the helper roles, run by the tests that start agents"]
-fn helper_role() {
-    if std::env::var_os(testing::ROLE_ENV).is_some() {
-        let _ = harness_runtime::runner::run_role();
-    }
-}
+mod fixture_live;
 
-/// A scenario context for `name` whose agent is the fixture agent.
-fn live(name: &str) -> Live {
-    let args = ["--exact", "helper_role", "--ignored", "-q"].map(String::from);
-    testing::use_role_command(std::env::current_exe().unwrap(), args.to_vec());
-    testing::use_fixture_program(PathBuf::from(env!("CARGO_BIN_EXE_live-fixture-agent")));
-    testing::live(ScenarioInfo {
-        name: name.to_string(),
-        options: ScenarioOptions {
-            agent: AgentKind::Fixture,
-            ..ScenarioOptions::DEFAULT
-        },
-        manifest_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")),
-        snapshot_assertion: testing::snapshot_assertion!(),
-    })
-}
+use fixture_live::live;
 
 fn ceiling() -> Duration {
     scaled(Duration::from_secs(60))

@@ -4,39 +4,16 @@
 //! outside its agent's root), and the scenario's end fails on a product that did not end as
 //! expected, naming it with its output's tail, after stopping every product.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use harness_runtime::prelude::*;
-use harness_runtime::testing::{self, FinishError, MissingPrerequisite, ScenarioInfo};
-use harness_runtime::{AgentKind, ScenarioOptions};
+use harness_runtime::testing::{self, FinishError, MissingPrerequisite};
 
-/// The helper roles of this test binary (the reaper, the sandbox launcher), whose `main` is
-/// libtest's: they re-execute it with this test selected.
-#[test]
-#[ignore = "entry point of the helper roles, run by the tests that start agents and products"]
-fn helper_role() {
-    if std::env::var_os(testing::ROLE_ENV).is_some() {
-        let _ = harness_runtime::runner::run_role();
-    }
-}
+mod fixture_live;
 
-/// A scenario context for `name` whose agent is the fixture agent.
-fn live(name: &str) -> Live {
-    let args = ["--exact", "helper_role", "--ignored", "-q"].map(String::from);
-    testing::use_role_command(std::env::current_exe().unwrap(), args.to_vec());
-    testing::use_fixture_program(PathBuf::from(env!("CARGO_BIN_EXE_live-fixture-agent")));
-    testing::live(ScenarioInfo {
-        name: name.to_string(),
-        options: ScenarioOptions {
-            agent: AgentKind::Fixture,
-            ..ScenarioOptions::DEFAULT
-        },
-        manifest_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")),
-        snapshot_assertion: testing::snapshot_assertion!(),
-    })
-}
+use fixture_live::live;
 
 fn sh(script: &str) -> ProductCommand {
     ProductCommand::new("sh").args(["-c", script])
