@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use harness_runtime::opencode::Agent;
+use harness_runtime::prelude::{Matcher, Reply, Rule};
 use harness_runtime::redact::Redactor;
 use harness_runtime::testing::{self, ScenarioInfo};
 use harness_runtime::{Isolation, Live, ScenarioOptions};
@@ -134,6 +136,28 @@ pub async fn finish(mut live: Live, passed: bool) -> Result<(), BenchError> {
     testing::finish_agents(&mut live, passed)
         .await
         .map_err(BenchError::harness)
+}
+
+/// A scripted turn's server of the harness's own, answering every prompt `reply`, for `section`:
+/// `live` with its agent, or `live` finished and the error.
+pub async fn turn_agent(
+    mut live: Live,
+    section: &'static str,
+    reply: &str,
+) -> Result<(Live, Agent), BenchError> {
+    live.model()
+        .rule(Rule::when(Matcher::any()).reply(Reply::text(reply)));
+    match live.opencode().await {
+        Ok(agent) if !agent.is_shared() => Ok((live, agent)),
+        Ok(_) => {
+            let _ = finish(live, true).await;
+            Err(BenchError::NotOwnServer(section))
+        }
+        Err(e) => {
+            let _ = finish(live, false).await;
+            Err(BenchError::harness(e))
+        }
+    }
 }
 
 /// A progress line on stderr: the run is long and figures come only at the end.

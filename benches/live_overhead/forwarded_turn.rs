@@ -5,29 +5,19 @@
 //!
 //! The server is the harness's own, as for `turn`: the raw side's requests name no directory.
 
-use harness_runtime::prelude::*;
-
-use crate::common::{Bench, BenchError, OWN_SERVER, finish, interleave};
+use crate::common::{Bench, BenchError, OWN_SERVER, finish, interleave, turn_agent};
 use crate::report::Figure;
 use crate::turn::{REPLY, raw_turn};
 
 const SECTION: &str = "forwarded_turn";
 
 pub async fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
-    let mut live = bench.live("bench::forwarded_turn", OWN_SERVER);
-    live.model()
-        .rule(Rule::when(Matcher::any()).reply(Reply::text(REPLY)));
-    let agent = match live.opencode().await {
-        Ok(agent) if !agent.is_shared() => agent,
-        Ok(_) => {
-            let _ = finish(live, true).await;
-            return Err(BenchError::NotOwnServer(SECTION));
-        }
-        Err(e) => {
-            let _ = finish(live, false).await;
-            return Err(BenchError::harness(e));
-        }
-    };
+    let (live, agent) = turn_agent(
+        bench.live("bench::forwarded_turn", OWN_SERVER),
+        SECTION,
+        REPLY,
+    )
+    .await?;
     bench.redactor.add_port(agent.port());
     let (direct, forwarded) = (agent.endpoint(), agent.forwarded_url());
     if let Some(port) = forwarded.rsplit(':').next().and_then(|p| p.parse().ok()) {

@@ -14,7 +14,7 @@ use harness_runtime::prelude::*;
 use harness_runtime::scaled;
 use serde_json::Value;
 
-use crate::common::{Bench, BenchError, OWN_SERVER, finish, interleave};
+use crate::common::{Bench, BenchError, OWN_SERVER, finish, interleave, turn_agent};
 use crate::report::Figure;
 use crate::sse::RawEvents;
 
@@ -25,20 +25,7 @@ pub const PROMPT: &str = "Say pong";
 pub const REPLY: &str = "pong";
 
 pub async fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
-    let mut live = bench.live("bench::turn", OWN_SERVER);
-    live.model()
-        .rule(Rule::when(Matcher::any()).reply(Reply::text(REPLY)));
-    let agent = match live.opencode().await {
-        Ok(agent) if !agent.is_shared() => agent,
-        Ok(_) => {
-            let _ = finish(live, true).await;
-            return Err(BenchError::NotOwnServer(SECTION));
-        }
-        Err(e) => {
-            let _ = finish(live, false).await;
-            return Err(BenchError::harness(e));
-        }
-    };
+    let (live, agent) = turn_agent(bench.live("bench::turn", OWN_SERVER), SECTION, REPLY).await?;
     bench.redactor.add_port(agent.port());
     let n = bench.settings.turn_pairs();
     let measured = measure_on(bench, &agent, n).await;
