@@ -132,6 +132,21 @@ impl Live {
         Skipped { reason }
     }
 
+    /// Ends the scenario for a missing prerequisite of its own (a program such as `node`, a
+    /// package): skipped with `reason` locally, failed with it under `CI` or `LIVE_STRICT=1` —
+    /// the rule the harness applies to a missing OpenCode, so a CI machine without it cannot
+    /// pass silently. Say what to install in `reason`, and return the result:
+    /// `return Err(live.missing_prerequisite("node not found in PATH: install Node.js").into())`.
+    pub fn missing_prerequisite(&mut self, reason: impl Into<String>) -> Skipped {
+        self.skip_for_requirement(reason.into());
+        let reason = self
+            .skip
+            .as_ref()
+            .map(|skip| skip.reason.clone())
+            .unwrap_or_default();
+        Skipped { reason }
+    }
+
     /// Marks the scenario skipped for a missing prerequisite (failed under `CI` or
     /// `LIVE_STRICT=1`).
     pub(crate) fn skip_for_requirement(&mut self, reason: String) {
@@ -363,6 +378,27 @@ mod tests {
     fn provisioning_is_send(live: &mut super::Live) {
         fn send<T: Send>(_: T) {}
         send(live.opencode());
+    }
+
+    /// A missing prerequisite is a skip the runner turns into a failure under `CI` or
+    /// `LIVE_STRICT=1` (`strict_fails`); a plain skip is not; both reasons are redacted.
+    #[test]
+    fn a_missing_prerequisite_is_a_strict_skip_and_a_skip_is_not() {
+        let info = super::ScenarioInfo {
+            name: "live::prerequisite".into(),
+            options: crate::scenario::ScenarioOptions::DEFAULT,
+            manifest_dir: std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+            snapshot_assertion: crate::__snapshot_assertion!(),
+        };
+        let mut live = super::Live::new(info.clone());
+        live.secret("hunter2-secret");
+        let skipped = live.missing_prerequisite("node not found: hunter2-secret");
+        assert_eq!(skipped.to_string(), "skipped: node not found: [secret]");
+        let skip = live.skip.clone().unwrap();
+        assert!(skip.strict_fails);
+        let mut live = super::Live::new(info);
+        let _ = live.skip("the model answered in prose");
+        assert!(!live.skip.clone().unwrap().strict_fails);
     }
 
     /// Lines of Rust under `dir` that open an inherent `impl` block of `Live`, as `file: line`.

@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use harness_runtime::prelude::*;
-use harness_runtime::testing::MissingPrerequisite;
 
 use crate::support::{self, arm_wire, entered, meanwhile};
 
@@ -38,10 +37,7 @@ fn missing_node() -> Option<String> {
 #[live_agent_test(timeout = "150s")]
 async fn sdk_product_held_at_its_prompt(live: &mut Live) -> anyhow::Result<()> {
     if let Some(missing) = missing_node() {
-        match MissingPrerequisite::decide(missing) {
-            MissingPrerequisite::Skip(reason) => return Err(live.skip(reason).into()),
-            MissingPrerequisite::Fail(message) => anyhow::bail!(message),
-        }
+        return Err(live.missing_prerequisite(missing).into());
     }
     let agent = support::agent_with_notes(live).await?;
     live.model()
