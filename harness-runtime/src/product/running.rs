@@ -323,6 +323,14 @@ impl Product {
         })
     }
 
+    /// The owner mark of a product that runs (tests look for its carriers). Read from the
+    /// harness's side: the process's own environment reads empty while it execs.
+    #[cfg(test)]
+    pub(crate) fn inner_token_for_test(&self) -> String {
+        let child = self.inner.child.lock().unwrap();
+        child.as_ref().expect("it runs").token().to_owned()
+    }
+
     /// `product <n> (<name>)`, as messages and the report call it.
     pub fn label(&self) -> &str {
         &self.inner.label

@@ -436,20 +436,6 @@ mod tests {
         assert_eq!(slot.finish().await, Ok(()));
     }
 
-    impl Product {
-        /// The owner mark of a product that runs (tests look for its carriers).
-        fn inner_token_for_test(&self) -> String {
-            let pid = self.pid().expect("it runs");
-            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
-            let mark = format!("{}=", crate::process::OWNER_ENV);
-            environ
-                .split(|b| *b == 0)
-                .find_map(|entry| entry.strip_prefix(mark.as_bytes()))
-                .map(|token| String::from_utf8_lossy(token).into_owned())
-                .expect("it carries its owner mark")
-        }
-    }
-
     /// `ProductExit` reads like the exit status it holds.
     #[test]
     fn an_exit_displays_its_status_and_whether_it_was_stopped() {
