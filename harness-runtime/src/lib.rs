@@ -98,6 +98,9 @@ mod cassette;
 mod chat_body;
 pub mod client;
 pub mod evidence;
+// Wired into the runner, gates and forwarder as the exploration lands.
+#[allow(dead_code, unused_imports)]
+mod explore;
 pub mod fixture;
 pub mod forward;
 pub mod gates;

@@ -1,0 +1,14 @@
+//! Exploring the orderings of a product's traffic with its agent.
+//!
+//! In an exploring run (`#[live_agent_test(explore = 200)]`), the product's requests, the
+//! agent's responses, the events a product's stream delivers and the product's own point passes
+//! are decision points: the [`Scheduler`] holds each until the system is quiet, then lets one
+//! go, chosen by a search strategy. The runner repeats the body under different schedules,
+//! shrinks a failing one and prints the line that replays it.
+
+mod schedule;
+mod step;
+
+pub use schedule::ScheduleError;
+pub(crate) use schedule::{Choice, FIFO, Schedule, fnv1a64, tag};
+pub(crate) use step::{Step, StepKind};
