@@ -3,12 +3,19 @@
 //! In an exploring run (`#[live_agent_test(explore = 200)]`), the product's requests, the
 //! agent's responses, the events a product's stream delivers and the product's own point passes
 //! are decision points: the [`Scheduler`] holds each until the system is quiet, then lets one
-//! go, chosen by a search strategy. The runner repeats the body under different schedules,
-//! shrinks a failing one and prints the line that replays it.
+//! go, chosen by a search strategy. The runner repeats the body under different schedules
+//! ([`explorer`]), shrinks a failing one and prints the line that replays it.
 
+pub(crate) mod explorer;
 mod schedule;
+mod scheduler;
 mod step;
+mod strategy;
+mod trace;
 
 pub use schedule::ScheduleError;
 pub(crate) use schedule::{Choice, FIFO, Schedule, fnv1a64, tag};
+pub(crate) use scheduler::{Exchange, Focus, Scheduler};
 pub(crate) use step::{Step, StepKind};
+pub(crate) use strategy::{Chosen, Plan, Strategy};
+pub(crate) use trace::{Decision, Released, RunRecord};

@@ -1,0 +1,594 @@
+//! The search: which schedules an exploring scenario runs, when it stops, how a failing
+//! schedule is shrunk and confirmed. Pure logic over a `run` callback, so it is tested here on
+//! simulated systems; the runner supplies real runs of the scenario body.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use super::{Choice, Plan, RunRecord, Schedule, fnv1a64};
+
+/// At most this many runs go into shrinking a failing schedule.
+const MAX_SHRINK_RUNS: u32 = 16;
+/// How many times the final schedule is replayed to say how reliably it fails.
+pub(crate) const CONFIRM_RUNS: u32 = 2;
+
+/// What an exploration may spend.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Budget {
+    /// Schedules to search (runs of the body; shrinking and confirming come on top).
+    pub(crate) runs: u32,
+    /// Wall clock for everything.
+    pub(crate) within: Duration,
+}
+
+/// How the space was searched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Every ordering, depth first: the space was small enough for the budget.
+    Exhaustive,
+    /// Seeded PCT runs: the space is larger than the budget.
+    Random,
+}
+
+impl Mode {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Mode::Exhaustive => "exhaustive",
+            Mode::Random => "random",
+        }
+    }
+}
+
+/// Why a run happens, for progress lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Purpose {
+    /// The `n`th schedule of the search.
+    Search(u32),
+    /// A candidate while shrinking.
+    Shrink,
+    /// A replay of the final schedule.
+    Confirm,
+}
+
+/// One run's outcome.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RunResult {
+    /// Why it failed, when it did.
+    pub(crate) failure: Option<String>,
+    pub(crate) record: RunRecord,
+}
+
+/// A failing schedule, shrunk and confirmed.
+#[derive(Clone, Debug)]
+pub(crate) struct Found {
+    /// The number of the search's schedule that failed.
+    pub(crate) at: u32,
+    /// That schedule, as found.
+    pub(crate) first: Schedule,
+    /// The simplest schedule that still failed.
+    pub(crate) schedule: Schedule,
+    /// The run of `schedule` that failed: its failure and record.
+    pub(crate) run: RunResult,
+    pub(crate) shrink_runs: u32,
+    /// How many of the confirming replays failed, of how many ran.
+    pub(crate) reproduced: u32,
+    pub(crate) replays: u32,
+}
+
+/// What an exploration did.
+#[derive(Clone, Debug)]
+pub(crate) struct Exploration {
+    pub(crate) mode: Mode,
+    pub(crate) seed: u64,
+    /// Bodies run in all: search, shrinking, confirmation.
+    pub(crate) runs: u32,
+    /// Schedules of the search, up to the first failing one.
+    pub(crate) schedules: u32,
+    /// The whole space was tried (exhaustive mode only).
+    pub(crate) exhausted: bool,
+    /// The wall-clock budget ended the search.
+    pub(crate) out_of_time: bool,
+    pub(crate) found: Option<Found>,
+    /// The last search run (all passed), for the report.
+    pub(crate) last: RunResult,
+}
+
+impl Exploration {
+    /// One line on what was searched: `all 24 orderings tried`, `200 schedules tried (random
+    /// search, seed 7; the space is larger)`.
+    pub(crate) fn summary(&self) -> String {
+        let runs = self.schedules;
+        let plural = if runs == 1 { "" } else { "s" };
+        match (self.mode, self.exhausted) {
+            (Mode::Exhaustive, true) if runs == 1 => {
+                "the only ordering tried (never more than one step was held)".into()
+            }
+            (Mode::Exhaustive, true) => format!("all {runs} orderings tried"),
+            (Mode::Exhaustive, false) => {
+                format!("{runs} ordering{plural} tried (exhaustive search, stopped by its budget)")
+            }
+            (Mode::Random, _) => format!(
+                "{runs} schedule{plural} tried (random search, seed {}; the space is larger)",
+                self.seed
+            ),
+        }
+    }
+}
+
+/// A run's divergence from the schedule it replayed: where the strategy found no fit, or the
+/// run ending before the schedule's last decision.
+pub(crate) fn replay_divergence(schedule: &Schedule, record: &RunRecord) -> Option<String> {
+    if let Some(divergence) = &record.divergence {
+        return Some(divergence.clone());
+    }
+    let made = record.decisions.len() as u32;
+    (schedule.last_decision() > made).then(|| {
+        format!(
+            "the run made only {made} decision{}; the schedule goes on to decision {}",
+            if made == 1 { "" } else { "s" },
+            schedule.last_decision()
+        )
+    })
+}
+
+/// The seed of run `run` of a search seeded `seed`.
+pub(crate) fn run_seed(seed: u64, run: u32) -> u64 {
+    fnv1a64(format!("{seed}:{run}").as_bytes())
+}
+
+/// A scenario's own seed under the base seed `base`: scenarios do not explore in lockstep.
+pub(crate) fn scenario_seed(base: u64, scenario: &str) -> u64 {
+    fnv1a64(format!("{base}:{scenario}").as_bytes())
+}
+
+/// Explores: the FIFO schedule first, then the whole space depth first when the FIFO run's
+/// decisions say it fits the budget, else seeded PCT runs; stops at the first failure, which is
+/// shrunk and confirmed. `elapsed` is the wall clock since the exploration began.
+pub(crate) fn explore(
+    budget: Budget,
+    seed: u64,
+    elapsed: &dyn Fn() -> Duration,
+    run: &mut dyn FnMut(&Plan, Purpose) -> RunResult,
+    progress: &mut dyn FnMut(&Exploration),
+) -> Exploration {
+    let mut exploration = Exploration {
+        mode: Mode::Exhaustive,
+        seed,
+        runs: 0,
+        schedules: 0,
+        exhausted: false,
+        out_of_time: false,
+        found: None,
+        last: RunResult::default(),
+    };
+    let mut go = |plan: &Plan, purpose, exploration: &mut Exploration| {
+        exploration.runs += 1;
+        if let Purpose::Search(n) = purpose {
+            exploration.schedules = n;
+        }
+        run(plan, purpose)
+    };
+
+    let first = go(
+        &Plan::Replay(Schedule::default()),
+        Purpose::Search(1),
+        &mut exploration,
+    );
+    let space: u64 = first
+        .record
+        .path()
+        .iter()
+        .fold(1u64, |space, (_, of)| space.saturating_mul(*of as u64));
+    exploration.mode = if space <= u64::from(budget.runs) {
+        Mode::Exhaustive
+    } else {
+        Mode::Random
+    };
+    let mut longest = first.record.decisions.len() as u32;
+    let fifo = first.record.clone();
+    let mut result = first;
+    let mut n = 1;
+    let mut path = result.record.path();
+    loop {
+        progress(&exploration);
+        if result.failure.is_some() {
+            break;
+        }
+        let plan = match exploration.mode {
+            Mode::Exhaustive => match next_path(&path) {
+                Some(prefix) => Plan::Prefix(prefix),
+                None => {
+                    exploration.exhausted = true;
+                    break;
+                }
+            },
+            Mode::Random => Plan::Pct {
+                seed: run_seed(seed, n + 1),
+                // Depths 1, 2, 3 in turn: most bugs need one or two preemptions.
+                depth: 1 + (n - 1) % 3,
+                length: longest.max(1),
+            },
+        };
+        if n >= budget.runs {
+            break;
+        }
+        if elapsed() >= budget.within {
+            exploration.out_of_time = true;
+            break;
+        }
+        n += 1;
+        result = go(&plan, Purpose::Search(n), &mut exploration);
+        longest = longest.max(result.record.decisions.len() as u32);
+        path = result.record.path();
+    }
+    if result.failure.is_none() {
+        exploration.last = result;
+        return exploration;
+    }
+
+    let first_schedule = result.record.schedule();
+    let mut shrink_runs = 0;
+    let (schedule, failing) = shrink(first_schedule.clone(), result, &fifo, &mut |candidate| {
+        if shrink_runs >= MAX_SHRINK_RUNS || elapsed() >= budget.within {
+            return None;
+        }
+        shrink_runs += 1;
+        Some(go(
+            &Plan::Replay(candidate.clone()),
+            Purpose::Shrink,
+            &mut exploration,
+        ))
+    });
+    let mut found = Found {
+        at: n,
+        first: first_schedule,
+        schedule,
+        run: failing,
+        shrink_runs,
+        reproduced: 0,
+        replays: 0,
+    };
+    for _ in 0..CONFIRM_RUNS {
+        if elapsed() >= budget.within {
+            break;
+        }
+        let replay = go(
+            &Plan::Replay(found.schedule.clone()),
+            Purpose::Confirm,
+            &mut exploration,
+        );
+        found.replays += 1;
+        if replay.failure.is_some() && replay_divergence(&found.schedule, &replay.record).is_none()
+        {
+            found.reproduced += 1;
+        }
+    }
+    exploration.found = Some(found);
+    exploration
+}
+
+/// The next path of a depth-first search after `path` (chosen index, held count per decision):
+/// the deepest decision with an untried alternative takes the next one, everything after it
+/// the default. `None` when every alternative was tried.
+fn next_path(path: &[(usize, usize)]) -> Option<Vec<usize>> {
+    let mut path = path.to_vec();
+    while let Some((chosen, of)) = path.pop() {
+        if chosen + 1 < of {
+            let mut prefix: Vec<usize> = path.iter().map(|(c, _)| *c).collect();
+            prefix.push(chosen + 1);
+            return Some(prefix);
+        }
+    }
+    None
+}
+
+/// Shrinks a failing schedule to a simpler one that still fails without diverging, to a fixpoint
+/// or until `run` says the budget is spent (`None`). Candidates, simplest first: no deviation at
+/// all; one deviation alone, moved to the first decision where the step it chose was held in the
+/// FIFO run (or in the failing run) — the same reordering made as early as it can be, which a
+/// deviation-by-deviation removal cannot reach once earlier deviations shifted the decisions; then
+/// the schedule without chunks of its deviations (halves, then single ones, the latest first).
+/// Returns the simplest failing schedule and its failing run.
+fn shrink(
+    mut current: Schedule,
+    mut failing: RunResult,
+    fifo: &RunRecord,
+    run: &mut dyn FnMut(&Schedule) -> Option<RunResult>,
+) -> (Schedule, RunResult) {
+    let mut tried = HashSet::new();
+    tried.insert(current.to_string());
+    'simpler: loop {
+        for candidate in candidates(&current, &failing.record, fifo) {
+            if candidate.len() > current.len() || !tried.insert(candidate.to_string()) {
+                continue;
+            }
+            let Some(result) = run(&candidate) else {
+                break 'simpler;
+            };
+            if result.failure.is_some() && replay_divergence(&candidate, &result.record).is_none() {
+                current = candidate;
+                failing = result;
+                continue 'simpler;
+            }
+        }
+        break;
+    }
+    (current, failing)
+}
+
+/// The candidates [`shrink`] tries for `current`, whose failing run is `failing`, simplest first.
+fn candidates(current: &Schedule, failing: &RunRecord, fifo: &RunRecord) -> Vec<Schedule> {
+    let mut candidates = vec![Schedule::default()];
+    let earliest = |record: &RunRecord, tag: u16| {
+        record
+            .decisions
+            .iter()
+            .find(|d| d.held.iter().skip(1).any(|step| step.tag() == tag))
+            .map(|d| d.n)
+    };
+    for choice in current.choices().iter().rev() {
+        for record in [fifo, failing] {
+            if let Some(decision) = earliest(record, choice.tag) {
+                candidates.push(Schedule::new(vec![Choice {
+                    decision,
+                    tag: choice.tag,
+                }]));
+            }
+        }
+        candidates.push(Schedule::new(vec![*choice]));
+    }
+    let len = current.len();
+    let mut size = len / 2;
+    while size >= 1 {
+        let mut end = len;
+        while end > 0 {
+            let start = end.saturating_sub(size);
+            candidates.push(current.without(start..end));
+            end = start;
+        }
+        size /= 2;
+    }
+    candidates
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::strategy::Chosen;
+    use super::super::{Decision, Released, Step, StepKind};
+    use super::*;
+
+    /// A simulated system: threads of steps; a thread's next step is held once its previous one
+    /// went; the held steps are ordered by when they became held.
+    struct Sim {
+        threads: Vec<Vec<&'static str>>,
+    }
+
+    impl Sim {
+        fn step(&self, thread: usize, index: usize) -> Step {
+            Step {
+                kind: StepKind::Product,
+                label: self.threads[thread][index].to_owned(),
+                thread: format!("thread {thread}"),
+            }
+        }
+
+        /// Runs `plan`; returns the order the steps went in and the record.
+        fn run(&self, plan: &Plan) -> (Vec<&'static str>, RunRecord) {
+            let mut strategy = plan.strategy();
+            let mut next = vec![0; self.threads.len()];
+            // (thread, arrival) of the held steps, oldest first.
+            let mut held: Vec<usize> = (0..self.threads.len())
+                .filter(|&t| !self.threads[t].is_empty())
+                .collect();
+            let mut order = Vec::new();
+            let mut record = RunRecord::default();
+            while !held.is_empty() {
+                let steps: Vec<Step> = held.iter().map(|&t| self.step(t, next[t])).collect();
+                let index = if held.len() == 1 {
+                    0
+                } else {
+                    let n = record.decisions.len() as u32 + 1;
+                    let refs: Vec<&Step> = steps.iter().collect();
+                    match strategy.choose(n, &refs) {
+                        Chosen::Index(i) => {
+                            record.decisions.push(Decision {
+                                n,
+                                held: steps.clone(),
+                                chosen: i,
+                            });
+                            i
+                        }
+                        Chosen::Diverged(why) => {
+                            record.divergence = Some(why);
+                            0
+                        }
+                    }
+                };
+                let thread = held.remove(index);
+                order.push(self.threads[thread][next[thread]]);
+                record.released.push(Released {
+                    step: steps[index].clone(),
+                    decision: None,
+                    deviated: index != 0,
+                    held_with: Vec::new(),
+                });
+                next[thread] += 1;
+                if next[thread] < self.threads[thread].len() {
+                    held.push(thread);
+                }
+            }
+            (order, record)
+        }
+
+        fn explore(
+            &self,
+            budget: u32,
+            seed: u64,
+            fails: impl Fn(&[&str]) -> bool,
+        ) -> (Exploration, Vec<Plan>) {
+            let mut plans = Vec::new();
+            let exploration = explore(
+                Budget {
+                    runs: budget,
+                    within: Duration::from_secs(3600),
+                },
+                seed,
+                &|| Duration::ZERO,
+                &mut |plan, _| {
+                    plans.push(plan.clone());
+                    let (order, record) = self.run(plan);
+                    RunResult {
+                        failure: fails(&order).then(|| format!("failed: {order:?}")),
+                        record,
+                    }
+                },
+                &mut |_| {},
+            );
+            (exploration, plans)
+        }
+    }
+
+    fn binomial(n: u64, k: u64) -> u64 {
+        (1..=k).fold(1, |acc, i| acc * (n + 1 - i) / i)
+    }
+
+    #[test]
+    fn exhaustive_search_counts_every_interleaving_once() {
+        let cases: [&[usize]; 5] = [&[1, 1], &[2, 2], &[3, 2], &[1, 1, 1], &[2, 1, 1]];
+        for lengths in cases {
+            const NAMES: [[&str; 3]; 3] =
+                [["a1", "a2", "a3"], ["b1", "b2", "b3"], ["c1", "c2", "c3"]];
+            let threads: Vec<Vec<&str>> = lengths
+                .iter()
+                .enumerate()
+                .map(|(t, &len)| NAMES[t][..len].to_vec())
+                .collect();
+            let sim = Sim { threads };
+            let total: u64 = lengths.iter().sum::<usize>() as u64;
+            // The multinomial coefficient: interleavings of sequences of these lengths.
+            let mut expected = 1;
+            let mut left = total;
+            for &len in lengths {
+                expected *= binomial(left, len as u64);
+                left -= len as u64;
+            }
+            let (exploration, plans) = sim.explore(1000, 1, |_| false);
+            assert_eq!(exploration.mode, Mode::Exhaustive, "{lengths:?}");
+            assert!(exploration.exhausted, "{lengths:?}");
+            assert_eq!(u64::from(exploration.schedules), expected, "{lengths:?}");
+            let orders: HashSet<Vec<&str>> = plans.iter().map(|p| sim.run(p).0).collect();
+            assert_eq!(
+                orders.len() as u64,
+                expected,
+                "each ordering once: {lengths:?}"
+            );
+            assert_eq!(
+                exploration.summary(),
+                format!("all {expected} orderings tried")
+            );
+        }
+    }
+
+    #[test]
+    fn a_space_larger_than_the_budget_is_searched_at_random_and_the_seed_repeats_it() {
+        let sim = Sim {
+            threads: vec![
+                vec!["a1", "a2", "a3", "a4"],
+                vec!["b1", "b2", "b3", "b4"],
+                vec!["c1", "c2", "c3", "c4"],
+            ],
+        };
+        let (exploration, plans) = sim.explore(20, 42, |_| false);
+        assert_eq!(exploration.mode, Mode::Random);
+        assert_eq!(exploration.schedules, 20);
+        assert!(!exploration.exhausted);
+        assert!(exploration.summary().contains("random search, seed 42"));
+        let (_, again) = sim.explore(20, 42, |_| false);
+        assert_eq!(plans, again, "the same seed gives the same schedules");
+        let (_, other) = sim.explore(20, 43, |_| false);
+        assert_ne!(plans, other);
+        let orders: HashSet<Vec<&str>> = plans.iter().map(|p| sim.run(p).0).collect();
+        assert!(
+            orders.len() > 10,
+            "random search repeats itself: {}",
+            orders.len()
+        );
+    }
+
+    #[test]
+    fn shrinking_reaches_the_one_deviation_the_failure_needs() {
+        let sim = Sim {
+            threads: vec![
+                vec!["a1", "a2", "a3", "a4"],
+                vec!["b1", "b2", "b3", "b4"],
+                vec!["c1", "c2", "c3", "c4"],
+            ],
+        };
+        // Fails when c1 goes before b1: one deviation at decision 2 (a1 goes first by default,
+        // then b1 and c1 are held), or at decision 1 (c1 over a1, then b1 over a2 is the default).
+        let fails = |order: &[&str]| {
+            let at = |s| order.iter().position(|o| *o == s).unwrap();
+            at("c1") < at("b1")
+        };
+        let mut found_any = 0;
+        for seed in 0..20 {
+            let (exploration, _) = sim.explore(50, seed, fails);
+            let found = exploration.found.expect("the bug is found");
+            found_any += 1;
+            assert_eq!(found.schedule.len(), 1, "seed {seed}: {}", found.schedule);
+            assert!(found.first.len() >= found.schedule.len());
+            assert_eq!((found.reproduced, found.replays), (2, 2));
+            // The shrunk schedule replays to the failure.
+            let (order, _) = sim.run(&Plan::Replay(found.schedule.clone()));
+            assert!(fails(&order), "seed {seed}: {order:?}");
+        }
+        assert_eq!(found_any, 20);
+    }
+
+    #[test]
+    fn shrinking_keeps_the_three_deviations_a_deeper_failure_needs() {
+        let sim = Sim {
+            threads: vec![vec!["a1", "a2", "a3"], vec!["b1", "b2", "b3"]],
+        };
+        // Only b1 a1 a2 b2 b3 a3 fails: three deviations from FIFO's a1 b1 a2 b2 a3 b3 (b1 over
+        // a1, a2 over b2, b3 over a3).
+        let fails = |order: &[&str]| {
+            let at = |s| order.iter().position(|o| *o == s).unwrap();
+            at("b1") < at("a1") && at("b3") < at("a3") && at("a2") < at("b2")
+        };
+        let (exploration, _) = sim.explore(100, 3, fails);
+        assert_eq!(exploration.mode, Mode::Exhaustive);
+        let found = exploration.found.expect("found");
+        assert_eq!(found.schedule.len(), 3, "{}", found.schedule);
+        assert!(fails(&sim.run(&Plan::Replay(found.schedule)).0));
+    }
+
+    #[test]
+    fn a_replay_that_ends_before_its_schedule_does_diverged() {
+        let record = RunRecord::default();
+        let schedule = Schedule::parse("3=abcd").unwrap();
+        assert_eq!(
+            replay_divergence(&schedule, &record).unwrap(),
+            "the run made only 0 decisions; the schedule goes on to decision 3"
+        );
+        assert_eq!(replay_divergence(&Schedule::default(), &record), None);
+    }
+
+    #[test]
+    fn a_failure_in_the_first_run_is_reported_as_fifo() {
+        let sim = Sim {
+            threads: vec![vec!["a1"], vec!["b1"]],
+        };
+        let (exploration, _) = sim.explore(10, 1, |_| true);
+        let found = exploration.found.unwrap();
+        assert_eq!((found.at, found.schedule.to_string()), (1, "fifo".into()));
+        assert_eq!(found.shrink_runs, 0);
+    }
+
+    #[test]
+    fn seeds_differ_per_scenario_and_per_run() {
+        assert_ne!(scenario_seed(1, "a::x"), scenario_seed(1, "a::y"));
+        assert_ne!(run_seed(5, 2), run_seed(5, 3));
+        assert_eq!(scenario_seed(1, "a::x"), scenario_seed(1, "a::x"));
+    }
+}
