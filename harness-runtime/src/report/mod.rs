@@ -6,12 +6,16 @@
 //! `redact`, `settings` and the scenario's options.
 
 mod error;
+mod exploration;
 mod location;
 mod page;
 mod record;
 mod run;
 mod writer;
 
+// The exploring runner builds the diagram's steps as it lands.
+#[allow(unused_imports)]
+pub(crate) use exploration::{DiagramStep, ExplorationRecord};
 pub(crate) use location::{report_dir, run_id};
 pub(crate) use record::{Outcome, ScenarioRecord};
 pub(crate) use writer::{regenerate, write_scenario};

@@ -108,10 +108,126 @@
     return el('div', { 'class': 'section' }, [el('h3', { text: title }), node]);
   }
 
+  function plural(n, one, many) { return n + ' ' + (n === 1 ? one : many); }
+
+  // The search in one line: how many schedules ran, whether the space was exhausted, and the
+  // failing schedule with how it was found, shrunk and reproduced.
+  function explorationSummary(x) {
+    var how = x.mode === 'random' ? 'random search' + (x.seed != null ? ', seed ' + x.seed : '')
+      : x.mode === 'exhaustive' ? 'exhaustive search' : x.mode;
+    var line;
+    if (x.mode === 'replay') {
+      line = 'replayed schedule ' + (x.schedule || 'fifo') + ': ' + (x.failed ? 'it failed' : 'it passed');
+    } else if (x.failed) {
+      line = 'failed under schedule ' + (x.schedule || 'fifo') + ', found at schedule ' + x.schedules +
+        (x.budget_runs ? ' of at most ' + x.budget_runs : '') + ' (' + how + ')';
+      if (x.found && x.found !== x.schedule) {
+        line += ', shrunk from ' + x.found + ' in ' + plural(x.shrink_runs, 'run', 'runs');
+      } else if (x.shrink_runs > 0) {
+        line += ', nothing simpler failed in ' + plural(x.shrink_runs, 'shrinking run', 'shrinking runs');
+      }
+      if (x.reproduced) { line += ', reproduced ' + x.reproduced[0] + ' of ' + x.reproduced[1]; }
+    } else if (x.exhausted && x.space === 1) {
+      line = 'explored 1 schedule: the only ordering there is (no two steps were ever held at once)';
+    } else if (x.exhausted) {
+      line = 'explored ' + plural(x.schedules, 'schedule', 'schedules') + ': all ' +
+        (x.space != null ? x.space : x.schedules) + ' orderings tried';
+    } else if (x.runs < x.budget_runs) {
+      line = 'explored ' + x.schedules + ' of at most ' + x.budget_runs + ' schedules (' + how +
+        '): the time ran out before the space was exhausted';
+    } else {
+      line = 'explored ' + plural(x.schedules, 'schedule', 'schedules') + ' (' + how + '; the space is larger)';
+    }
+    if (x.runs > x.schedules) { line += '; ' + x.runs + ' runs in all'; }
+    return line;
+  }
+
+  var LANE_OF = { request: 'to-agent', response: 'to-product', event: 'to-product event' };
+
+  // The run as a sequence diagram: product, forwarder and agent lanes; a request an arrow to
+  // the agent, a response or an event one back, a product point a mark on the product's lane;
+  // a step released at a decision numbered, with what else was held then.
+  function sequence(x) {
+    var box = el('div', { 'class': 'sequence', 'data-steps': String(x.steps.length) });
+    var lanes = el('div', { 'class': 'seq-lanes' });
+    ['product', 'forwarder', 'agent'].forEach(function (lane) {
+      lanes.appendChild(el('span', { 'class': 'seq-lane-name seq-at-' + lane, text: lane }));
+    });
+    box.appendChild(el('div', { 'class': 'seq-head' }, [
+      el('span', { 'class': 'seq-n', text: 'decision' }), lanes,
+      el('span', { 'class': 'seq-label', text: 'released' }),
+      el('span', { 'class': 'seq-held', text: 'also held then' })
+    ]));
+    x.steps.forEach(function (step) {
+      var lanesOfStep = el('div', { 'class': 'seq-lanes' });
+      if (step.kind === 'product') {
+        lanesOfStep.appendChild(el('div', { 'class': 'seq-point', title: 'a pass of a product point' }));
+      } else {
+        lanesOfStep.appendChild(el('div', { 'class': 'seq-arrow ' + (LANE_OF[step.kind] || 'to-product') }));
+        lanesOfStep.appendChild(el('div', { 'class': 'seq-hold', title: 'held at the forwarder' }));
+      }
+      var decided = step.decision != null;
+      var label = el('span', { 'class': 'seq-label', text: step.label + (step.repeats ? ' ×' + (step.repeats + 1) : '') });
+      if (step.deviated) { label.appendChild(el('span', { 'class': 'badge badge-deviated', text: 'not the default' })); }
+      var held = el('span', { 'class': 'seq-held' });
+      (step.held || []).forEach(function (h) { held.appendChild(el('span', { 'class': 'seq-held-step', text: h })); });
+      var attrs = {
+        'class': 'seq-step seq-' + step.kind + (decided ? ' decision' : '') + (step.deviated ? ' deviated' : ''),
+        'data-kind': step.kind
+      };
+      if (decided) { attrs['data-decision'] = String(step.decision); }
+      box.appendChild(el('div', attrs, [
+        el('span', { 'class': 'seq-n', text: decided ? String(step.decision) : '' }), lanesOfStep, label, held
+      ]));
+    });
+    if (x.steps_left_out) {
+      box.appendChild(el('div', { 'class': 'seq-left-out', text: plural(x.steps_left_out, 'step', 'steps') +
+        ' without a decision not shown (a run this long shows its first steps and every decision)' }));
+    }
+    return box;
+  }
+
+  function exploration(s) {
+    var x = s.exploration;
+    x.steps = x.steps || [];
+    var box = el('div', { 'class': 'exploration' });
+    box.appendChild(el('p', { 'class': 'exploration-summary', text: explorationSummary(x) }));
+    if (x.diverged) { box.appendChild(el('pre', { 'class': 'exploration-diverged failure', text: x.diverged })); }
+    if (x.replay_command) {
+      var command = el('code', { 'class': 'replay-command', text: x.replay_command });
+      var copy = el('button', { type: 'button', 'class': 'copy', text: 'copy' });
+      copy.addEventListener('click', function (event) {
+        event.stopPropagation();
+        var range = document.createRange();
+        range.selectNodeContents(command);
+        var selection = window.getSelection();
+        selection.removeAllRanges();
+        selection.addRange(range);
+        var done = function () { copy.textContent = 'copied'; };
+        if (navigator.clipboard && navigator.clipboard.writeText) {
+          navigator.clipboard.writeText(x.replay_command).then(done, function () {
+            if (document.execCommand('copy')) { done(); }
+          });
+        } else if (document.execCommand('copy')) { done(); }
+      });
+      box.appendChild(el('div', { 'class': 'replay' }, [el('span', { text: 'replay it: ' }), command, copy]));
+    }
+    if (x.steps.length) {
+      var which = x.failed ? 'the failing run' + (x.schedule ? ', under ' + x.schedule : '') : 'the last run';
+      box.appendChild(el('h4', { text: 'Sequence of ' + which }));
+      box.appendChild(sequence(x));
+      box.appendChild(el('p', { 'class': 'seq-legend', text: 'a request goes from the product to the agent, a response and an event (dashed) come back; ' +
+        'the forwarder holds each (○) until the system is quiet; a product point is a mark (◆) on the product\'s lane. ' +
+        'Numbered: released at a decision (several steps held); highlighted: not the default (oldest) choice.' }));
+    }
+    return box;
+  }
+
   function details(s) {
     var box = el('div', { 'class': 'details' });
     if (s.failure) { box.appendChild(section('Failure', el('pre', { 'class': 'failure', text: s.failure }))); }
     if (s.reason) { box.appendChild(section('Reason', el('pre', { text: s.reason }))); }
+    if (s.exploration) { box.appendChild(section('Exploration', exploration(s))); }
     if (s.entries.length) {
       box.appendChild(section('Timeline', timeline(s)));
       box.appendChild(section('In order', entryTable(s)));
@@ -139,8 +255,14 @@
   data.scenarios.forEach(function (s, index) {
     s.entries = s.entries || [];
     var note = s.failure ? s.failure.split('\n')[0] : (s.reason || '');
-    var row = el('tr', { 'class': 'scenario', 'data-outcome': s.outcome, 'data-name': s.name, 'data-index': index }, [
-      el('td', { 'class': 'name', text: s.name }),
+    var nameCell = el('td', { 'class': 'name', text: s.name });
+    if (s.exploration) {
+      nameCell.appendChild(el('span', { 'class': 'badge badge-explored', title: explorationSummary(s.exploration), text: 'explored' }));
+    }
+    var attrs = { 'class': 'scenario', 'data-outcome': s.outcome, 'data-name': s.name, 'data-index': index };
+    if (s.exploration) { attrs['data-explored'] = s.exploration.failed ? 'failed' : 'passed'; }
+    var row = el('tr', attrs, [
+      nameCell,
       el('td', { 'class': 'outcome outcome-' + s.outcome, text: s.outcome }),
       el('td', { 'class': 'duration', text: ms(s.duration_ms) }),
       el('td', { text: s.agent }),
@@ -166,10 +288,15 @@
 
   var outcomeFilter = document.getElementById('outcome-filter');
   var nameFilter = document.getElementById('name-filter');
+  var exploredFilter = document.getElementById('explored-filter');
+  var anyExplored = rows.some(function (r) { return r.s.exploration; });
+  exploredFilter.parentNode.classList.toggle('hidden', !anyExplored);
   function applyFilters() {
     var outcome = outcomeFilter.value, name = nameFilter.value.toLowerCase(), shown = 0;
+    var explored = exploredFilter.checked;
     rows.forEach(function (r) {
-      var visible = (!outcome || r.s.outcome === outcome) && r.s.name.toLowerCase().indexOf(name) >= 0;
+      var visible = (!outcome || r.s.outcome === outcome) && r.s.name.toLowerCase().indexOf(name) >= 0 &&
+        (!explored || !!r.s.exploration);
       r.row.classList.toggle('hidden', !visible);
       var d = r.detail();
       if (d && !visible) { d.classList.add('hidden'); }
@@ -179,6 +306,7 @@
   }
   outcomeFilter.addEventListener('change', applyFilters);
   nameFilter.addEventListener('input', applyFilters);
+  exploredFilter.addEventListener('change', applyFilters);
   applyFilters();
   document.body.setAttribute('data-rendered', String(rows.length));
 })();

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::exploration::ExplorationRecord;
 use crate::redact::Redactor;
 use crate::timeline::{Collected, Entry, KeptRoot, SnapshotDiff};
 
@@ -57,6 +58,9 @@ pub(crate) struct ScenarioRecord {
     pub(crate) failure: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) kept_roots: Vec<KeptRoot>,
+    /// An exploring scenario's search (`explore = N`, or a `LIVE_SCHEDULE` replay).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) exploration: Option<ExplorationRecord>,
 }
 
 impl ScenarioRecord {
@@ -81,6 +85,7 @@ impl ScenarioRecord {
             snapshot: None,
             failure: None,
             kept_roots: Vec::new(),
+            exploration: None,
         }
     }
 
@@ -124,6 +129,7 @@ impl ScenarioRecord {
             kept.path = redactor.restore_paths(&redactor.redact(&kept.path));
             text(&mut kept.log_tail);
         }
+        self.exploration = self.exploration.map(|e| e.redacted(redactor));
         self
     }
 }

@@ -13,7 +13,7 @@ use libtest_mimic::{Completion, Failed};
 use super::descriptor::Scenario;
 use crate::cassette::{ModelPlan, Resolution};
 use crate::redact::Redactor;
-use crate::report::{self, Outcome, ScenarioRecord};
+use crate::report::{self, ExplorationRecord, Outcome, ScenarioRecord};
 use crate::timeline::Collector;
 
 /// The report folder of this process, `None` when off.
@@ -31,6 +31,7 @@ pub(crate) struct TrialReport {
     started: Instant,
     collector: Option<Arc<Collector>>,
     ran: RefCell<Option<Ran>>,
+    exploration: RefCell<Option<ExplorationRecord>>,
 }
 
 /// What only a scenario whose body ran has.
@@ -47,6 +48,7 @@ impl TrialReport {
             started: Instant::now(),
             collector: dir().map(|_| Collector::new()),
             ran: RefCell::new(None),
+            exploration: RefCell::new(None),
         }
     }
 
@@ -65,6 +67,17 @@ impl TrialReport {
             evidence: live.evidence().entries(),
             model: model_name(resolution),
         });
+    }
+
+    /// What an exploring trial's search adds (once, before [`TrialReport::ran`]): the schedules
+    /// it ran, its verdict and the run shown as a sequence diagram. Redacted with the rest.
+    // The exploring runner calls it as it lands.
+    #[allow(dead_code)]
+    pub(crate) fn explored(&self, exploration: ExplorationRecord) {
+        if self.collector.is_none() {
+            return;
+        }
+        *self.exploration.borrow_mut() = Some(exploration.folded());
     }
 
     /// Writes the trial's record; a report that cannot be written is said on stderr and never
@@ -92,6 +105,7 @@ impl TrialReport {
         record.failure = failure;
         record.duration_ms = self.started.elapsed().as_millis() as u64;
         record.read_timeline(collector.take());
+        record.exploration = self.exploration.into_inner();
         let ran = self.ran.into_inner();
         let redactor = match ran {
             Some(ran) => {
