@@ -58,12 +58,10 @@ mod tests {
         const CANARY: &str = "canary-exploration-7c1d";
         let redactor = Redactor::default();
         redactor.add_secret(CANARY);
-        let step = |kind: &str, label: String, decision, deviated, held: Vec<String>| DiagramStep {
-            kind: kind.into(),
-            label,
-            decision,
-            deviated,
-            held,
+        // A step released alone: its kind is its label's first word.
+        let alone = |label: &str| DiagramStep {
+            kind: label.split(' ').next().unwrap().to_owned(),
+            label: label.to_owned(),
             ..DiagramStep::default()
         };
         let exploration = ExplorationRecord {
@@ -84,41 +82,18 @@ mod tests {
             )),
             diverged: Some(format!("decision 3: no held step has tag a9f2 ({CANARY})")),
             steps: vec![
-                step(
-                    "request",
-                    "request POST /session/{sessionID}/message".into(),
-                    None,
-                    false,
-                    vec![],
-                ),
-                step(
-                    "event",
-                    "event message.part.delta (stream 1)".into(),
-                    None,
-                    false,
-                    vec![],
-                ),
-                step(
-                    "event",
-                    "event message.part.delta (stream 1)".into(),
-                    None,
-                    false,
-                    vec![],
-                ),
-                step(
-                    "response",
-                    format!("response POST /permission/{CANARY}/reply"),
-                    Some(1),
-                    true,
-                    vec![format!("event session.idle (stream 1) {CANARY}")],
-                ),
-                step(
-                    "product",
-                    "product before_reply".into(),
-                    None,
-                    false,
-                    vec![],
-                ),
+                alone("request POST /session/{sessionID}/message"),
+                alone("event message.part.delta (stream 1)"),
+                alone("event message.part.delta (stream 1)"),
+                DiagramStep {
+                    kind: "response".into(),
+                    label: format!("response POST /permission/{CANARY}/reply"),
+                    decision: Some(1),
+                    deviated: true,
+                    held: vec![format!("event session.idle (stream 1) {CANARY}")],
+                    repeats: 0,
+                },
+                alone("product before_reply"),
             ],
             steps_left_out: 0,
         }
