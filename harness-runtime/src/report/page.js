@@ -117,7 +117,8 @@
       : x.mode === 'exhaustive' ? 'exhaustive search' : x.mode;
     var line;
     if (x.mode === 'replay') {
-      line = 'replayed schedule ' + (x.schedule || 'fifo') + ': ' + (x.failed ? 'it failed' : 'it passed');
+      line = 'replayed schedule ' + (x.schedule || 'fifo') + ': ' +
+        (x.diverged ? 'the run no longer fits it (below: where it diverged)' : x.failed ? 'it failed' : 'it passed');
     } else if (x.failed) {
       line = 'failed under schedule ' + (x.schedule || 'fifo') + ', found at schedule ' + x.schedules +
         (x.budget_runs ? ' of at most ' + x.budget_runs : '') + ' (' + how + ')';
