@@ -186,6 +186,9 @@ pub struct TaskReport {
 pub struct Product<H = NoHooks> {
     client: OpenCode,
     hooks: Arc<H>,
+    /// Reply tasks read the abort flag before their [`Point::BeforeReply`] instead of after it.
+    #[cfg(feature = "racy")]
+    racy_reply: bool,
 }
 
 impl Product<NoHooks> {
@@ -194,6 +197,8 @@ impl Product<NoHooks> {
         Product {
             client,
             hooks: Arc::new(NoHooks),
+            #[cfg(feature = "racy")]
+            racy_reply: false,
         }
     }
 }
@@ -204,7 +209,20 @@ impl<H: Hooks> Product<H> {
         Product {
             client: self.client,
             hooks: Arc::new(hooks),
+            #[cfg(feature = "racy")]
+            racy_reply: self.racy_reply,
         }
+    }
+
+    /// Test-only (feature `racy`): re-introduces a check-then-act race for the exploration
+    /// tests. A reply task reads whether the task is aborting *before* waiting at
+    /// [`Point::BeforeReply`] and acts on that stale answer after it, so a cancel that lands
+    /// while the reply waits there no longer withholds the reply: it goes out beside the abort,
+    /// and may reach the agent after the abort cancelled its ask.
+    #[cfg(feature = "racy")]
+    pub fn with_racy_reply(mut self) -> Self {
+        self.racy_reply = true;
+        self
     }
 
     /// Its client.
@@ -357,9 +375,18 @@ impl<H: Hooks> Run<'_, H> {
         let client = self.product.client.clone();
         let hooks = self.product.hooks.clone();
         let aborting = self.aborting.clone();
+        #[cfg(feature = "racy")]
+        let racy = self.product.racy_reply;
         self.replies.spawn(async move {
+            // The racy variant decides on what it read before the point.
+            #[cfg(feature = "racy")]
+            let decided = racy.then(|| aborting.load(Ordering::SeqCst));
             hooks.at(Point::BeforeReply).await;
-            if aborting.load(Ordering::SeqCst) {
+            // Read after the point: a cancel that landed while the reply waited there withholds it.
+            let aborted = aborting.load(Ordering::SeqCst);
+            #[cfg(feature = "racy")]
+            let aborted = decided.unwrap_or(aborted);
+            if aborted {
                 return (index, Delivery::Withheld);
             }
             let sent = client
