@@ -4,6 +4,7 @@
 
 harness_runtime::main!();
 
+mod explore;
 mod node;
 mod points;
 mod policy;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use harness_runtime::client::{Event, EventStream};
+use harness_runtime::evidence::{EventTrace, Observed};
 use harness_runtime::gates::{Gate, ProductPoint, WirePoint};
 use harness_runtime::prelude::*;
 use product_example::{
@@ -46,7 +47,11 @@ pub fn read_notes(agent: &Agent) -> Reply {
 
 /// The product's hooks in a test: each of its [`Point`]s passes the harness product point of the
 /// same name, so `live.gates().arm_product("before_reply")` pauses the product there.
-pub struct Points(HashMap<Point, ProductPoint>);
+pub struct Points {
+    points: HashMap<Point, ProductPoint>,
+    /// Pulled when the product reaches its point, before that point's product point passes.
+    cancels: Vec<(Point, Cancel)>,
+}
 
 impl Points {
     /// A product point for each of the product's points.
@@ -55,13 +60,29 @@ impl Points {
         for point in Point::ALL {
             points.insert(point, live.gates().product_point(point.name())?);
         }
-        Ok(Points(points))
+        Ok(Points {
+            points,
+            cancels: Vec::new(),
+        })
+    }
+
+    /// Pulls `cancel` each time the product reaches `point`, before the harness product point
+    /// there passes: the user presses stop exactly when the product is about to do what
+    /// `point` precedes (`BeforeReply`: answer an ask).
+    pub fn cancel_at(mut self, point: Point, cancel: Cancel) -> Points {
+        self.cancels.push((point, cancel));
+        self
     }
 }
 
 impl Hooks for Points {
     fn at(&self, point: Point) -> impl Future<Output = ()> + Send {
-        let gate = self.0.get(&point).cloned();
+        for (at, cancel) in &self.cancels {
+            if *at == point {
+                cancel.cancel();
+            }
+        }
+        let gate = self.points.get(&point).cloned();
         async move {
             if let Some(gate) = gate {
                 gate.pass().await;
@@ -73,8 +94,14 @@ impl Hooks for Points {
 /// The product, talking to `agent` through its forwarder (so wire gates and faults apply) and
 /// passing the scenario's product points.
 pub fn product(live: &Live, agent: &Agent) -> anyhow::Result<Product<Points>> {
+    product_with(agent, Points::of(live)?)
+}
+
+/// The product, talking to `agent` through its forwarder, calling `hooks` (e.g. points that also
+/// pull a cancel, [`Points::cancel_at`]).
+pub fn product_with(agent: &Agent, hooks: Points) -> anyhow::Result<Product<Points>> {
     let client = OpenCode::new(&agent.forwarded_url(), agent.workspace())?;
-    Ok(Product::new(client).with_hooks(Points::of(live)?))
+    Ok(Product::new(client).with_hooks(hooks))
 }
 
 /// Arms a gate at the wire point spelled `spelling` (`request POST /session/{id}/abort`).
@@ -203,3 +230,40 @@ pub async fn part_appeared(events: &mut EventStream, kind: &str, nth: usize) -> 
         .await
         .map_err(|_| anyhow::anyhow!("no {kind} part #{nth} within {ceiling:?}"))?
 }
+
+/// The invariant the exploration checks, from the agent's side: no permission reply reached the
+/// agent after the abort. In the agent's own order of a session's events (the observer's
+/// stream, not the product's), a `permission.replied` after the abort's `session.error` is a
+/// reply that landed on an ask the abort had already cancelled. The first `session.error`
+/// counts as the abort's: in the scenarios that use this, nothing else errs.
+pub fn no_reply_after_abort(observed: &Observed) -> anyhow::Result<()> {
+    for session in &observed.sessions {
+        no_reply_after_abort_in(&session.id, &session.summary.events)?;
+    }
+    Ok(())
+}
+
+/// [`no_reply_after_abort`] over one session's event trace, as the observer records it and a
+/// snapshot's `events` lists it (consecutive repeats collapsed, which keeps the order of
+/// different events).
+pub fn no_reply_after_abort_in(session: &str, trace: &EventTrace) -> anyhow::Result<()> {
+    let runs = trace.runs();
+    let position = |kind: &str, from: usize| runs[from..].iter().position(|(t, _)| t == kind);
+    let Some(abort) = position(ABORTED, 0) else {
+        return Ok(());
+    };
+    if position(REPLIED, abort + 1).is_some() {
+        anyhow::bail!(
+            "a permission reply reached the agent after the abort: in {session} the agent's \
+             events came in the order {}, with `{REPLIED}` after the abort's `{ABORTED}` (the \
+             reply landed on an ask the abort had already cancelled)",
+            trace.lines().join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// The event the agent sends when an abort ends a session's turn.
+const ABORTED: &str = "session.error";
+/// The event the agent sends when a reply settles an ask.
+const REPLIED: &str = "permission.replied";
