@@ -7,12 +7,9 @@
 
 use harness_runtime::evidence::EventTrace;
 use harness_runtime::prelude::*;
-use product_example::{Cancel, Delivery, Point, Task, Verdict};
+use product_example::{Cancel, Delivery, Point, Task};
 
-use crate::support::{self, CANCELLED, Points, arm_wire, entered};
-
-const REPLY: &str = "request POST /permission/{requestID}/reply";
-const ABORT_ANSWERED: &str = "response POST /session/{id}/abort";
+use crate::support::{self, CANCELLED, Points, entered};
 
 /// Stop is pressed as the correct product is about to reply; its `before_reply` point is held
 /// until the abort went through. Released, the product sees the abort and withholds the reply:
@@ -25,12 +22,8 @@ async fn stop_as_the_product_replies_withholds_the_reply(live: &mut Live) -> any
     let points = Points::of(live)?.cancel_at(Point::BeforeReply, cancel.clone());
     let product = support::product_with(&agent, points)?;
 
-    let armed = |name| {
-        live.gates()
-            .product_gate(name)
-            .ok_or_else(|| anyhow::anyhow!("the attribute did not arm `product {name}`"))
-    };
-    let (before_reply, after_abort) = (armed("before_reply")?, armed("after_abort")?);
+    let before_reply = support::attribute_gate(live, "before_reply")?;
+    let after_abort = support::attribute_gate(live, "after_abort")?;
     let task = Task::new("What do my notes say?");
     let gates = [&before_reply, &after_abort];
     let report = support::run_forced(&product, &task, &cancel, gates, async {
@@ -43,14 +36,7 @@ async fn stop_as_the_product_replies_withholds_the_reply(live: &mut Live) -> any
     })
     .await?;
 
-    support::ensure_outcome(&report, &CANCELLED)?;
-    let [ask] = report.asks.as_slice() else {
-        anyhow::bail!("asks: {:?}", report.asks);
-    };
-    anyhow::ensure!(
-        ask.verdict == Verdict::Approve && ask.delivery == Delivery::Withheld,
-        "{ask:?}"
-    );
+    support::ensure_reply_withheld(&report)?;
     support::no_reply_after_abort(&agent.observed().await)?;
 
     let tools = support::tool_calls(&agent, &report.session_id).await?;
@@ -74,24 +60,11 @@ async fn racy_reply_after_the_abort_breaks_the_invariant(live: &mut Live) -> any
     let points = Points::of(live)?.cancel_at(Point::BeforeReply, cancel.clone());
     let product = support::product_with(&agent, points)?.with_racy_reply();
 
-    let reply = arm_wire(live, REPLY)?;
-    let abort_answered = arm_wire(live, ABORT_ANSWERED)?;
     let task = Task::new("What do my notes say?");
-    let gates = [&reply, &abort_answered];
-    let report = support::run_forced(&product, &task, &cancel, gates, async {
-        entered(&reply).await?;
-        // The agent accepted the abort while the reply is still held.
-        entered(&abort_answered).await?;
-        abort_answered.release();
-        reply.release();
-        Ok(())
-    })
-    .await?;
+    let report = support::run_abort_overtaking_reply(live, &product, &task, &cancel).await?;
 
     support::ensure_outcome(&report, &CANCELLED)?;
-    let [ask] = report.asks.as_slice() else {
-        anyhow::bail!("asks: {:?}", report.asks);
-    };
+    let ask = support::only_ask(&report)?;
     anyhow::ensure!(ask.delivery == Delivery::Replied, "{ask:?}");
     let observed = agent.observed().await;
     let Err(broken) = support::no_reply_after_abort(&observed) else {

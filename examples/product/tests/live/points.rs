@@ -1,9 +1,9 @@
 //! A gate in the product's own code: its `before_reply` hook passes a harness product point.
 
 use harness_runtime::prelude::*;
-use product_example::{Cancel, Delivery, Task, Verdict};
+use product_example::{Cancel, Task};
 
-use crate::support::{self, CANCELLED, entered};
+use crate::support::{self, entered};
 
 /// The product judged the ask (approve) and is paused in its own code right before replying.
 /// It is cancelled meanwhile, and the abort goes through. Released, the product sees the abort
@@ -16,12 +16,8 @@ async fn cancelled_between_judging_and_replying(live: &mut Live) -> anyhow::Resu
     let product = support::product(live, &agent)?;
     let cancel = Cancel::new();
 
-    let armed = |name| {
-        live.gates()
-            .product_gate(name)
-            .ok_or_else(|| anyhow::anyhow!("the attribute did not arm `product {name}`"))
-    };
-    let (before_reply, after_abort) = (armed("before_reply")?, armed("after_abort")?);
+    let before_reply = support::attribute_gate(live, "before_reply")?;
+    let after_abort = support::attribute_gate(live, "after_abort")?;
     let task = Task::new("What do my notes say?");
     let gates = [&before_reply, &after_abort];
     let report = support::run_forced(&product, &task, &cancel, gates, async {
@@ -34,14 +30,7 @@ async fn cancelled_between_judging_and_replying(live: &mut Live) -> anyhow::Resu
     })
     .await?;
 
-    support::ensure_outcome(&report, &CANCELLED)?;
-    let [ask] = report.asks.as_slice() else {
-        anyhow::bail!("asks: {:?}", report.asks);
-    };
-    anyhow::ensure!(
-        ask.verdict == Verdict::Approve && ask.delivery == Delivery::Withheld,
-        "{ask:?}"
-    );
+    support::ensure_reply_withheld(&report)?;
     let requests = support::product_requests(live);
     anyhow::ensure!(
         !requests.iter().any(|r| r.contains("/permission/")),

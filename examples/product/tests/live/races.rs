@@ -6,12 +6,7 @@
 use harness_runtime::prelude::*;
 use product_example::{Cancel, Delivery, Task};
 
-use crate::support::{self, CANCELLED, arm_wire, entered};
-
-const REPLY: &str = "request POST /permission/{requestID}/reply";
-const REPLY_ANSWERED: &str = "response POST /permission/{requestID}/reply";
-const ABORT: &str = "request POST /session/{id}/abort";
-const ABORT_ANSWERED: &str = "response POST /session/{id}/abort";
+use crate::support::{self, ABORT, CANCELLED, REPLY, REPLY_ANSWERED, arm_wire, entered};
 
 /// The reply reaches the agent first and is answered; only then is the abort let through: the
 /// approved read runs (its result reaches the model), and the abort ends the turn after it.
@@ -76,20 +71,8 @@ async fn abort_overtakes_the_reply(live: &mut Live) -> anyhow::Result<()> {
     let product = support::product(live, &agent)?;
     let cancel = Cancel::new();
 
-    let reply = arm_wire(live, REPLY)?;
-    let abort_answered = arm_wire(live, ABORT_ANSWERED)?;
     let task = Task::new("What do my notes say?");
-    let gates = [&reply, &abort_answered];
-    let report = support::run_forced(&product, &task, &cancel, gates, async {
-        entered(&reply).await?;
-        cancel.cancel();
-        // The agent accepted the abort while the reply is still held.
-        entered(&abort_answered).await?;
-        abort_answered.release();
-        reply.release();
-        Ok(())
-    })
-    .await?;
+    let report = support::run_abort_overtaking_reply(live, &product, &task, &cancel).await?;
 
     support::ensure_outcome(&report, &CANCELLED)?;
     anyhow::ensure!(report.asks.len() == 1, "{:?}", report.asks);

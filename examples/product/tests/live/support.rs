@@ -12,7 +12,8 @@ use harness_runtime::evidence::{EventTrace, Observed};
 use harness_runtime::gates::{Gate, ProductPoint, WirePoint};
 use harness_runtime::prelude::*;
 use product_example::{
-    AbortCause, Cancel, Hooks, OpenCode, Outcome, Point, Product, Task, TaskReport,
+    AbortCause, AskRecord, Cancel, Delivery, Hooks, OpenCode, Outcome, Point, Product, Task,
+    TaskReport, Verdict,
 };
 
 /// How long a meanwhile waits for the product to reach a gate (scaled).
@@ -104,9 +105,25 @@ pub fn product_with(agent: &Agent, hooks: Points) -> anyhow::Result<Product<Poin
     Ok(Product::new(client).with_hooks(hooks))
 }
 
+/// The product's permission reply before the agent gets it.
+pub const REPLY: &str = "request POST /permission/{requestID}/reply";
+/// The agent's answer to the product's permission reply.
+pub const REPLY_ANSWERED: &str = "response POST /permission/{requestID}/reply";
+/// The product's abort before the agent gets it.
+pub const ABORT: &str = "request POST /session/{id}/abort";
+/// The agent's answer to the product's abort.
+pub const ABORT_ANSWERED: &str = "response POST /session/{id}/abort";
+
 /// Arms a gate at the wire point spelled `spelling` (`request POST /session/{id}/abort`).
 pub fn arm_wire(live: &Live, spelling: &str) -> anyhow::Result<Arc<Gate>> {
     Ok(live.gates().arm_wire(&WirePoint::parse(spelling)?))
+}
+
+/// The product gate `product <name>` the scenario's attribute armed.
+pub fn attribute_gate(live: &Live, name: &str) -> anyhow::Result<Arc<Gate>> {
+    live.gates()
+        .product_gate(name)
+        .ok_or_else(|| anyhow::anyhow!("the attribute did not arm `product {name}`"))
 }
 
 /// Runs `meanwhile`, then releases `gates` whatever it did: a failed step fails the scenario at
@@ -138,6 +155,30 @@ pub async fn run_forced<const N: usize>(
     Ok(report?)
 }
 
+/// Runs the product's `task` with its permission reply held on the wire until the agent has
+/// answered the abort: the abort overtakes the reply. `cancel` is pulled once the reply is held
+/// (a cancel already pulled, by the product's hooks, stays as it is).
+pub async fn run_abort_overtaking_reply(
+    live: &Live,
+    product: &Product<Points>,
+    task: &Task,
+    cancel: &Cancel,
+) -> anyhow::Result<TaskReport> {
+    let reply = arm_wire(live, REPLY)?;
+    let abort_answered = arm_wire(live, ABORT_ANSWERED)?;
+    let gates = [&reply, &abort_answered];
+    run_forced(product, task, cancel, gates, async {
+        entered(&reply).await?;
+        cancel.cancel();
+        // The agent accepted the abort while the reply is still held.
+        entered(&abort_answered).await?;
+        abort_answered.release();
+        reply.release();
+        Ok(())
+    })
+    .await
+}
+
 /// The outcome of a task the scenario cancelled and the agent aborted.
 pub const CANCELLED: Outcome = Outcome::Aborted {
     cause: AbortCause::Cancelled,
@@ -148,6 +189,26 @@ pub fn ensure_outcome(report: &TaskReport, expected: &Outcome) -> anyhow::Result
     anyhow::ensure!(
         &report.outcome == expected,
         "expected {expected:?}, the product reported {report:?}"
+    );
+    Ok(())
+}
+
+/// The task's only ask, or a failure listing its asks.
+pub fn only_ask(report: &TaskReport) -> anyhow::Result<&AskRecord> {
+    match report.asks.as_slice() {
+        [ask] => Ok(ask),
+        asks => anyhow::bail!("expected one ask, the product reported {asks:?}"),
+    }
+}
+
+/// Fails unless the task was cancelled and aborted with its one ask approved but not replied to
+/// (the product saw the abort before replying).
+pub fn ensure_reply_withheld(report: &TaskReport) -> anyhow::Result<()> {
+    ensure_outcome(report, &CANCELLED)?;
+    let ask = only_ask(report)?;
+    anyhow::ensure!(
+        ask.verdict == Verdict::Approve && ask.delivery == Delivery::Withheld,
+        "expected the approved reply withheld: {ask:?}"
     );
     Ok(())
 }
