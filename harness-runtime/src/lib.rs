@@ -98,8 +98,6 @@ mod cassette;
 mod chat_body;
 pub mod client;
 pub mod evidence;
-// Wired into the runner, gates and forwarder as the exploration lands.
-#[allow(dead_code, unused_imports)]
 mod explore;
 pub mod fixture;
 pub mod forward;
@@ -124,7 +122,7 @@ mod timeline;
 
 pub use harness_macros::live_agent_test;
 pub use live::{Live, Skipped};
-pub use scenario::{AgentKind, ScenarioOptions};
+pub use scenario::{AgentKind, ExploreOptions, ScenarioOptions};
 pub use settings::Isolation;
 /// Scales a scenario's own ceilings by `LIVE_TIMEOUT_SCALE`, as the framework scales its own.
 pub use settings::scaled;

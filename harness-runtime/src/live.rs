@@ -43,6 +43,8 @@ pub struct Live {
     pub(crate) gates: Arc<crate::gates::Gates>,
     pub(crate) wire: Arc<crate::forward::Wire>,
     pub(crate) skip: Option<Skip>,
+    /// In an exploring scenario's run: the evidence every run must agree on.
+    pub(crate) baseline: Option<Arc<crate::evidence::Baseline>>,
 }
 
 /// Why a scenario ended as skipped rather than passed or failed.
@@ -115,7 +117,19 @@ impl Live {
             redactor,
             info,
             skip: None,
+            baseline: None,
         }
+    }
+
+    /// Makes this context one run of an exploring scenario: `scheduler` orders the decision
+    /// points of its products' traffic, and its evidence must equal `baseline`'s first run's.
+    pub(crate) fn explore_with(
+        &mut self,
+        scheduler: Arc<crate::explore::Scheduler>,
+        baseline: Arc<crate::evidence::Baseline>,
+    ) {
+        self.gates.explore_with(scheduler);
+        self.baseline = Some(baseline);
     }
 
     /// Ends the scenario as skipped with `reason`: for a capability the agent did not exercise
@@ -329,13 +343,12 @@ impl Live {
     /// What happens to the new value follows insta: `INSTA_UPDATE=new` (the default outside CI)
     /// writes `.snap.new` for `cargo insta review`, `always` overwrites, `no` (the default when
     /// `CI` is set) writes nothing. `LIVE_SNAPSHOT_DIR` moves the snapshot folder elsewhere.
+    ///
+    /// In an exploring scenario (`explore = N`) the first run asserts the snapshot and every
+    /// later run's evidence must equal the first run's: a difference fails that run, with the
+    /// lines that differ.
     pub fn assert_evidence(&self) {
-        crate::evidence::assert_evidence(
-            self.snapshot_target(),
-            &self.redactor,
-            &self.evidence,
-            None,
-        );
+        self.assert_evidence_as(None);
     }
 
     /// Like [`assert_evidence`](Self::assert_evidence), against
@@ -346,11 +359,27 @@ impl Live {
             !name.trim().is_empty(),
             "assert_evidence_named needs a non-empty name"
         );
+        self.assert_evidence_as(Some(name));
+    }
+
+    fn assert_evidence_as(&self, name: Option<&str>) {
+        if let Some(baseline) = &self.baseline {
+            match baseline.check(name.unwrap_or_default(), &self.evidence) {
+                Ok(false) => return,
+                Ok(true) => {}
+                Err(differs) => panic!(
+                    "the evidence differs from the first run's under this schedule (an \
+                     exploring scenario's evidence must not depend on the ordering; assert \
+                     what every ordering shares):\n{}",
+                    self.redactor.redact(&differs.diff)
+                ),
+            }
+        }
         crate::evidence::assert_evidence(
             self.snapshot_target(),
             &self.redactor,
             &self.evidence,
-            Some(name),
+            name,
         );
     }
 

@@ -1,6 +1,7 @@
 //! Evidence: an ordered recorder of structured facts and their insta snapshots. Everything it
 //! records passes through the scenario's [`Redactor`](crate::redact::Redactor).
 
+mod baseline;
 mod fact;
 mod from_turn;
 mod observed;
@@ -11,6 +12,7 @@ mod stored;
 mod turn_summary;
 
 pub use observed::{Observed, ObservedSession};
+pub(crate) use baseline::Baseline;
 pub(crate) use observer::{Observer, ObserverSource};
 pub use recorder::{Evidence, counters};
 pub(crate) use snapshot::{SnapshotTarget, assert_evidence};

@@ -353,8 +353,10 @@ fn candidates(current: &Schedule, failing: &RunRecord, fifo: &RunRecord) -> Vec<
 
 #[cfg(test)]
 mod tests {
+    use super::super::Step;
+    use super::super::step::StepKind;
     use super::super::strategy::Chosen;
-    use super::super::{Decision, Released, Step, StepKind};
+    use super::super::trace::{Decision, Released};
     use super::*;
 
     /// A simulated system: threads of steps; a thread's next step is held once its previous one

@@ -13,9 +13,8 @@ mod step;
 mod strategy;
 mod trace;
 
-pub use schedule::ScheduleError;
-pub(crate) use schedule::{Choice, FIFO, Schedule, fnv1a64, tag};
-pub(crate) use scheduler::{Exchange, Focus, Scheduler};
-pub(crate) use step::{Step, StepKind};
-pub(crate) use strategy::{Chosen, Plan, Strategy};
-pub(crate) use trace::{Decision, Released, RunRecord};
+pub(crate) use schedule::{Choice, Schedule, fnv1a64};
+pub(crate) use scheduler::{Focus, Scheduler};
+pub(crate) use step::Step;
+pub(crate) use strategy::Plan;
+pub(crate) use trace::RunRecord;

@@ -211,7 +211,7 @@ mod tests {
         assert_eq!(schedule.at(3), None);
         assert_eq!(schedule.last_decision(), 9);
         assert_eq!(schedule.without(0..1).to_string(), "9=00ff");
-        assert!(schedule.without(0..2).is_fifo());
+        assert_eq!(schedule.without(0..2), Schedule::default());
     }
 
     #[test]

@@ -175,6 +175,13 @@ async fn handle(shared: &Arc<Shared>, mut request: Request<Incoming>) -> Respons
         None => Cow::Owned(path.to_owned()),
     };
     let slot = shared.wire.begin(method.as_str(), route.clone());
+    // An exploring run's decision points come before the gates: a gate holds what the scheduler
+    // let go.
+    let scheduler = shared.gates.scheduler().cloned();
+    let exchange = match &scheduler {
+        Some(scheduler) => Some(scheduler.request(method.as_str(), path, &route).await),
+        None => None,
+    };
     shared.gates.pass_request(method.as_str(), path).await;
     if let Some(delay) = shared.wire.delay_for(method.as_str(), path) {
         tokio::time::sleep(delay).await;
@@ -187,6 +194,9 @@ async fn handle(shared: &Arc<Shared>, mut request: Request<Incoming>) -> Respons
             Err(cause) => Answer::Gone(cause),
         },
     };
+    if let (Some(scheduler), Some(exchange)) = (&scheduler, &exchange) {
+        scheduler.response(exchange).await;
+    }
     if !matches!(answer, Answer::Gone(_)) {
         shared.gates.pass_response(method.as_str(), path).await;
     }
@@ -490,6 +500,8 @@ struct EventPump {
     wire: Arc<Wire>,
     gates: Arc<Gates>,
     drops: watch::Receiver<u64>,
+    /// In an exploring run: the scheduler and this stream's number.
+    schedule: Option<(Arc<crate::explore::Scheduler>, u32)>,
 }
 
 fn events(
@@ -498,6 +510,10 @@ fn events(
 ) -> impl Stream<Item = Result<Bytes, Broken>> + Send + 'static {
     // Subscribed now: drops before this stream opened are not for it.
     let drops = shared.wire.watch_drops();
+    let schedule = shared.gates.scheduler().map(|scheduler| {
+        let stream = scheduler.open_stream();
+        (scheduler.clone(), stream)
+    });
     let pump = EventPump {
         upstream: Box::pin(response.bytes_stream()),
         splitter: Splitter::default(),
@@ -505,6 +521,7 @@ fn events(
         wire: shared.wire.clone(),
         gates: shared.gates.clone(),
         drops,
+        schedule,
     };
     futures::stream::unfold(Some(pump), |pump| async move {
         let mut pump = pump?;
@@ -553,6 +570,13 @@ impl EventPump {
         let Some(kind) = event_type(&frame) else {
             return Ok(frame);
         };
+        if let Some((scheduler, stream)) = &self.schedule {
+            tokio::select! {
+                biased;
+                _ = self.drops.changed() => return Err(dropped().await),
+                () = scheduler.event(*stream, &kind) => {}
+            }
+        }
         tokio::select! {
             biased;
             _ = self.drops.changed() => return Err(dropped().await),

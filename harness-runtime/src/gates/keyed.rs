@@ -19,6 +19,9 @@ pub(crate) const EVENT: u8 = 4;
 pub(crate) struct Keyed {
     armed_kinds: AtomicU8,
     state: Mutex<State>,
+    /// An exploring run's scheduler: every wire step and product point pass goes through it
+    /// before its gates.
+    scheduler: std::sync::OnceLock<Arc<crate::explore::Scheduler>>,
 }
 
 #[derive(Debug, Default)]
@@ -183,8 +186,22 @@ impl Keyed {
         }
     }
 
-    /// Releases every gate and lets every later pass through.
+    /// Makes the run an exploring one: `scheduler` orders its decision points. Once per run.
+    pub(crate) fn explore_with(&self, scheduler: Arc<crate::explore::Scheduler>) {
+        let _ = self.scheduler.set(scheduler);
+    }
+
+    /// The exploring run's scheduler, if this run explores.
+    pub(crate) fn scheduler(&self) -> Option<&Arc<crate::explore::Scheduler>> {
+        self.scheduler.get()
+    }
+
+    /// Releases every gate and lets every later pass through; an exploring run's scheduler
+    /// stops holding too.
     pub(crate) fn release_all(&self) {
+        if let Some(scheduler) = self.scheduler.get() {
+            scheduler.stop();
+        }
         let mut state = self.lock();
         state.opened_for_good = true;
         for point in &state.points {

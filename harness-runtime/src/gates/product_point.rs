@@ -49,7 +49,12 @@ impl ProductPoint {
 
     /// Passes the point: returns at once unless a gate is armed for this pass (counted from the
     /// moment the name was armed), in which case it enters the gate and waits for the release.
+    /// In an exploring scenario (`explore = N`) the pass is a decision point first: it waits
+    /// until the scheduler lets it go.
     pub async fn pass(&self) {
+        if let Some(scheduler) = self.gates.scheduler() {
+            scheduler.product(self.slot.name()).await;
+        }
         if !self.slot.is_armed() {
             return;
         }

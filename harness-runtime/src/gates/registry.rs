@@ -283,6 +283,17 @@ impl Gates {
         self.keyed.unreached()
     }
 
+    /// Makes the scenario's run an exploring one: `scheduler` orders its wire steps and product
+    /// point passes. Set by the runner before the body starts.
+    pub(crate) fn explore_with(&self, scheduler: Arc<crate::explore::Scheduler>) {
+        self.keyed.explore_with(scheduler);
+    }
+
+    /// The exploring run's scheduler, if the run explores.
+    pub(crate) fn scheduler(&self) -> Option<&Arc<crate::explore::Scheduler>> {
+        self.keyed.scheduler()
+    }
+
     /// Called by the forwarder before it forwards a product's request: enters every armed
     /// `request` gate whose pattern matches and whose pass this is. One atomic load when no
     /// `request` gate is armed.

@@ -4,6 +4,7 @@ mod admission;
 mod cli;
 pub(crate) mod descriptor;
 mod entry;
+mod explore;
 mod order;
 mod panic;
 mod registry;

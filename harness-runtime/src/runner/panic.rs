@@ -2,13 +2,19 @@
 
 use std::any::Any;
 use std::cell::RefCell;
-use std::sync::{Arc, Once, OnceLock};
+use std::sync::{Arc, Mutex, Once, PoisonError};
 
 use crate::redact::Redactor;
 
 /// The redactor of one scenario, filled in once its `Live` exists (after its runtime's workers
-/// started, which is why it is a cell and not the redactor itself).
-pub(crate) type RedactorCell = Arc<OnceLock<Arc<Redactor>>>;
+/// started, which is why it is a cell and not the redactor itself); an exploring scenario's
+/// every run puts its own.
+pub(crate) type RedactorCell = Arc<Mutex<Option<Arc<Redactor>>>>;
+
+/// Panics on the scenario's threads redact with `redactor` from now on.
+pub(crate) fn use_redactor(cell: &RedactorCell, redactor: Arc<Redactor>) {
+    *cell.lock().unwrap_or_else(PoisonError::into_inner) = Some(redactor);
+}
 
 thread_local! {
     /// The scenario this thread works for (the trial thread and its runtime's workers).
@@ -43,7 +49,11 @@ pub(crate) fn install_hook() {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             let redactor = CURRENT
-                .try_with(|current| current.borrow().as_ref().and_then(|c| c.get().cloned()))
+                .try_with(|current| {
+                    current.borrow().as_ref().and_then(|cell| {
+                        cell.lock().unwrap_or_else(PoisonError::into_inner).clone()
+                    })
+                })
                 .ok()
                 .flatten();
             let Some(redactor) = redactor else {

@@ -17,11 +17,11 @@ use crate::progress::{progress, seconds};
 use crate::{Live, settings};
 
 /// The scenario ceiling when the attribute gives none ("clearly stuck", before scaling).
-const DEFAULT_CEILING: Duration = Duration::from_secs(300);
+pub(super) const DEFAULT_CEILING: Duration = Duration::from_secs(300);
 /// The ceiling of `Live::finish` (stopping agents, reporting the model), before scaling.
-const FINISH_CEILING: Duration = Duration::from_secs(60);
+pub(super) const FINISH_CEILING: Duration = Duration::from_secs(60);
 /// How long dropping the runtime waits for blocking tasks, before scaling.
-const SHUTDOWN_CEILING: Duration = Duration::from_secs(10);
+pub(super) const SHUTDOWN_CEILING: Duration = Duration::from_secs(10);
 
 /// What the command line and environment decide for every trial.
 #[derive(Clone, Copy, Debug)]
@@ -79,6 +79,9 @@ fn run(
         }
     }
     match admission::admit(scenario, mode.strict) {
+        Admission::Run(resolution) if scenario.options.explore.is_some() => {
+            super::explore::execute(scenario, name, &resolution, report)
+        }
         Admission::Run(resolution) => execute(scenario, name, &resolution, report),
         // A missing requirement under LIVE_STRICT, recording without the real model, replaying
         // without a cassette.
@@ -116,7 +119,7 @@ fn execute(
         })
     };
     let redactor = Arc::clone(live.redactor());
-    let _ = cell.set(Arc::clone(&redactor));
+    panics::use_redactor(&cell, Arc::clone(&redactor));
     progress(&name, "started");
     // `cassette` scenarios say which model they talk to (replay, record, live, and why).
     if let Some(line) = resolution.progress_line() {
@@ -203,7 +206,7 @@ fn execute(
 }
 
 /// A runtime per trial: a scenario cannot starve or poison another one's tasks.
-fn runtime(
+pub(super) fn runtime(
     cell: &RedactorCell,
     collector: Option<Arc<crate::timeline::Collector>>,
 ) -> std::io::Result<tokio::runtime::Runtime> {
@@ -224,10 +227,10 @@ fn runtime(
 }
 
 /// The run report's collector on the trial thread, until the trial ends.
-struct CollectingGuard;
+pub(super) struct CollectingGuard;
 
 impl CollectingGuard {
-    fn install(collector: Option<Arc<crate::timeline::Collector>>) -> Self {
+    pub(super) fn install(collector: Option<Arc<crate::timeline::Collector>>) -> Self {
         crate::timeline::install_on_this_thread(collector);
         CollectingGuard
     }
@@ -239,7 +242,7 @@ impl Drop for CollectingGuard {
     }
 }
 
-fn timeout_message(scenario: &Scenario, name: &str, ceiling: Duration) -> String {
+pub(super) fn timeout_message(scenario: &Scenario, name: &str, ceiling: Duration) -> String {
     let source = match scenario.options.timeout {
         Some(timeout) => format!("timeout = \"{}\"", humantime::format_duration(timeout)),
         None => format!(

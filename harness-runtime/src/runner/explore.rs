@@ -1,0 +1,466 @@
+//! An exploring scenario's trial (`explore = N`): the body runs again and again, each run on a
+//! fresh `Live` under another schedule of its products' traffic, until the budget is spent or a
+//! run fails; a failure is shrunk, confirmed, and reported with the line that replays it.
+//! `LIVE_SCHEDULE` replays one schedule once instead.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use libtest_mimic::{Completion, Failed};
+
+use super::descriptor::Scenario;
+use super::panic::{self as panics, RedactorCell};
+use super::report_hook::TrialReport;
+use super::trial::{
+    CollectingGuard, DEFAULT_CEILING, FINISH_CEILING, SHUTDOWN_CEILING, runtime, timeout_message,
+};
+use crate::cassette::Resolution;
+use crate::evidence::Baseline;
+use crate::explore::explorer::{self, Budget, Exploration, Purpose, RunResult};
+use crate::explore::{Focus, Plan, RunRecord, Schedule, Scheduler};
+use crate::live::{FinishError, ScenarioInfo, Skip};
+use crate::progress::{progress, seconds};
+use crate::report::{DiagramStep, ExplorationRecord};
+use crate::scenario::ExploreOptions;
+use crate::{Live, settings};
+
+/// How often a long search says how far it got.
+const PROGRESS_EVERY: Duration = Duration::from_secs(5);
+
+/// The trial of an exploring scenario.
+pub(super) fn execute(
+    scenario: &'static Scenario,
+    name: String,
+    resolution: &Resolution,
+    report: &TrialReport,
+) -> Result<Completion, Failed> {
+    let options = scenario
+        .options
+        .explore
+        .expect("an exploring trial has explore options");
+    let started = Instant::now();
+    let cell = RedactorCell::default();
+    let _panics = panics::redact_on_this_thread(cell.clone());
+    let _collecting = CollectingGuard::install(report.collector());
+    let runtime = runtime(&cell, report.collector()).map_err(|e| {
+        Failed::from(format!(
+            "could not start the tokio runtime of `{name}`: {e}"
+        ))
+    })?;
+    let mut runs = Runs {
+        scenario,
+        name: &name,
+        options,
+        runtime: &runtime,
+        cell: &cell,
+        baseline: Arc::new(Baseline::default()),
+        ceiling: settings::scaled(scenario.options.timeout.unwrap_or(DEFAULT_CEILING)),
+        quiet: settings::explore_quiet(),
+        kept: None,
+        skip: None,
+    };
+    let verdict = match settings::schedule() {
+        Some(schedule) => runs.replay(&schedule, report),
+        None => runs.explore(report, started),
+    };
+    if let Some(live) = runs.kept.take() {
+        report.ran(&live, resolution);
+        let _context = runtime.enter();
+        drop(live);
+    }
+    let skip = runs.skip.take();
+    runtime.shutdown_timeout(settings::scaled(SHUTDOWN_CEILING));
+    let elapsed = seconds(started.elapsed());
+    if let Some(skip) = skip {
+        let decided = skip
+            .strict_fails
+            .then(|| settings::MissingPrerequisite::decide(skip.reason.clone()));
+        if let Some(settings::MissingPrerequisite::Fail(message)) = decided {
+            progress(&name, &format!("failed in {elapsed}"));
+            return Err(Failed::from(message));
+        }
+        progress(&name, &format!("skipped in {elapsed}: {}", skip.reason));
+        return Ok(Completion::ignored_with(skip.reason));
+    }
+    match verdict {
+        Ok(summary) => {
+            progress(&name, &format!("passed in {elapsed}: {summary}"));
+            Ok(Completion::Completed)
+        }
+        Err(message) => {
+            progress(&name, &format!("failed in {elapsed}"));
+            Err(Failed::from(message))
+        }
+    }
+}
+
+/// What every run of one exploring trial shares.
+struct Runs<'a> {
+    scenario: &'static Scenario,
+    name: &'a str,
+    options: ExploreOptions,
+    runtime: &'a tokio::runtime::Runtime,
+    cell: &'a RedactorCell,
+    baseline: Arc<Baseline>,
+    /// One run's ceiling.
+    ceiling: Duration,
+    quiet: Duration,
+    /// The run the report shows: the failing run kept with its roots, or the last one.
+    kept: Option<Live>,
+    /// A run ended as skipped (no OpenCode, a missing prerequisite): the trial is skipped.
+    skip: Option<Skip>,
+}
+
+impl Runs<'_> {
+    /// `LIVE_SCHEDULE`: one run under `schedule`. A run that no longer fits it fails, saying
+    /// where: one that passes unscheduled from there proves nothing about the failure the
+    /// schedule recorded.
+    fn replay(&mut self, schedule: &Schedule, report: &TrialReport) -> Result<String, String> {
+        progress(
+            self.name,
+            &format!("replaying schedule {schedule} (LIVE_SCHEDULE)"),
+        );
+        let result = self.run(&Plan::Replay(schedule.clone()), true);
+        let divergence = explorer::replay_divergence(schedule, &result.record);
+        let mut record = exploration_record("replay", &result.record);
+        record.budget_runs = 1;
+        record.runs = 1;
+        record.schedules = 1;
+        record.failed = result.failure.is_some() || divergence.is_some();
+        record.schedule = Some(schedule.to_string());
+        record.diverged = divergence.clone();
+        record.replay_command = Some(replay_command(self.name, schedule));
+        report.explored(record);
+        if self.skip.is_some() {
+            return Ok(String::new());
+        }
+        match (result.failure, divergence) {
+            (None, None) => Ok(format!("schedule {schedule} passed")),
+            (None, Some(divergence)) => Err(format!(
+                "`{}` no longer fits schedule {schedule}: {divergence}; the run went on \
+                 unscheduled from there and passed, which says nothing about the failure the \
+                 schedule was recorded for: explore again (unset LIVE_SCHEDULE)",
+                self.name
+            )),
+            (Some(failure), divergence) => {
+                let diverged = divergence
+                    .map(|d| {
+                        format!(
+                            "\n\nthe run no longer fit the schedule ({d}) and went on unscheduled"
+                        )
+                    })
+                    .unwrap_or_default();
+                Err(format!(
+                    "`{}` failed under schedule {schedule} (LIVE_SCHEDULE)\n{failure}{diverged}\n\n\
+                     decisions of the run:\n{}",
+                    self.name,
+                    result.record.describe_decisions(40)
+                ))
+            }
+        }
+    }
+
+    /// Searches the orderings, then reports.
+    fn explore(&mut self, report: &TrialReport, started: Instant) -> Result<String, String> {
+        let base = settings::explore_seed().unwrap_or_else(random_seed);
+        let seed = explorer::scenario_seed(base, self.name);
+        let within = settings::scaled(
+            self.options
+                .within
+                .unwrap_or(ExploreOptions::DEFAULT_WITHIN),
+        );
+        let budget = Budget {
+            runs: self.options.runs,
+            within,
+        };
+        progress(
+            self.name,
+            &format!(
+                "exploring up to {} schedules within {} (seed {base}; LIVE_EXPLORE_SEED={base} \
+                 repeats this search)",
+                budget.runs,
+                humantime::format_duration(within)
+            ),
+        );
+        let mut last_progress = Instant::now();
+        let mut confirms = 0;
+        let exploration = {
+            let name = self.name;
+            explorer::explore(
+                budget,
+                seed,
+                &|| started.elapsed(),
+                &mut |plan, purpose| {
+                    if self.skip.is_some() {
+                        // Everything after a skip is skipped too: pass, so the search ends.
+                        return RunResult::default();
+                    }
+                    // Only the last confirming replay keeps its roots when it fails: the one
+                    // the report shows.
+                    let keep = purpose == Purpose::Confirm && {
+                        confirms += 1;
+                        confirms == explorer::CONFIRM_RUNS
+                    };
+                    let result = self.run(plan, keep);
+                    if let (Purpose::Search(n), Some(_)) = (purpose, &result.failure) {
+                        progress(
+                            name,
+                            &format!(
+                                "schedule {n} failed ({}): shrinking it",
+                                result.record.schedule()
+                            ),
+                        );
+                    }
+                    result
+                },
+                &mut |exploration| {
+                    if last_progress.elapsed() >= PROGRESS_EVERY || exploration.schedules % 10 == 0
+                    {
+                        last_progress = Instant::now();
+                        progress(
+                            name,
+                            &format!(
+                                "explored {} schedule{} ({} search), all passed",
+                                exploration.schedules,
+                                if exploration.schedules == 1 { "" } else { "s" },
+                                exploration.mode.name()
+                            ),
+                        );
+                    }
+                },
+            )
+        };
+        let mut record = exploration_record(exploration.mode.name(), &exploration.last.record);
+        record.seed = Some(seed);
+        record.budget_runs = budget.runs;
+        record.runs = exploration.runs;
+        record.schedules = exploration.schedules;
+        record.exhausted = exploration.exhausted;
+        record.space = exploration
+            .exhausted
+            .then_some(u64::from(exploration.schedules));
+        let verdict = match &exploration.found {
+            None if exploration.out_of_time => Ok(format!(
+                "{}; the wall-clock budget of {} ended the search",
+                exploration.summary(),
+                humantime::format_duration(within)
+            )),
+            None => Ok(exploration.summary()),
+            Some(found) => {
+                let command = replay_command(self.name, &found.schedule);
+                record.failed = true;
+                record.steps = diagram(&found.run.record);
+                record.schedule = Some(found.schedule.to_string());
+                record.found = Some(found.first.to_string());
+                record.shrink_runs = found.shrink_runs;
+                record.reproduced = Some((found.reproduced, found.replays));
+                record.replay_command = Some(command.clone());
+                Err(failure_message(self.name, &exploration, budget, &command))
+            }
+        };
+        report.explored(record);
+        verdict
+    }
+
+    /// One run of the body under `plan` on a fresh context; `keep`: a failing run keeps its
+    /// roots (the one the report shows), else it cleans up as a passing one does.
+    fn run(&mut self, plan: &Plan, keep: bool) -> RunResult {
+        let scheduler = {
+            let _context = self.runtime.enter();
+            Scheduler::start(
+                plan.strategy(),
+                self.quiet,
+                Focus::from_points(self.options.points),
+            )
+        };
+        let mut live = {
+            let _context = self.runtime.enter();
+            Live::new(ScenarioInfo {
+                name: self.name.to_owned(),
+                options: self.scenario.options,
+                manifest_dir: PathBuf::from(self.scenario.manifest_dir),
+                snapshot_assertion: self.scenario.snapshot_assertion,
+            })
+        };
+        live.explore_with(scheduler.clone(), self.baseline.clone());
+        let redactor = Arc::clone(live.redactor());
+        panics::use_redactor(self.cell, Arc::clone(&redactor));
+        let ceiling = self.ceiling;
+        let body = catch_unwind(AssertUnwindSafe(|| {
+            self.runtime.block_on(async {
+                tokio::time::timeout(ceiling, (self.scenario.body)(&mut live)).await
+            })
+        }));
+        let redact = |text: String| redactor.redact(&text);
+        let failure = match body {
+            Ok(Ok(Ok(()))) => None,
+            Ok(Ok(Err(failed))) => Some(redact(failed.into_message())),
+            Ok(Err(_elapsed)) => {
+                let held = scheduler.held_labels();
+                let held = if held.is_empty() {
+                    "the scheduler held nothing".to_owned()
+                } else {
+                    format!("the scheduler held: {}", held.join(", "))
+                };
+                Some(format!(
+                    "{} ({})",
+                    timeout_message(self.scenario, self.name, ceiling),
+                    redact(held)
+                ))
+            }
+            Err(payload) => Some(redact(format!("panicked: {}", panics::message(&*payload)))),
+        };
+        let record = scheduler.record();
+        let clean_as_passed = failure.is_none() || !keep || live.skip.is_some();
+        let finish_ceiling = settings::scaled(FINISH_CEILING);
+        let finish = catch_unwind(AssertUnwindSafe(|| {
+            self.runtime.block_on(async {
+                tokio::time::timeout(finish_ceiling, live.finish(clean_as_passed)).await
+            })
+        }));
+        // A passing body's run fails on what ending it found (a product that failed, gates
+        // nothing reached); a failing body's already says what went wrong.
+        let failure = failure.or(match finish {
+            Ok(Ok(Ok(()))) => None,
+            Ok(Ok(Err(verdict @ (FinishError::Product(_) | FinishError::UnreachedGates(_))))) => {
+                Some(redact(verdict.to_string()))
+            }
+            Ok(Ok(Err(message))) => Some(redact(format!("cleanup failed: {message}"))),
+            Ok(Err(_elapsed)) => Some(format!(
+                "cleanup did not finish within {}: agents may still be stopping",
+                humantime::format_duration(finish_ceiling)
+            )),
+            Err(payload) => Some(redact(format!(
+                "cleanup panicked: {}",
+                panics::message(&*payload)
+            ))),
+        });
+        scheduler.stop();
+        if let Some(skip) = live.skip.take() {
+            self.skip = Some(skip);
+        }
+        let previous = self.kept.replace(live);
+        {
+            // The slots' `Drop` fallbacks may need the runtime's context.
+            let _context = self.runtime.enter();
+            drop(previous);
+        }
+        RunResult { failure, record }
+    }
+}
+
+/// The failure message of an exploration that found a failing schedule.
+fn failure_message(name: &str, exploration: &Exploration, budget: Budget, command: &str) -> String {
+    let found = exploration
+        .found
+        .as_ref()
+        .expect("a failure message is for a found failure");
+    let shrunk = if found.schedule.is_fifo() {
+        "; no deviation needed: the default order fails".to_owned()
+    } else if found.first == found.schedule {
+        String::new()
+    } else {
+        format!(
+            "; shrunk from {} in {} run{}",
+            found.first,
+            found.shrink_runs,
+            if found.shrink_runs == 1 { "" } else { "s" }
+        )
+    };
+    let reproduced = if found.replays == 0 {
+        "; not replayed: the wall-clock budget was spent".to_owned()
+    } else if found.reproduced == found.replays {
+        format!(
+            "; reproduced {} of {} replays",
+            found.reproduced, found.replays
+        )
+    } else {
+        format!(
+            "; reproduced {} of {} replays: the agent does not always behave the same under \
+             this schedule",
+            found.reproduced, found.replays
+        )
+    };
+    format!(
+        "`{name}` failed under schedule {} (found at schedule {} of at most {}, {} search, seed \
+         {}{shrunk}{reproduced})\n{}\n\ndecisions of the failing run:\n{}\n\nreplay it: {command}",
+        found.schedule,
+        found.at,
+        budget.runs,
+        exploration.mode.name(),
+        exploration.seed,
+        found.run.failure.as_deref().unwrap_or_default(),
+        found.run.record.describe_decisions(40),
+    )
+}
+
+/// The command that replays `schedule` of the scenario `name` once.
+fn replay_command(name: &str, schedule: &Schedule) -> String {
+    let package = std::env::var("CARGO_PKG_NAME")
+        .ok()
+        .filter(|p| !p.is_empty())
+        .map(|p| format!(" -p {p}"))
+        .unwrap_or_default();
+    format!(
+        "LIVE_SCHEDULE='{schedule}' cargo test{package} --test {} -- {name} --exact",
+        crate::test_target::running()
+    )
+}
+
+/// A report record of `record`'s run, the rest filled by the caller.
+fn exploration_record(mode: &str, record: &RunRecord) -> ExplorationRecord {
+    ExplorationRecord {
+        mode: mode.to_owned(),
+        steps: diagram(record),
+        ..ExplorationRecord::default()
+    }
+}
+
+/// The diagram of a run: its steps in the order they went.
+fn diagram(record: &RunRecord) -> Vec<DiagramStep> {
+    record
+        .released
+        .iter()
+        .map(|released| DiagramStep {
+            kind: released.step.kind.word().to_owned(),
+            label: released.step.label.clone(),
+            decision: released.decision,
+            deviated: released.deviated,
+            held: released.held_with.clone(),
+            ..DiagramStep::default()
+        })
+        .collect()
+}
+
+/// A base seed when `LIVE_EXPLORE_SEED` is unset: differs per run, and is printed.
+fn random_seed() -> u64 {
+    let mut bytes = [0u8; 8];
+    if getrandom::fill(&mut bytes).is_err() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        return nanos ^ u64::from(std::process::id());
+    }
+    // Short enough to type.
+    u64::from_le_bytes(bytes) % 1_000_000_000
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_replay_command_names_the_schedule_the_target_and_the_scenario() {
+        let command = replay_command("explore::racy", &Schedule::parse("3=a9f2").unwrap());
+        assert!(
+            command.starts_with("LIVE_SCHEDULE='3=a9f2' cargo test"),
+            "{command}"
+        );
+        assert!(
+            command.ends_with(" --test harness_runtime -- explore::racy --exact"),
+            "{command}"
+        );
+    }
+}
