@@ -11,8 +11,8 @@ pub(crate) mod snapshot;
 mod stored;
 mod turn_summary;
 
-pub use observed::{Observed, ObservedSession};
 pub(crate) use baseline::Baseline;
+pub use observed::{Observed, ObservedSession};
 pub(crate) use observer::{Observer, ObserverSource};
 pub use recorder::{Evidence, counters};
 pub(crate) use snapshot::{SnapshotTarget, assert_evidence};
