@@ -115,20 +115,10 @@ impl Exploration {
     }
 }
 
-/// A run's divergence from the schedule it replayed: where the strategy found no fit, or the
-/// run ending before the schedule's last decision.
-pub(crate) fn replay_divergence(schedule: &Schedule, record: &RunRecord) -> Option<String> {
-    if let Some(divergence) = &record.divergence {
-        return Some(divergence.clone());
-    }
-    let made = record.decisions.len() as u32;
-    (schedule.last_decision() > made).then(|| {
-        format!(
-            "the run made only {made} decision{}; the schedule goes on to decision {}",
-            if made == 1 { "" } else { "s" },
-            schedule.last_decision()
-        )
-    })
+/// A run's divergence from the schedule it replayed: where the strategy found no fit, or a
+/// deviation the run never got to.
+pub(crate) fn replay_divergence(record: &RunRecord) -> Option<String> {
+    record.divergence.clone()
 }
 
 /// The seed of run `run` of a search seeded `seed`.
@@ -190,10 +180,10 @@ pub(crate) fn explore(
     let mut n = 1;
     let mut path = result.record.path();
     loop {
-        progress(&exploration);
         if result.failure.is_some() {
             break;
         }
+        progress(&exploration);
         let plan = match exploration.mode {
             Mode::Exhaustive => match next_path(&path) {
                 Some(prefix) => Plan::Prefix(prefix),
@@ -258,8 +248,7 @@ pub(crate) fn explore(
             &mut exploration,
         );
         found.replays += 1;
-        if replay.failure.is_some() && replay_divergence(&found.schedule, &replay.record).is_none()
-        {
+        if replay.failure.is_some() && replay_divergence(&replay.record).is_none() {
             found.reproduced += 1;
         }
     }
@@ -305,7 +294,7 @@ fn shrink(
             let Some(result) = run(&candidate) else {
                 break 'simpler;
             };
-            if result.failure.is_some() && replay_divergence(&candidate, &result.record).is_none() {
+            if result.failure.is_some() && replay_divergence(&result.record).is_none() {
                 current = candidate;
                 failing = result;
                 continue 'simpler;
@@ -316,27 +305,13 @@ fn shrink(
     (current, failing)
 }
 
-/// The candidates [`shrink`] tries for `current`, whose failing run is `failing`, simplest first.
+/// The candidates [`shrink`] tries for `current`, whose failing run is `failing`, simplest first:
+/// no deviation; the schedule without chunks of its deviations (halves, then quarters, down to
+/// single ones, the latest first: an early deviation is usually what set the race up); each
+/// deviation alone; each moved to the first decision where its step was held in the FIFO run or
+/// in the failing run.
 fn candidates(current: &Schedule, failing: &RunRecord, fifo: &RunRecord) -> Vec<Schedule> {
     let mut candidates = vec![Schedule::default()];
-    let earliest = |record: &RunRecord, tag: u16| {
-        record
-            .decisions
-            .iter()
-            .find(|d| d.held.iter().skip(1).any(|step| step.tag() == tag))
-            .map(|d| d.n)
-    };
-    for choice in current.choices().iter().rev() {
-        for record in [fifo, failing] {
-            if let Some(decision) = earliest(record, choice.tag) {
-                candidates.push(Schedule::new(vec![Choice {
-                    decision,
-                    tag: choice.tag,
-                }]));
-            }
-        }
-        candidates.push(Schedule::new(vec![*choice]));
-    }
     let len = current.len();
     let mut size = len / 2;
     while size >= 1 {
@@ -347,6 +322,24 @@ fn candidates(current: &Schedule, failing: &RunRecord, fifo: &RunRecord) -> Vec<
             end = start;
         }
         size /= 2;
+    }
+    let earliest = |record: &RunRecord, tag: u16| {
+        record
+            .decisions
+            .iter()
+            .find(|d| d.held.iter().skip(1).any(|step| step.tag() == tag))
+            .map(|d| d.n)
+    };
+    for choice in current.choices() {
+        candidates.push(Schedule::new(vec![*choice]));
+        for record in [fifo, failing] {
+            if let Some(decision) = earliest(record, choice.tag) {
+                candidates.push(Schedule::new(vec![Choice {
+                    decision,
+                    tag: choice.tag,
+                }]));
+            }
+        }
     }
     candidates
 }
@@ -418,6 +411,9 @@ mod tests {
                 if next[thread] < self.threads[thread].len() {
                     held.push(thread);
                 }
+            }
+            if record.divergence.is_none() {
+                record.divergence = strategy.unfinished(record.decisions.len() as u32);
             }
             (order, record)
         }
@@ -567,13 +563,17 @@ mod tests {
 
     #[test]
     fn a_replay_that_ends_before_its_schedule_does_diverged() {
-        let record = RunRecord::default();
-        let schedule = Schedule::parse("3=abcd").unwrap();
+        let sim = Sim {
+            threads: vec![vec!["a1"], vec!["b1"]],
+        };
+        let (_, record) = sim.run(&Plan::Replay(Schedule::parse("9=abcd").unwrap()));
         assert_eq!(
-            replay_divergence(&schedule, &record).unwrap(),
-            "the run made only 0 decisions; the schedule goes on to decision 3"
+            replay_divergence(&record).unwrap(),
+            "the run made 1 decision and never held step abcd, which the schedule takes at \
+             decision 9"
         );
-        assert_eq!(replay_divergence(&Schedule::default(), &record), None);
+        let (_, record) = sim.run(&Plan::Replay(Schedule::default()));
+        assert_eq!(replay_divergence(&record), None);
     }
 
     #[test]

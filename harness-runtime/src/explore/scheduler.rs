@@ -18,7 +18,14 @@ use crate::timeline::{Lane, note};
 /// The event type sent every few seconds: never a decision point (its number depends on time).
 const HEARTBEAT: &str = "server.heartbeat";
 
-/// Which steps are decision points: all of them, or those an `explore_points` spelling names.
+/// The event families about sessions: their events are decision points by default. Events about
+/// the server itself (`server.*`, `plugin.added`, `catalog.updated`, …: a workspace's first
+/// request loads its plugins, some fifty events) are delivered in order but only count as
+/// activity, unless `explore_points` names them.
+const SESSION_EVENTS: [&str; 5] = ["session.", "message.", "permission.", "question.", "todo."];
+
+/// Which steps are decision points: all of them (events about sessions only), or those an
+/// `explore_points` spelling names.
 #[derive(Debug, Default)]
 pub(crate) struct Focus {
     wire: Vec<WirePoint>,
@@ -64,7 +71,10 @@ impl Focus {
     }
 
     fn event(&self, event_type: &str) -> bool {
-        self.is_all()
+        (self.is_all()
+            && SESSION_EVENTS
+                .iter()
+                .any(|family| event_type.starts_with(family)))
             || self
                 .wire
                 .iter()
@@ -241,9 +251,15 @@ impl Scheduler {
         }
     }
 
-    /// The run's record so far: decisions, released steps, divergence.
+    /// The run's record: decisions, released steps, and where the plan did not fit (including
+    /// a plan not carried out whole by now: call it when the run ended).
     pub(crate) fn record(&self) -> RunRecord {
-        self.lock().record.clone()
+        let state = self.lock();
+        let mut record = state.record.clone();
+        if record.divergence.is_none() {
+            record.divergence = state.strategy.unfinished(record.decisions.len() as u32);
+        }
+        record
     }
 
     /// The labels of the steps held now, oldest first: what a run that hit its ceiling waited on.

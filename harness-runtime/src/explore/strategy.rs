@@ -27,6 +27,7 @@ impl Plan {
         match self {
             Plan::Replay(schedule) => Box::new(Replay {
                 schedule: schedule.clone(),
+                next: 0,
             }),
             Plan::Prefix(prefix) => Box::new(Prefix {
                 prefix: prefix.clone(),
@@ -54,25 +55,59 @@ pub(crate) enum Chosen {
 pub(crate) trait Strategy: Send {
     /// Which of `held` (two or more, oldest first) goes at decision `n` (1-based).
     fn choose(&mut self, n: u32, held: &[&Step]) -> Chosen;
+
+    /// At the run's end, after `decisions` decisions: why the plan was not carried out whole,
+    /// if it was not.
+    fn unfinished(&self, _decisions: u32) -> Option<String> {
+        None
+    }
 }
+
+/// How many decisions later than its schedule names a replayed deviation may land. Decisions are
+/// the moments two steps were held together, and an agent that times things a little
+/// differently adds one (a response and an event that arrived together in this run, apart in
+/// the recorded one): the deviation still means "this step goes first when it competes".
+const DRIFT: u32 = 2;
 
 struct Replay {
     schedule: Schedule,
+    /// The schedule's next deviation to carry out.
+    next: usize,
 }
 
 impl Strategy for Replay {
     fn choose(&mut self, n: u32, held: &[&Step]) -> Chosen {
-        let Some(tag) = self.schedule.at(n) else {
+        let Some(choice) = self.schedule.choices().get(self.next).copied() else {
             return Chosen::Index(0);
         };
-        match held.iter().position(|step| step.tag() == tag) {
-            Some(index) => Chosen::Index(index),
-            None => Chosen::Diverged(format!(
-                "at decision {n} the schedule takes step {tag:04x}, which is not among the held \
-                 steps: {}",
-                labels(held)
-            )),
+        if n < choice.decision {
+            return Chosen::Index(0);
         }
+        if let Some(index) = held.iter().position(|step| step.tag() == choice.tag) {
+            self.next += 1;
+            return Chosen::Index(index);
+        }
+        if n >= choice.decision + DRIFT {
+            return Chosen::Diverged(format!(
+                "the schedule takes step {:04x} at decision {}, and it was not held there or \
+                 within {DRIFT} decisions of it; held at decision {n}: {}",
+                choice.tag,
+                choice.decision,
+                labels(held)
+            ));
+        }
+        Chosen::Index(0)
+    }
+
+    fn unfinished(&self, decisions: u32) -> Option<String> {
+        let choice = self.schedule.choices().get(self.next)?;
+        Some(format!(
+            "the run made {decisions} decision{} and never held step {:04x}, which the schedule \
+             takes at decision {}",
+            if decisions == 1 { "" } else { "s" },
+            choice.tag,
+            choice.decision
+        ))
     }
 }
 
@@ -180,15 +215,37 @@ mod tests {
         let steps = steps();
         let held: Vec<&Step> = steps.iter().collect();
         let schedule = Schedule::parse(&format!("2={:04x}", steps[2].tag())).unwrap();
-        let mut replay = Plan::Replay(schedule).strategy();
+        let mut replay = Plan::Replay(schedule.clone()).strategy();
+        // Never before its decision, even when held; then once.
         assert_eq!(replay.choose(1, &held), Chosen::Index(0));
         assert_eq!(replay.choose(2, &held), Chosen::Index(2));
+        assert_eq!(
+            replay.choose(3, &held),
+            Chosen::Index(0),
+            "carried out once"
+        );
+        assert_eq!(replay.unfinished(3), None);
+        // Up to two decisions later than recorded (the agent added some): still carried out.
+        let mut late = Plan::Replay(schedule.clone()).strategy();
+        for n in 1..=3 {
+            assert_eq!(late.choose(n, &held[..2]), Chosen::Index(0));
+        }
+        assert_eq!(late.choose(4, &held), Chosen::Index(2));
+        let mut never = Plan::Replay(schedule).strategy();
+        assert_eq!(never.choose(1, &held[..2]), Chosen::Index(0));
+        let unfinished = never.unfinished(1).unwrap();
+        assert!(
+            unfinished.starts_with("the run made 1 decision and never held step"),
+            "{unfinished}"
+        );
         let mut stale = Plan::Replay(Schedule::parse("1=0000").unwrap()).strategy();
-        let Chosen::Diverged(why) = stale.choose(1, &held) else {
-            panic!("a tag nobody has must diverge")
+        assert_eq!(stale.choose(1, &held), Chosen::Index(0));
+        assert_eq!(stale.choose(2, &held), Chosen::Index(0));
+        let Chosen::Diverged(why) = stale.choose(3, &held) else {
+            panic!("a tag nobody has must diverge past the drift")
         };
         assert!(
-            why.starts_with("at decision 1 the schedule takes step 0000"),
+            why.starts_with("the schedule takes step 0000 at decision 1"),
             "{why}"
         );
         assert!(why.contains("event session.idle (stream 1)"), "{why}");

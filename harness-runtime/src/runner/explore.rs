@@ -123,7 +123,7 @@ impl Runs<'_> {
             &format!("replaying schedule {schedule} (LIVE_SCHEDULE)"),
         );
         let result = self.run(&Plan::Replay(schedule.clone()), true);
-        let divergence = explorer::replay_divergence(schedule, &result.record);
+        let divergence = explorer::replay_divergence(&result.record);
         let mut record = exploration_record("replay", &result.record);
         record.budget_runs = 1;
         record.runs = 1;
@@ -131,7 +131,11 @@ impl Runs<'_> {
         record.failed = result.failure.is_some() || divergence.is_some();
         record.schedule = Some(schedule.to_string());
         record.diverged = divergence.clone();
-        record.replay_command = Some(replay_command(self.name, schedule));
+        record.replay_command = Some(replay_command(
+            self.name,
+            self.scenario.options.ignore.is_some(),
+            schedule,
+        ));
         report.explored(record);
         if self.skip.is_some() {
             return Ok(String::new());
@@ -232,8 +236,11 @@ impl Runs<'_> {
                 },
             )
         };
+        // People repeat a search with the base seed they were shown, not the scenario's own.
+        let mut exploration = exploration;
+        exploration.seed = base;
         let mut record = exploration_record(exploration.mode.name(), &exploration.last.record);
-        record.seed = Some(seed);
+        record.seed = Some(base);
         record.budget_runs = budget.runs;
         record.runs = exploration.runs;
         record.schedules = exploration.schedules;
@@ -249,7 +256,11 @@ impl Runs<'_> {
             )),
             None => Ok(exploration.summary()),
             Some(found) => {
-                let command = replay_command(self.name, &found.schedule);
+                let command = replay_command(
+                    self.name,
+                    self.scenario.options.ignore.is_some(),
+                    &found.schedule,
+                );
                 record.failed = true;
                 record.steps = diagram(&found.run.record);
                 record.schedule = Some(found.schedule.to_string());
@@ -397,14 +408,16 @@ fn failure_message(name: &str, exploration: &Exploration, budget: Budget, comman
 }
 
 /// The command that replays `schedule` of the scenario `name` once.
-fn replay_command(name: &str, schedule: &Schedule) -> String {
+fn replay_command(name: &str, ignored: bool, schedule: &Schedule) -> String {
     let package = std::env::var("CARGO_PKG_NAME")
         .ok()
         .filter(|p| !p.is_empty())
         .map(|p| format!(" -p {p}"))
         .unwrap_or_default();
+    // An ignored scenario (a deliberately racy one) runs only when asked for.
+    let ignored = if ignored { " --include-ignored" } else { "" };
     format!(
-        "LIVE_SCHEDULE='{schedule}' cargo test{package} --test {} -- {name} --exact",
+        "LIVE_SCHEDULE='{schedule}' cargo test{package} --test {} -- {name} --exact{ignored}",
         crate::test_target::running()
     )
 }
@@ -453,14 +466,14 @@ mod tests {
 
     #[test]
     fn the_replay_command_names_the_schedule_the_target_and_the_scenario() {
-        let command = replay_command("explore::racy", &Schedule::parse("3=a9f2").unwrap());
-        assert!(
-            command.starts_with("LIVE_SCHEDULE='3=a9f2' cargo test"),
-            "{command}"
-        );
+        let schedule = Schedule::parse("3=a9f2").unwrap();
+        let command = replay_command("explore::racy", false, &schedule);
+        assert!(command.starts_with("LIVE_SCHEDULE='3=a9f2' cargo test"), "{command}");
         assert!(
             command.ends_with(" --test harness_runtime -- explore::racy --exact"),
             "{command}"
         );
+        let ignored = replay_command("explore::racy", true, &schedule);
+        assert!(ignored.ends_with(" --exact --include-ignored"), "{ignored}");
     }
 }
