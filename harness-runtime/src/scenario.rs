@@ -34,6 +34,9 @@ pub struct ScenarioOptions {
     /// `cassette`: a real-model scenario whose model traffic is recorded to and replayed from
     /// `cassettes/<topic>__<fn>.json` (see `LIVE_CASSETTE`).
     pub cassette: bool,
+    /// `explore = N`: run the body repeatedly under different orderings of the product's
+    /// traffic with its agent, searching for one that fails. `None`: one plain run.
+    pub explore: Option<ExploreOptions>,
 }
 
 impl ScenarioOptions {
@@ -46,11 +49,40 @@ impl ScenarioOptions {
         gates: &[],
         isolation: None,
         cassette: false,
+        explore: None,
     };
 }
 
 impl Default for ScenarioOptions {
     fn default() -> Self {
         Self::DEFAULT
+    }
+}
+
+/// How a scenario explores the orderings of its product's traffic (`explore = N`,
+/// `explore_for = "…"`, `explore_points = [...]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExploreOptions {
+    /// The budget of schedules: at most this many runs of the body, each under its own ordering
+    /// (`explore = N`, 1 to 100000).
+    pub runs: u32,
+    /// The wall-clock budget of the whole exploration, before `LIVE_TIMEOUT_SCALE`
+    /// (`explore_for = "…"`); `None` is [`DEFAULT_WITHIN`](Self::DEFAULT_WITHIN).
+    pub within: Option<Duration>,
+    /// The decision points, as gate spellings: `request <METHOD> <route>`,
+    /// `response <METHOD> <route>`, `event <type>`, `product <name>` (`explore_points = [...]`).
+    /// Empty: every request, response and product point, and the events about sessions
+    /// (`session.*`, `message.*`, `permission.*`, `question.*`, `todo.*`); heartbeats never.
+    pub points: &'static [&'static str],
+}
+
+impl ExploreOptions {
+    /// The wall-clock budget when `within` is `None`: 5 minutes, before `LIVE_TIMEOUT_SCALE`.
+    pub const DEFAULT_WITHIN: Duration = Duration::from_secs(300);
+
+    /// The wall-clock budget, before `LIVE_TIMEOUT_SCALE`: `within`, or
+    /// [`DEFAULT_WITHIN`](Self::DEFAULT_WITHIN).
+    pub fn wall_clock(&self) -> Duration {
+        self.within.unwrap_or(Self::DEFAULT_WITHIN)
     }
 }
