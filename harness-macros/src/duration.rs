@@ -42,7 +42,7 @@ pub(crate) fn parse_millis(text: &str) -> Result<u64, String> {
         rest = &rest[unit_len..];
     }
     if total == 0 {
-        return Err(format!("the timeout must be longer than zero: {HINT}"));
+        return Err(format!("the duration must be longer than zero: {HINT}"));
     }
     Ok(total)
 }

@@ -87,6 +87,26 @@ fn render(func: &ItemFn, options: &Options) -> TokenStream {
     if options.cassette.is_some() {
         fields.push(quote! { cassette: true, });
     }
+    if let Some(runs) = options.explore {
+        let within = match &options.explore_for {
+            Some((millis, _)) => quote! {
+                ::core::option::Option::Some(::core::time::Duration::from_millis(#millis))
+            },
+            None => quote!(::core::option::Option::None),
+        };
+        let points = options
+            .explore_points
+            .as_ref()
+            .map(|(points, _)| points.as_slice())
+            .unwrap_or_default();
+        fields.push(quote! {
+            explore: ::core::option::Option::Some(#krate::ExploreOptions {
+                runs: #runs,
+                within: #within,
+                points: &[#(#points),*],
+            }),
+        });
+    }
 
     // Spanned at the function's name, so insta's `line!()` inside reports the line `line` holds.
     let snapshot_assertion = respan(
@@ -215,6 +235,101 @@ mod tests {
         assert!(!out.contains("submit"), "{out}");
         let out = expand(quote!(agent = "opencode", cassette), item);
         assert!(!out.contains("compile_error"), "{out}");
+    }
+
+    #[test]
+    fn explore_is_emitted_with_its_budget_and_points() {
+        let item = quote!(
+            async fn race(live: &mut Live) {}
+        );
+        let out = expand(
+            quote!(
+                explore = 200,
+                explore_for = "2m",
+                explore_points = "event session.idle"
+            ),
+            item.clone(),
+        );
+        assert!(!out.contains("compile_error"), "{out}");
+        assert!(
+            out.contains("explore : :: core :: option :: Option :: Some (:: harness_runtime :: ExploreOptions { runs : 200u32 , within : :: core :: option :: Option :: Some (:: core :: time :: Duration :: from_millis (120000u64)) , points : & [\"event session.idle\"] , })"),
+            "{out}"
+        );
+        let out = expand(quote!(explore = 5), item.clone());
+        assert!(
+            out.contains(
+                "runs : 5u32 , within : :: core :: option :: Option :: None , points : & [] ,"
+            ),
+            "{out}"
+        );
+        let out = expand(quote!(timeout = "60s"), item);
+        assert!(!out.contains("explore"), "{out}");
+    }
+
+    #[test]
+    fn explore_options_need_explore_and_wire_or_product_points() {
+        let item = quote!(
+            async fn race(live: &mut Live) {}
+        );
+        for (args, message) in [
+            (quote!(explore = 0), "`explore = 0` is out of range"),
+            (
+                quote!(explore = 100001),
+                "`explore = 100001` is out of range",
+            ),
+            (
+                quote!(explore = -1),
+                "`explore` takes a number of schedules",
+            ),
+            (
+                quote!(explore = "x"),
+                "`explore` takes a number of schedules",
+            ),
+            (quote!(explore), "`explore` needs a value"),
+            (quote!(explore_for = "5m"), "add `explore = N`"),
+            (
+                quote!(explore_points = "event session.idle"),
+                "add `explore = N`",
+            ),
+            (quote!(explore = 3, explore_for = "0s"), "longer than zero"),
+            (
+                quote!(explore = 3, explore_for = 5),
+                "takes a duration in a string",
+            ),
+            (
+                quote!(explore = 3, explore_points = ["abort"]),
+                "`abort` is a client gate point",
+            ),
+            (
+                quote!(explore = 3, explore_points = ["event server.heartbeat"]),
+                "heartbeats pass at once",
+            ),
+            (
+                quote!(explore = 3, explore_points = ["product x", "product x"]),
+                "listed twice",
+            ),
+            (
+                quote!(explore = 3, explore_points = ["event session.idl"]),
+                "names no event type",
+            ),
+        ] {
+            let out = expand(args.clone(), item.clone());
+            assert!(out.contains("compile_error"), "{args}: {out}");
+            assert!(out.contains(message), "{args}: {out}");
+            assert!(!out.contains("submit"), "{args}: {out}");
+        }
+        let both = expand(
+            quote!(explore_for = "5m", explore_points = "product x"),
+            item,
+        );
+        assert!(
+            both.contains("`explore_for` shapes an exploration"),
+            "{both}"
+        );
+        assert!(
+            both.contains("`explore_points` shapes an exploration"),
+            "{both}"
+        );
     }
 
     #[test]

@@ -26,6 +26,11 @@ use proc_macro::TokenStream;
 /// `product <name>`, each checked against the OpenCode API at compile time),
 /// `isolation = "server" | "shared"`, `cassette` (a bare flag: the real model, recorded to and
 /// replayed from `cassettes/<topic>__<fn>.json`; not with `agent = "fixture"`),
+/// `explore = 200` (run the body under up to this many orderings of the product's traffic with
+/// its agent, 1 to 100000), `explore_for = "5m"` (the exploration's wall-clock budget, scaled by
+/// `LIVE_TIMEOUT_SCALE`; 5 minutes by default) and `explore_points = ["event session.idle"]`
+/// (the decision points, as wire and product gate spellings; by default every request, response
+/// and product point and the events about sessions) — both only with `explore`,
 /// `crate = "path::to::harness_runtime"`.
 #[proc_macro_attribute]
 pub fn live_agent_test(args: TokenStream, item: TokenStream) -> TokenStream {

@@ -18,8 +18,14 @@ const NAMES: &[&str] = &[
     "gate",
     "isolation",
     "cassette",
+    "explore",
+    "explore_for",
+    "explore_points",
     "crate",
 ];
+
+/// The largest `explore = N`: a budget beyond it is a typo, or a search no CI run finishes.
+pub(crate) const MAX_EXPLORE_RUNS: u32 = 100_000;
 
 /// Gate point names, as the runtime's `GatePoint::name` spells them, in its order. A copy, because
 /// a proc-macro crate cannot depend on the runtime (the runtime depends on it); the test below
@@ -60,6 +66,13 @@ pub(crate) struct Options {
     pub(crate) isolation: Option<Isolation>,
     /// The bare `cassette` flag, by its name (the span a conflict is reported on).
     pub(crate) cassette: Option<Ident>,
+    /// `explore = N`: the budget of schedules.
+    pub(crate) explore: Option<u32>,
+    /// `explore_for = "…"` in milliseconds, with the option's name (the span a missing
+    /// `explore` is reported on).
+    pub(crate) explore_for: Option<(u64, Ident)>,
+    /// `explore_points = [...]`, with the option's name.
+    pub(crate) explore_points: Option<(Vec<LitStr>, Ident)>,
     pub(crate) krate: Option<syn::Path>,
 }
 
@@ -108,7 +121,7 @@ impl Parse for Options {
                 }
             }
         }
-        if let Some(error) = options.conflict() {
+        for error in options.conflicts() {
             match &mut errors {
                 Some(all) => all.combine(error),
                 None => errors = Some(error),
@@ -122,16 +135,35 @@ impl Parse for Options {
 }
 
 impl Options {
-    /// An error for options that cannot go together, on the flag that makes them clash.
-    fn conflict(&self) -> Option<syn::Error> {
-        let cassette = self.cassette.as_ref()?;
-        (self.agent == Some(Agent::Fixture)).then(|| {
-            syn::Error::new(
+    /// Errors for options that cannot go together (or not alone), each on the option that
+    /// makes them clash.
+    fn conflicts(&self) -> Vec<syn::Error> {
+        let mut errors = Vec::new();
+        if let Some(cassette) = &self.cassette
+            && self.agent == Some(Agent::Fixture)
+        {
+            errors.push(syn::Error::new(
                 cassette.span(),
                 "`cassette` records and replays a real model's traffic, which the fixture \
                  agent never sends: remove `cassette` or `agent = \"fixture\"`",
-            )
-        })
+            ));
+        }
+        if self.explore.is_none() {
+            let lone = [
+                self.explore_for.as_ref().map(|(_, name)| name),
+                self.explore_points.as_ref().map(|(_, name)| name),
+            ];
+            for name in lone.into_iter().flatten() {
+                errors.push(syn::Error::new(
+                    name.span(),
+                    format!(
+                        "`{name}` shapes an exploration, and this scenario does not explore: \
+                         add `explore = N` (the budget of schedules) or remove `{name}`"
+                    ),
+                ));
+            }
+        }
+        errors
     }
 
     /// Sets one option from its argument, validating the value.
@@ -216,6 +248,40 @@ impl Options {
                 }
                 self.gates = Some(points);
             }
+            "explore" => {
+                self.explore = Some(explore_runs(value)?);
+            }
+            "explore_for" => {
+                let text = string(
+                    value,
+                    "`explore_for` takes a duration in a string, such as \"5m\"",
+                )?;
+                let millis =
+                    parse_millis(&text.value()).map_err(|e| syn::Error::new(text.span(), e))?;
+                self.explore_for = Some((millis, arg.name.clone()));
+            }
+            "explore_points" => {
+                let points = string_list(
+                    value,
+                    true,
+                    "`explore_points` takes a point or a list: \
+                     `explore_points = [\"event session.idle\", \"product before_reply\"]`",
+                )?;
+                let mut names: Vec<String> = Vec::new();
+                for point in &points {
+                    let text = point.value();
+                    check_explore_point(&text)
+                        .map_err(|message| syn::Error::new(point.span(), message))?;
+                    if names.contains(&text) {
+                        return Err(syn::Error::new(
+                            point.span(),
+                            format!("explore point `{text}` is listed twice: give each once"),
+                        ));
+                    }
+                    names.push(text);
+                }
+                self.explore_points = Some((points, arg.name.clone()));
+            }
             "isolation" => {
                 let level = string(value, "`isolation` takes \"server\" or \"shared\"")?;
                 self.isolation = Some(match level.value().as_str() {
@@ -264,6 +330,57 @@ pub(crate) fn check_gate(name: &str) -> Result<(), String> {
         Err(problem) => Err(crate::spelling::message(name, &problem)),
     }
 }
+
+/// `explore = N`: an integer literal from 1 to [`MAX_EXPLORE_RUNS`].
+fn explore_runs(value: &Expr) -> syn::Result<u32> {
+    let range = format!("between 1 and {MAX_EXPLORE_RUNS}");
+    let Expr::Lit(ExprLit {
+        lit: Lit::Int(number),
+        ..
+    }) = value
+    else {
+        return Err(syn::Error::new(
+            value.span(),
+            format!("`explore` takes a number of schedules {range}: `explore = 200`"),
+        ));
+    };
+    match number.base10_parse::<u32>() {
+        Ok(runs) if (1..=MAX_EXPLORE_RUNS).contains(&runs) => Ok(runs),
+        _ => Err(syn::Error::new(
+            number.span(),
+            format!(
+                "`explore = {}` is out of range: give a number of schedules {range}",
+                number.base10_digits()
+            ),
+        )),
+    }
+}
+
+/// Checks a decision point of `explore_points`: a wire or product point in a gate's spelling;
+/// client points and heartbeats are refused (the scheduler never holds them).
+pub(crate) fn check_explore_point(name: &str) -> Result<(), String> {
+    match crate::spelling::parse(name) {
+        Ok(crate::spelling::Spelled::Client(client)) => Err(format!(
+            "`{client}` is {}: explore_points takes the wire and product points the scheduler \
+             orders, {}",
+            if GATE_POINTS.contains(&client) {
+                "a client gate point, not a decision point"
+            } else {
+                "no decision point"
+            },
+            crate::spelling::FORMS
+        )),
+        Ok(crate::spelling::Spelled::Event(HEARTBEAT)) => Err(format!(
+            "`{name}` is never a decision point: heartbeats pass at once; list the events whose \
+             order matters"
+        )),
+        Ok(_) => Ok(()),
+        Err(problem) => Err(crate::spelling::message(name, &problem)),
+    }
+}
+
+/// OpenCode's keep-alive event, which no exploration orders.
+const HEARTBEAT: &str = "server.heartbeat";
 
 fn unknown(name: &str) -> String {
     format!(

@@ -1,0 +1,37 @@
+use std::time::Duration;
+
+use harness_runtime::{ExploreOptions, Live, live_agent_test};
+
+#[live_agent_test(
+    agent = "fixture",
+    explore = 200,
+    explore_for = "2m",
+    explore_points = [
+        "request POST /permission/{id}/reply",
+        "response POST /session/{id}/abort",
+        "event session.idle",
+        "product before_reply",
+    ],
+)]
+async fn every_explore_option(live: &mut Live) {
+    let explore = live.options().explore.unwrap();
+    assert_eq!(explore.runs, 200);
+    assert_eq!(explore.within, Some(Duration::from_secs(120)));
+    assert_eq!(explore.points.len(), 4);
+}
+
+#[live_agent_test(explore = 1, explore_points = "event session.idle")]
+async fn one_point(_live: &mut Live) {}
+
+#[live_agent_test(explore = 100000)]
+async fn defaults(live: &mut Live) {
+    let explore: ExploreOptions = live.options().explore.unwrap();
+    assert_eq!(explore.wall_clock(), ExploreOptions::DEFAULT_WITHIN);
+    assert!(explore.points.is_empty());
+}
+
+fn main() {
+    let _ = every_explore_option;
+    let _ = one_point;
+    let _ = defaults;
+}
