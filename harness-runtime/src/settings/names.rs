@@ -27,6 +27,13 @@ pub(crate) const CASSETTE_DIR: &str = "LIVE_CASSETTE_DIR";
 pub(crate) const SANDBOX: &str = "LIVE_SANDBOX";
 /// `LIVE_REPORT=<dir>|off`: where the run report goes, instead of `<target dir>/live-report`.
 pub(crate) const REPORT: &str = "LIVE_REPORT";
+/// `LIVE_SCHEDULE=3=a9f2,7=0c1e|fifo`: replay this one schedule instead of exploring.
+pub(crate) const SCHEDULE: &str = "LIVE_SCHEDULE";
+/// `LIVE_EXPLORE_SEED=<u64>`: the base seed of every exploration's random search.
+pub(crate) const EXPLORE_SEED: &str = "LIVE_EXPLORE_SEED";
+/// `LIVE_EXPLORE_QUIET=<duration>`: how long an exploring run must be quiet before the scheduler
+/// releases a held step.
+pub(crate) const EXPLORE_QUIET: &str = "LIVE_EXPLORE_QUIET";
 /// `OPENCODE_CONFIG_CONTENT`: the user's OpenCode config of a real-model scenario (and the
 /// variable every agent gets its config through).
 pub(crate) const CONFIG_CONTENT: &str = "OPENCODE_CONFIG_CONTENT";

@@ -68,7 +68,7 @@ pub(crate) struct InvalidSetting {
 }
 
 /// What is wrong with a setting's value, with a valid value to suggest.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum Problem {
     /// The text breaks the rule.
     #[error("{flaw}: {}", .flaw.advice(.expected))]
@@ -76,6 +76,10 @@ pub(crate) enum Problem {
     /// The text is fine but means nothing to this variable.
     #[error("must be {expected}")]
     Meaning { expected: &'static str },
+    /// The text is almost a value, and the reason says where it goes wrong (a long value such as
+    /// a schedule, where "must be …" would leave the user searching).
+    #[error("is not {what}: {reason}")]
+    Reason { what: &'static str, reason: String },
 }
 
 /// One variable of the harness: its name, a valid value to suggest, and what its text means.
@@ -95,22 +99,32 @@ impl<T> Setting<T> {
 
     /// [`read`](Self::read) with the value made explicit.
     pub(crate) fn parse_raw(&self, raw: Option<&OsStr>) -> Result<Option<T>, InvalidSetting> {
-        let Some(raw) = raw else {
-            return Ok(None);
-        };
         let expected = self.expected;
-        let problem = match text(raw) {
-            Ok(text) => match (self.parse)(text) {
-                Some(value) => return Ok(Some(value)),
-                None => Problem::Meaning { expected },
-            },
-            Err(flaw) => Problem::Text { flaw, expected },
-        };
-        Err(InvalidSetting {
-            name: self.name,
-            problem,
+        parse_with(self.name, expected, raw, |text| {
+            (self.parse)(text).ok_or(Problem::Meaning { expected })
         })
     }
+}
+
+/// The one rule for the value `raw` of `name`, then `parse` for its meaning: for a variable whose
+/// wrong values need a [`Problem::Reason`] each. `expected` is what a flawed text is told to be.
+pub(crate) fn parse_with<T>(
+    name: &'static str,
+    expected: &'static str,
+    raw: Option<&OsStr>,
+    parse: impl FnOnce(&str) -> Result<T, Problem>,
+) -> Result<Option<T>, InvalidSetting> {
+    let Some(raw) = raw else {
+        return Ok(None);
+    };
+    let problem = match text(raw) {
+        Ok(text) => match parse(text) {
+            Ok(value) => return Ok(Some(value)),
+            Err(problem) => problem,
+        },
+        Err(flaw) => Problem::Text { flaw, expected },
+    };
+    Err(InvalidSetting { name, problem })
 }
 
 #[cfg(test)]

@@ -1,11 +1,13 @@
 //! The user's settings, the README's environment table: each read through the one rule, and all
 //! checked together by the runner before any trial ([`check_all`]).
 
+use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use super::names;
-use super::rule::{FLAG_VALUES, InvalidSetting, Setting, flag, path};
+use super::rule::{FLAG_VALUES, InvalidSetting, Problem, Setting, flag, parse_with, path, raw};
+use crate::explore::Schedule;
 
 /// How much a scenario's agent is isolated from other scenarios' (`isolation = "…"`, or
 /// `LIVE_ISOLATION` for scenarios that do not say).
@@ -140,6 +142,55 @@ const REPORT: Setting<ReportPlace> = Setting {
     },
 };
 
+/// What a flawed `LIVE_SCHEDULE` is told to be.
+const SCHEDULE_EXPECTED: &str =
+    "a schedule as a failing exploration prints it, such as `3=a9f2,7=0c1e` or `fifo`";
+
+/// `LIVE_SCHEDULE` from its value: a wrong one says at which character and entry it goes wrong.
+fn read_schedule(raw: Option<&OsStr>) -> Result<Option<Schedule>, InvalidSetting> {
+    parse_with(names::SCHEDULE, SCHEDULE_EXPECTED, raw, |text| {
+        Schedule::parse(text).map_err(|error| Problem::Reason {
+            what: "a schedule",
+            reason: error.to_string(),
+        })
+    })
+}
+
+const EXPLORE_SEED: Setting<u64> = Setting {
+    name: names::EXPLORE_SEED,
+    expected: "a whole number from 0 to 18446744073709551615, such as the seed an exploration \
+               printed",
+    // Digits only: `+7` would parse, and a seed is copied from a line the harness printed.
+    parse: |text| {
+        text.bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| text.parse().ok())
+            .flatten()
+    },
+};
+
+/// How long an exploring run must be quiet before a held step is released, unless
+/// `LIVE_EXPLORE_QUIET` says otherwise; before `LIVE_TIMEOUT_SCALE`.
+const DEFAULT_EXPLORE_QUIET: Duration = Duration::from_millis(30);
+
+/// The shortest `LIVE_EXPLORE_QUIET`: below it, a step released before the system answered the
+/// last one is a race of the harness, not of the product.
+const MIN_EXPLORE_QUIET: Duration = Duration::from_millis(1);
+
+/// The longest `LIVE_EXPLORE_QUIET`: every decision waits this long, so beyond it a run of a few
+/// dozen decisions outlasts any budget.
+const MAX_EXPLORE_QUIET: Duration = Duration::from_secs(10);
+
+const EXPLORE_QUIET: Setting<Duration> = Setting {
+    name: names::EXPLORE_QUIET,
+    expected: "a duration from 1ms to 10s, such as 30ms (the default) or 100ms",
+    parse: |text| {
+        humantime::parse_duration(text)
+            .ok()
+            .filter(|quiet| (MIN_EXPLORE_QUIET..=MAX_EXPLORE_QUIET).contains(quiet))
+    },
+};
+
 /// Every user setting, checked before any trial: a mistake is reported at once, not when the
 /// scenario that reads it runs (or, for a flag, never, running lax).
 pub(crate) fn check_all() -> Result<(), Vec<InvalidSetting>> {
@@ -155,6 +206,9 @@ pub(crate) fn check_all() -> Result<(), Vec<InvalidSetting>> {
         CASSETTE.read().err(),
         CASSETTE_DIR.read().err(),
         REPORT.read().err(),
+        read_schedule(raw(names::SCHEDULE).as_deref()).err(),
+        EXPLORE_SEED.read().err(),
+        EXPLORE_QUIET.read().err(),
     ]
     .into_iter()
     .flatten()
@@ -233,6 +287,34 @@ pub(crate) fn cassette_dir() -> Result<Option<PathBuf>, InvalidSetting> {
 /// `LIVE_REPORT`, if set.
 pub(crate) fn report_place() -> Result<Option<ReportPlace>, InvalidSetting> {
     REPORT.read()
+}
+
+/// `LIVE_SCHEDULE`: the one schedule an exploring scenario replays instead of exploring, if set.
+/// An invalid value counts as unset here: the runner reported it before any trial.
+pub(crate) fn schedule() -> Option<Schedule> {
+    read_schedule(raw(names::SCHEDULE).as_deref())
+        .ok()
+        .flatten()
+}
+
+/// `LIVE_EXPLORE_SEED`: the base seed of the random search, if set (an invalid value counts as
+/// unset; the runner reported it before any trial).
+pub(crate) fn explore_seed() -> Option<u64> {
+    EXPLORE_SEED.read().ok().flatten()
+}
+
+/// How long an exploring run must be quiet before the scheduler releases a held step:
+/// `LIVE_EXPLORE_QUIET` or 30 ms, scaled by `LIVE_TIMEOUT_SCALE` (a slow machine answers later,
+/// and releasing before it answered would order the harness's timing, not the product's). An
+/// invalid value counts as the default; the runner reported it before any trial.
+pub(crate) fn explore_quiet() -> Duration {
+    scaled(
+        EXPLORE_QUIET
+            .read()
+            .ok()
+            .flatten()
+            .unwrap_or(DEFAULT_EXPLORE_QUIET),
+    )
 }
 
 #[cfg(test)]
@@ -373,6 +455,108 @@ mod tests {
                 .unwrap_err()
                 .contains("LIVE_CASSETTE is empty")
         );
+    }
+
+    fn schedule_of(value: &str) -> Result<Option<Schedule>, String> {
+        read_schedule(Some(OsStr::new(value))).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_schedule_is_read_as_a_failing_exploration_prints_it() {
+        assert_eq!(read_schedule(None), Ok(None));
+        assert_eq!(
+            schedule_of("3=a9f2,7=0c1e").unwrap().unwrap().to_string(),
+            "3=a9f2,7=0c1e"
+        );
+        assert!(schedule_of("fifo").unwrap().unwrap().is_fifo());
+    }
+
+    /// A wrong schedule names the character and the entry where it goes wrong, with the parser's
+    /// own reason; a flawed text gets the one rule's message.
+    #[test]
+    fn a_wrong_schedule_says_where() {
+        assert_eq!(
+            schedule_of("3=a9f2,7=zz").unwrap_err(),
+            "LIVE_SCHEDULE is not a schedule: at character 10 (entry 2, \"7=zz\"): expected 4 \
+             hex digits after '=', found `zz`; a schedule is `fifo` or entries \
+             `<decision>=<4 hex digits>` joined by `,`, as a failing exploration prints it"
+        );
+        assert!(
+            schedule_of("5=a9f2,4=0000").unwrap_err().contains(
+                "at character 8 (entry 2, \"4=0000\"): decision 4 comes after decision 5"
+            )
+        );
+        assert_eq!(
+            schedule_of("3=a9f2\n").unwrap_err(),
+            "LIVE_SCHEDULE has leading or trailing whitespace: set it to a schedule as a failing \
+             exploration prints it, such as `3=a9f2,7=0c1e` or `fifo`, nothing around it"
+        );
+        assert!(
+            schedule_of("")
+                .unwrap_err()
+                .starts_with("LIVE_SCHEDULE is empty: unset it, or set it to a schedule")
+        );
+    }
+
+    #[test]
+    fn a_seed_is_a_u64_in_decimal() {
+        assert_eq!(EXPLORE_SEED.parse_raw(None), Ok(None));
+        assert_eq!(EXPLORE_SEED.test_read("0"), Ok(Some(0)));
+        assert_eq!(EXPLORE_SEED.test_read("1234"), Ok(Some(1234)));
+        assert_eq!(
+            EXPLORE_SEED.test_read("18446744073709551615"),
+            Ok(Some(u64::MAX))
+        );
+        for bad in [
+            "18446744073709551616",
+            "-1",
+            "+7",
+            "0x10",
+            "1e3",
+            "12 34",
+            "seed",
+        ] {
+            assert_eq!(
+                EXPLORE_SEED.test_read(bad).unwrap_err(),
+                "LIVE_EXPLORE_SEED must be a whole number from 0 to 18446744073709551615, such \
+                 as the seed an exploration printed",
+                "{bad}"
+            );
+        }
+        assert!(
+            EXPLORE_SEED
+                .test_read("7\n")
+                .unwrap_err()
+                .contains("LIVE_EXPLORE_SEED has leading or trailing whitespace")
+        );
+    }
+
+    #[test]
+    fn the_quiet_is_a_duration_from_1ms_to_10s() {
+        assert_eq!(EXPLORE_QUIET.parse_raw(None), Ok(None));
+        for (text, quiet) in [
+            ("30ms", Duration::from_millis(30)),
+            ("1ms", MIN_EXPLORE_QUIET),
+            ("10s", MAX_EXPLORE_QUIET),
+            ("1s 500ms", Duration::from_millis(1500)),
+        ] {
+            assert_eq!(EXPLORE_QUIET.test_read(text), Ok(Some(quiet)), "{text}");
+        }
+        for bad in ["0ms", "999us", "11s", "1m", "30", "fast", "-5ms"] {
+            assert_eq!(
+                EXPLORE_QUIET.test_read(bad).unwrap_err(),
+                "LIVE_EXPLORE_QUIET must be a duration from 1ms to 10s, such as 30ms (the \
+                 default) or 100ms",
+                "{bad}"
+            );
+        }
+        assert!(
+            EXPLORE_QUIET
+                .test_read(" 30ms")
+                .unwrap_err()
+                .contains("LIVE_EXPLORE_QUIET has leading or trailing whitespace")
+        );
+        assert!((MIN_EXPLORE_QUIET..=MAX_EXPLORE_QUIET).contains(&DEFAULT_EXPLORE_QUIET));
     }
 
     #[test]
