@@ -176,6 +176,7 @@ pub(crate) fn explore(
     };
     let mut longest = first.record.decisions.len() as u32;
     let fifo = first.record.clone();
+    let fifo_passed = first.failure.is_none();
     let mut result = first;
     let mut n = 1;
     let mut path = result.record.path();
@@ -218,17 +219,28 @@ pub(crate) fn explore(
 
     let first_schedule = result.record.schedule();
     let mut shrink_runs = 0;
-    let (schedule, failing) = shrink(first_schedule.clone(), result, &fifo, &mut |candidate| {
-        if shrink_runs >= MAX_SHRINK_RUNS || elapsed() >= budget.within {
-            return None;
-        }
-        shrink_runs += 1;
-        Some(go(
-            &Plan::Replay(candidate.clone()),
-            Purpose::Shrink,
-            &mut exploration,
-        ))
-    });
+    let passed = if fifo_passed {
+        vec![Schedule::default()]
+    } else {
+        Vec::new()
+    };
+    let (schedule, failing) = shrink(
+        first_schedule.clone(),
+        result,
+        &fifo,
+        &passed,
+        &mut |candidate| {
+            if shrink_runs >= MAX_SHRINK_RUNS || elapsed() >= budget.within {
+                return None;
+            }
+            shrink_runs += 1;
+            Some(go(
+                &Plan::Lenient(candidate.clone()),
+                Purpose::Shrink,
+                &mut exploration,
+            ))
+        },
+    );
     let mut found = Found {
         at: n,
         first: first_schedule,
@@ -271,31 +283,36 @@ fn next_path(path: &[(usize, usize)]) -> Option<Vec<usize>> {
     None
 }
 
-/// Shrinks a failing schedule to a simpler one that still fails without diverging, to a fixpoint
-/// or until `run` says the budget is spent (`None`). Candidates, simplest first: no deviation at
-/// all; one deviation alone, moved to the first decision where the step it chose was held in the
-/// FIFO run (or in the failing run) — the same reordering made as early as it can be, which a
-/// deviation-by-deviation removal cannot reach once earlier deviations shifted the decisions; then
-/// the schedule without chunks of its deviations (halves, then single ones, the latest first).
+/// Shrinks a failing schedule to a simpler one that still fails, to a fixpoint or until `run`
+/// says the budget is spent (`None`). Each candidate runs leniently (a deviation that no longer
+/// fits is skipped), and what is kept is the schedule the failing run actually took, when it has
+/// fewer deviations: removing one deviation shifts what later ones meet, and the run shows
+/// which of them still mattered. `passed` holds schedules known to pass (the FIFO run's).
 /// Returns the simplest failing schedule and its failing run.
 fn shrink(
     mut current: Schedule,
     mut failing: RunResult,
     fifo: &RunRecord,
+    passed: &[Schedule],
     run: &mut dyn FnMut(&Schedule) -> Option<RunResult>,
 ) -> (Schedule, RunResult) {
-    let mut tried = HashSet::new();
+    let mut tried: HashSet<String> = passed.iter().map(Schedule::to_string).collect();
     tried.insert(current.to_string());
     'simpler: loop {
         for candidate in candidates(&current, &failing.record, fifo) {
-            if candidate.len() > current.len() || !tried.insert(candidate.to_string()) {
+            if candidate.len() >= current.len() || !tried.insert(candidate.to_string()) {
                 continue;
             }
             let Some(result) = run(&candidate) else {
                 break 'simpler;
             };
-            if result.failure.is_some() && replay_divergence(&result.record).is_none() {
-                current = candidate;
+            let taken = result.record.schedule();
+            if result.failure.is_some()
+                && result.record.divergence.is_none()
+                && taken.len() < current.len()
+            {
+                tried.insert(taken.to_string());
+                current = taken;
                 failing = result;
                 continue 'simpler;
             }

@@ -53,14 +53,6 @@ impl Schedule {
         &self.choices
     }
 
-    /// The tag chosen at `decision`, if the schedule deviates there.
-    pub(crate) fn at(&self, decision: u32) -> Option<u16> {
-        self.choices
-            .binary_search_by_key(&decision, |c| c.decision)
-            .ok()
-            .map(|i| self.choices[i].tag)
-    }
-
     /// How many deviations (preemptions) it has.
     pub(crate) fn len(&self) -> usize {
         self.choices.len()
@@ -69,11 +61,6 @@ impl Schedule {
     /// Whether it never deviates.
     pub(crate) fn is_fifo(&self) -> bool {
         self.choices.is_empty()
-    }
-
-    /// The last decision it deviates at (0 for `fifo`).
-    pub(crate) fn last_decision(&self) -> u32 {
-        self.choices.last().map_or(0, |c| c.decision)
     }
 
     /// The same schedule without the choices at `indices` (positions in [`choices`](Self::choices)).
@@ -207,9 +194,19 @@ mod tests {
         }
         assert_eq!(Schedule::parse("  3=A9F2 ").unwrap().to_string(), "3=a9f2");
         let schedule = Schedule::parse("2=0001,9=00ff").unwrap();
-        assert_eq!(schedule.at(9), Some(0xff));
-        assert_eq!(schedule.at(3), None);
-        assert_eq!(schedule.last_decision(), 9);
+        assert_eq!(
+            schedule.choices(),
+            [
+                Choice {
+                    decision: 2,
+                    tag: 1
+                },
+                Choice {
+                    decision: 9,
+                    tag: 0xff
+                }
+            ]
+        );
         assert_eq!(schedule.without(0..1).to_string(), "9=00ff");
         assert_eq!(schedule.without(0..2), Schedule::default());
     }

@@ -11,8 +11,12 @@ use super::{Schedule, Step};
 /// What one exploring run is told to do at its decisions.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Plan {
-    /// Deviate where the schedule says, take the oldest held step everywhere else.
+    /// Deviate where the schedule says, take the oldest held step everywhere else; a deviation
+    /// that no longer fits ends the scheduling (the run goes on unscheduled).
     Replay(Schedule),
+    /// Like `Replay`, but a deviation that does not fit is skipped and the run stays scheduled:
+    /// shrinking tries candidates this way and keeps the schedule the run actually took.
+    Lenient(Schedule),
     /// Take the `i`th held step (canonical order) at decision `i + 1`, the oldest after the
     /// prefix: one path of the exhaustive search.
     Prefix(Vec<usize>),
@@ -28,6 +32,12 @@ impl Plan {
             Plan::Replay(schedule) => Box::new(Replay {
                 schedule: schedule.clone(),
                 next: 0,
+                lenient: false,
+            }),
+            Plan::Lenient(schedule) => Box::new(Replay {
+                schedule: schedule.clone(),
+                next: 0,
+                lenient: true,
             }),
             Plan::Prefix(prefix) => Box::new(Prefix {
                 prefix: prefix.clone(),
@@ -73,6 +83,8 @@ struct Replay {
     schedule: Schedule,
     /// The schedule's next deviation to carry out.
     next: usize,
+    /// Skip a deviation that does not fit instead of diverging.
+    lenient: bool,
 }
 
 impl Strategy for Replay {
@@ -87,6 +99,10 @@ impl Strategy for Replay {
             self.next += 1;
             return Chosen::Index(index);
         }
+        if n >= choice.decision + DRIFT && self.lenient {
+            self.next += 1;
+            return self.choose(n, held);
+        }
         if n >= choice.decision + DRIFT {
             return Chosen::Diverged(format!(
                 "the schedule takes step {:04x} at decision {}, and it was not held there or \
@@ -100,6 +116,9 @@ impl Strategy for Replay {
     }
 
     fn unfinished(&self, decisions: u32) -> Option<String> {
+        if self.lenient {
+            return None;
+        }
         let choice = self.schedule.choices().get(self.next)?;
         Some(format!(
             "the run made {decisions} decision{} and never held step {:04x}, which the schedule \
@@ -249,6 +268,19 @@ mod tests {
             "{why}"
         );
         assert!(why.contains("event session.idle (stream 1)"), "{why}");
+    }
+
+    #[test]
+    fn a_lenient_replay_skips_a_deviation_that_does_not_fit_and_goes_on() {
+        let steps = steps();
+        let held: Vec<&Step> = steps.iter().collect();
+        let schedule = Schedule::parse(&format!("1=0000,4={:04x}", steps[2].tag())).unwrap();
+        let mut lenient = Plan::Lenient(schedule).strategy();
+        for n in 1..=3 {
+            assert_eq!(lenient.choose(n, &held), Chosen::Index(0), "decision {n}");
+        }
+        assert_eq!(lenient.choose(4, &held), Chosen::Index(2));
+        assert_eq!(lenient.unfinished(4), None);
     }
 
     #[test]
