@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use super::{Choice, Plan, RunRecord, Schedule, fnv1a64};
+use super::{Plan, RunRecord, Schedule, fnv1a64};
 
 /// At most this many runs go into shrinking a failing schedule.
 const MAX_SHRINK_RUNS: u32 = 16;
@@ -175,7 +175,6 @@ pub(crate) fn explore(
         Mode::Random
     };
     let mut longest = first.record.decisions.len() as u32;
-    let fifo = first.record.clone();
     let fifo_passed = first.failure.is_none();
     let mut result = first;
     let mut n = 1;
@@ -224,23 +223,17 @@ pub(crate) fn explore(
     } else {
         Vec::new()
     };
-    let (schedule, failing) = shrink(
-        first_schedule.clone(),
-        result,
-        &fifo,
-        &passed,
-        &mut |candidate| {
-            if shrink_runs >= MAX_SHRINK_RUNS || elapsed() >= budget.within {
-                return None;
-            }
-            shrink_runs += 1;
-            Some(go(
-                &Plan::Lenient(candidate.clone()),
-                Purpose::Shrink,
-                &mut exploration,
-            ))
-        },
-    );
+    let (schedule, failing) = shrink(first_schedule.clone(), result, &passed, &mut |candidate| {
+        if shrink_runs >= MAX_SHRINK_RUNS || elapsed() >= budget.within {
+            return None;
+        }
+        shrink_runs += 1;
+        Some(go(
+            &Plan::Replay(candidate.clone()),
+            Purpose::Shrink,
+            &mut exploration,
+        ))
+    });
     let mut found = Found {
         at: n,
         first: first_schedule,
@@ -283,89 +276,57 @@ fn next_path(path: &[(usize, usize)]) -> Option<Vec<usize>> {
     None
 }
 
-/// Shrinks a failing schedule to a simpler one that still fails, to a fixpoint or until `run`
-/// says the budget is spent (`None`). Each candidate runs leniently (a deviation that no longer
-/// fits is skipped), and what is kept is the schedule the failing run actually took, when it has
-/// fewer deviations: removing one deviation shifts what later ones meet, and the run shows
-/// which of them still mattered. `passed` holds schedules known to pass (the FIFO run's).
-/// Returns the simplest failing schedule and its failing run.
+/// Shrinks a failing schedule: drops chunks of its deviations (all of them, then halves, then
+/// quarters, down to single ones, the latest first: an early deviation is usually what set the
+/// race up) while the replay still fails, to a fixpoint or until `run` says the budget is spent
+/// (`None`). What is kept is the schedule the failing run actually took: a deviation that no
+/// longer came up (an earlier one it needed was dropped) is gone from it. `passed` holds
+/// schedules known to pass (the FIFO run's). Returns the simplest failing schedule and its
+/// failing run.
 fn shrink(
     mut current: Schedule,
     mut failing: RunResult,
-    fifo: &RunRecord,
     passed: &[Schedule],
     run: &mut dyn FnMut(&Schedule) -> Option<RunResult>,
 ) -> (Schedule, RunResult) {
     let mut tried: HashSet<String> = passed.iter().map(Schedule::to_string).collect();
     tried.insert(current.to_string());
     'simpler: loop {
-        for candidate in candidates(&current, &failing.record, fifo) {
-            if candidate.len() >= current.len() || !tried.insert(candidate.to_string()) {
-                continue;
+        let len = current.len();
+        let mut size = len;
+        while size >= 1 {
+            let mut end = len;
+            while end > 0 {
+                let start = end.saturating_sub(size);
+                let candidate = current.without(start..end);
+                end = start;
+                if !tried.insert(candidate.to_string()) {
+                    continue;
+                }
+                let Some(result) = run(&candidate) else {
+                    break 'simpler;
+                };
+                // Deviations that no longer came up did not matter: what the failing run
+                // actually did is the simpler schedule.
+                let taken = result.record.schedule();
+                if result.failure.is_some() && taken.len() < current.len() {
+                    tried.insert(taken.to_string());
+                    current = taken;
+                    failing = result;
+                    continue 'simpler;
+                }
             }
-            let Some(result) = run(&candidate) else {
-                break 'simpler;
-            };
-            let taken = result.record.schedule();
-            if result.failure.is_some()
-                && result.record.divergence.is_none()
-                && taken.len() < current.len()
-            {
-                tried.insert(taken.to_string());
-                current = taken;
-                failing = result;
-                continue 'simpler;
-            }
+            size /= 2;
         }
         break;
     }
     (current, failing)
 }
 
-/// The candidates [`shrink`] tries for `current`, whose failing run is `failing`, simplest first:
-/// no deviation; the schedule without chunks of its deviations (halves, then quarters, down to
-/// single ones, the latest first: an early deviation is usually what set the race up); each
-/// deviation alone; each moved to the first decision where its step was held in the FIFO run or
-/// in the failing run.
-fn candidates(current: &Schedule, failing: &RunRecord, fifo: &RunRecord) -> Vec<Schedule> {
-    let mut candidates = vec![Schedule::default()];
-    let len = current.len();
-    let mut size = len / 2;
-    while size >= 1 {
-        let mut end = len;
-        while end > 0 {
-            let start = end.saturating_sub(size);
-            candidates.push(current.without(start..end));
-            end = start;
-        }
-        size /= 2;
-    }
-    let earliest = |record: &RunRecord, tag: u16| {
-        record
-            .decisions
-            .iter()
-            .find(|d| d.held.iter().skip(1).any(|step| step.tag() == tag))
-            .map(|d| d.n)
-    };
-    for choice in current.choices() {
-        candidates.push(Schedule::new(vec![*choice]));
-        for record in [fifo, failing] {
-            if let Some(decision) = earliest(record, choice.tag) {
-                candidates.push(Schedule::new(vec![Choice {
-                    decision,
-                    tag: choice.tag,
-                }]));
-            }
-        }
-    }
-    candidates
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::Step;
     use super::super::step::StepKind;
-    use super::super::strategy::Chosen;
     use super::super::trace::{Decision, Released};
     use super::*;
 
@@ -381,6 +342,7 @@ mod tests {
                 kind: StepKind::Product,
                 label: self.threads[thread][index].to_owned(),
                 thread: format!("thread {thread}"),
+                seq: index as u32 + 1,
             }
         }
 
@@ -401,20 +363,13 @@ mod tests {
                 } else {
                     let n = record.decisions.len() as u32 + 1;
                     let refs: Vec<&Step> = steps.iter().collect();
-                    match strategy.choose(n, &refs) {
-                        Chosen::Index(i) => {
-                            record.decisions.push(Decision {
-                                n,
-                                held: steps.clone(),
-                                chosen: i,
-                            });
-                            i
-                        }
-                        Chosen::Diverged(why) => {
-                            record.divergence = Some(why);
-                            0
-                        }
-                    }
+                    let i = strategy.choose(n, &refs);
+                    record.decisions.push(Decision {
+                        n,
+                        held: steps.clone(),
+                        chosen: i,
+                    });
+                    i
                 };
                 let thread = held.remove(index);
                 order.push(self.threads[thread][next[thread]]);
@@ -579,15 +534,15 @@ mod tests {
     }
 
     #[test]
-    fn a_replay_that_ends_before_its_schedule_does_diverged() {
+    fn a_replay_whose_deviation_never_comes_up_diverged() {
         let sim = Sim {
             threads: vec![vec!["a1"], vec!["b1"]],
         };
-        let (_, record) = sim.run(&Plan::Replay(Schedule::parse("9=abcd").unwrap()));
+        let (_, record) = sim.run(&Plan::Replay(Schedule::parse("abcd.1>0123.1").unwrap()));
         assert_eq!(
             replay_divergence(&record).unwrap(),
-            "the run made 1 decision and never held step abcd, which the schedule takes at \
-             decision 9"
+            "its deviation abcd.1>0123.1 never came up: the run (1 decision) never held step \
+             abcd.1 and step 0123.1 together"
         );
         let (_, record) = sim.run(&Plan::Replay(Schedule::default()));
         assert_eq!(replay_divergence(&record), None);

@@ -1,5 +1,9 @@
-//! A schedule: the decisions of an exploring run that did not take the default, as the one-line
-//! string `LIVE_SCHEDULE` replays (`3=a9f2,7=0c1e`; `fifo` when there are none).
+//! A schedule: the deviations of an exploring run from the default order, as the one-line
+//! string `LIVE_SCHEDULE` replays. Each deviation names two steps, the one that went first and
+//! the one that would have gone by default: `da2a.1>b7c1.1` ("the first step of thread da2a
+//! before the first step of thread b7c1"). Steps are named by their thread's tag and their
+//! place in it, not by when the decision came: an agent that timed things a little differently
+//! (two steps held together in one run, apart in another) still meets the same steps.
 
 use std::fmt;
 use std::str::FromStr;
@@ -8,15 +12,33 @@ use std::str::FromStr;
 /// waited longest.
 pub(crate) const FIFO: &str = "fifo";
 
-/// One deviation: at decision `decision` (1-based, counting only moments when more than one step
-/// was held), the step whose [`tag`] is `tag` went first.
+/// One step of a run: its thread's [`tag`] and its place in the thread (1-based).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub(crate) struct Choice {
-    pub(crate) decision: u32,
+pub(crate) struct StepId {
     pub(crate) tag: u16,
+    pub(crate) seq: u32,
 }
 
-/// The deviations of one run from the default order, in increasing decision order.
+impl fmt::Display for StepId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:04x}.{}", self.tag, self.seq)
+    }
+}
+
+/// One deviation: whenever `first` and `over` are held together, `first` goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct Choice {
+    pub(crate) first: StepId,
+    pub(crate) over: StepId,
+}
+
+impl fmt::Display for Choice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}>{}", self.first, self.over)
+    }
+}
+
+/// The deviations of one run from the default order, in the order they happened.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub(crate) struct Schedule {
     choices: Vec<Choice>,
@@ -26,7 +48,8 @@ pub(crate) struct Schedule {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
     "at character {position} (entry {entry}, \"{text}\"): {problem}; a schedule is `fifo` or \
-     entries `<decision>=<4 hex digits>` joined by `,`, as a failing exploration prints it"
+     deviations `<tag>.<n>><tag>.<n>` (4 hex digits, a step number) joined by `,`, as a \
+     failing exploration prints it"
 )]
 pub struct ScheduleError {
     /// 1-based character position where the problem starts.
@@ -39,16 +62,12 @@ pub struct ScheduleError {
 }
 
 impl Schedule {
-    /// A schedule of `choices`; they must increase strictly in decision (a bug otherwise).
+    /// A schedule of `choices`, in the order they happened.
     pub(crate) fn new(choices: Vec<Choice>) -> Schedule {
-        debug_assert!(
-            choices.windows(2).all(|w| w[0].decision < w[1].decision),
-            "choices out of order: {choices:?}"
-        );
         Schedule { choices }
     }
 
-    /// Its deviations, in decision order.
+    /// Its deviations, in the order they happened.
     pub(crate) fn choices(&self) -> &[Choice] {
         &self.choices
     }
@@ -77,7 +96,7 @@ impl Schedule {
         if trimmed == FIFO {
             return Ok(Schedule::default());
         }
-        let mut choices: Vec<Choice> = Vec::new();
+        let mut choices = Vec::new();
         let mut start = offset;
         for (index, entry) in trimmed.split(',').enumerate() {
             let fail = |at: usize, problem: String| ScheduleError {
@@ -86,52 +105,45 @@ impl Schedule {
                 text: entry.to_owned(),
                 problem,
             };
-            let Some((decision, tag)) = entry.split_once('=') else {
-                return Err(fail(
-                    start,
-                    if entry.is_empty() {
-                        "the entry is empty".into()
-                    } else {
-                        "expected `<decision>=<tag>`".into()
-                    },
-                ));
-            };
-            let decision: u32 = match decision.parse() {
-                Ok(n) if n >= 1 && decision.bytes().all(|b| b.is_ascii_digit()) => n,
-                _ => {
-                    return Err(fail(
-                        start,
-                        format!("`{decision}` is not a decision number (1 or more)"),
-                    ));
-                }
-            };
-            let tag_at = start + entry.find('=').map_or(0, |i| i + 1);
-            let tag = match (tag.len(), u16::from_str_radix(tag, 16)) {
-                (4, Ok(value)) if tag.bytes().all(|b| b.is_ascii_hexdigit()) => value,
-                _ => {
-                    return Err(fail(
-                        tag_at,
-                        format!("expected 4 hex digits after '=', found `{tag}`"),
-                    ));
-                }
-            };
-            if let Some(previous) = choices.last()
-                && previous.decision >= decision
-            {
-                return Err(fail(
-                    start,
-                    format!(
-                        "decision {decision} comes after decision {}: entries go in increasing \
-                         decision order, each once",
-                        previous.decision
-                    ),
-                ));
+            if entry.is_empty() {
+                return Err(fail(start, "the entry is empty".into()));
             }
-            choices.push(Choice { decision, tag });
+            let Some((first, over)) = entry.split_once('>') else {
+                return Err(fail(
+                    start,
+                    "expected `<tag>.<n>><tag>.<n>`: no `>` between two steps".into(),
+                ));
+            };
+            let first = step(first).map_err(|problem| fail(start, problem))?;
+            let over_at = start + first_len(entry) + 1;
+            let over = step(over).map_err(|problem| fail(over_at, problem))?;
+            choices.push(Choice { first, over });
             start += entry.len() + 1;
         }
         Ok(Schedule { choices })
     }
+}
+
+fn first_len(entry: &str) -> usize {
+    entry.find('>').unwrap_or(entry.len())
+}
+
+/// `da2a.3` → the step.
+fn step(text: &str) -> Result<StepId, String> {
+    let Some((tag, seq)) = text.split_once('.') else {
+        return Err(format!(
+            "`{text}` is not a step: expected `<4 hex digits>.<n>`"
+        ));
+    };
+    let tag = match u16::from_str_radix(tag, 16) {
+        Ok(value) if tag.len() == 4 && tag.bytes().all(|b| b.is_ascii_hexdigit()) => value,
+        _ => return Err(format!("`{tag}` is not a tag: expected 4 hex digits")),
+    };
+    let seq = match seq.parse::<u32>() {
+        Ok(n) if n >= 1 && seq.bytes().all(|b| b.is_ascii_digit()) => n,
+        _ => return Err(format!("`{seq}` is not a step number (1 or more)")),
+    };
+    Ok(StepId { tag, seq })
 }
 
 impl FromStr for Schedule {
@@ -151,14 +163,13 @@ impl fmt::Display for Schedule {
             if i > 0 {
                 f.write_str(",")?;
             }
-            write!(f, "{}={:04x}", choice.decision, choice.tag)?;
+            write!(f, "{choice}")?;
         }
         Ok(())
     }
 }
 
-/// The tag of a step's thread name: the low 16 bits of its FNV-1a-32 hash, so a schedule names
-/// the step it chose whatever order the held steps arrived in.
+/// The tag of a step's thread name: the low 16 bits of its FNV-1a-32 hash.
 pub(crate) fn tag(thread: &str) -> u16 {
     (fnv1a32(thread.as_bytes()) & 0xffff) as u16
 }
@@ -189,54 +200,49 @@ mod tests {
 
     #[test]
     fn a_schedule_reads_back_as_it_was_written() {
-        for text in ["fifo", "3=a9f2", "1=0000,2=ffff,17=0c1e"] {
+        for text in ["fifo", "da2a.1>b7c1.1", "0000.1>ffff.12,caea.30>3566.2"] {
             assert_eq!(Schedule::parse(text).unwrap().to_string(), text);
         }
-        assert_eq!(Schedule::parse("  3=A9F2 ").unwrap().to_string(), "3=a9f2");
-        let schedule = Schedule::parse("2=0001,9=00ff").unwrap();
         assert_eq!(
-            schedule.choices(),
-            [
-                Choice {
-                    decision: 2,
-                    tag: 1
-                },
-                Choice {
-                    decision: 9,
-                    tag: 0xff
-                }
-            ]
+            Schedule::parse("  DA2A.1>b7c1.1 ").unwrap().to_string(),
+            "da2a.1>b7c1.1"
         );
-        assert_eq!(schedule.without(0..1).to_string(), "9=00ff");
-        assert_eq!(schedule.without(0..2), Schedule::default());
+        let schedule = Schedule::parse("da2a.1>b7c1.1,caea.3>3566.2").unwrap();
+        assert_eq!(
+            schedule.choices()[1],
+            Choice {
+                first: StepId {
+                    tag: 0xcaea,
+                    seq: 3
+                },
+                over: StepId {
+                    tag: 0x3566,
+                    seq: 2
+                },
+            }
+        );
+        assert_eq!(schedule.without(0..1).to_string(), "caea.3>3566.2");
+        assert!(schedule.without(0..2).is_fifo());
     }
 
     #[test]
     fn a_malformed_schedule_names_the_position_that_is_wrong() {
         let error = |text: &str| Schedule::parse(text).unwrap_err();
-        let e = error("3=a9f2,7=zz");
-        assert_eq!((e.position, e.entry), (10, 2), "{e}");
-        assert!(
-            e.to_string()
-                .contains("expected 4 hex digits after '=', found `zz`"),
-            "{e}"
-        );
-        let e = error("3=a9f2,,4=0000");
-        assert_eq!((e.position, e.entry), (8, 2), "{e}");
+        let e = error("da2a.1>b7c1.1,caea.3>zz.2");
+        assert_eq!((e.position, e.entry), (22, 2), "{e}");
+        assert!(e.to_string().contains("`zz` is not a tag"), "{e}");
+        let e = error("da2a.1>b7c1.1,,caea.3>3566.2");
+        assert_eq!((e.position, e.entry), (15, 2), "{e}");
         assert!(e.to_string().contains("the entry is empty"));
-        let e = error("0=a9f2");
-        assert!(
-            e.to_string().contains("`0` is not a decision number"),
-            "{e}"
-        );
-        let e = error("5=a9f2,5=0000");
-        assert!(
-            e.to_string().contains("decision 5 comes after decision 5"),
-            "{e}"
-        );
-        let e = error("5=a9f2,+6=0000");
-        assert_eq!(e.entry, 2);
-        let e = error("fifo,1=0000");
+        let e = error("da2a.0>b7c1.1");
+        assert!(e.to_string().contains("`0` is not a step number"), "{e}");
+        let e = error("da2a.1");
+        assert!(e.to_string().contains("no `>` between two steps"), "{e}");
+        let e = error("da2a>b7c1.1");
+        assert!(e.to_string().contains("`da2a` is not a step"), "{e}");
+        let e = error("da2a.+1>b7c1.1");
+        assert!(e.to_string().contains("`+1` is not a step number"), "{e}");
+        let e = error("fifo,da2a.1>b7c1.1");
         assert_eq!((e.position, e.entry), (1, 1), "{e}");
         assert!(error("").to_string().contains("the entry is empty"));
     }

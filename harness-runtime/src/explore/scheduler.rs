@@ -10,7 +10,7 @@ use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
 use super::Step;
-use super::strategy::{Chosen, Strategy, labels};
+use super::strategy::{Strategy, labels};
 use super::trace::{Decision, Released, RunRecord};
 use crate::gates::WirePoint;
 use crate::timeline::{Lane, note};
@@ -116,20 +116,35 @@ struct State {
     /// Stopped (teardown, or the plan diverged): nothing is held any more.
     stopped: bool,
     strategy: Box<dyn Strategy>,
-    /// Oldest first.
+    /// In canonical order ([`Held::key`]).
     held: Vec<Held>,
+    /// Steps released so far.
+    releases: u64,
     /// The last arrival, activity or release.
     last_change: Instant,
     record: RunRecord,
     /// Requests so far by `METHOD route`; product passes by name; event streams opened.
     exchanges: HashMap<String, u32>,
     passes: HashMap<String, u32>,
-    streams: u32,
+    /// Events seen so far on each stream (index: stream number - 1).
+    streams: Vec<u32>,
 }
 
 struct Held {
     step: Step,
+    /// How many steps had gone when it arrived.
+    epoch: u64,
     release: oneshot::Sender<()>,
+}
+
+impl Held {
+    /// The canonical order: steps that arrived before a release come before those that came
+    /// after it; among those that arrived between the same two releases (set off by one cause,
+    /// their arrival order is the machine's load, not the product's), by tag, then place.
+    fn key(&self) -> (u64, u16, u32) {
+        let id = self.step.id();
+        (self.epoch, id.tag, id.seq)
+    }
 }
 
 impl Scheduler {
@@ -146,11 +161,12 @@ impl Scheduler {
                 stopped: false,
                 strategy,
                 held: Vec::new(),
+                releases: 0,
                 last_change: Instant::now(),
                 record: RunRecord::default(),
                 exchanges: HashMap::new(),
                 passes: HashMap::new(),
-                streams: 0,
+                streams: Vec::new(),
             }),
             changed: Notify::new(),
             quiet,
@@ -201,8 +217,8 @@ impl Scheduler {
     /// A product opened an event stream: its number (1-based, in the order they opened).
     pub(crate) fn open_stream(&self) -> u32 {
         let mut state = self.lock();
-        state.streams += 1;
-        state.streams
+        state.streams.push(0);
+        state.streams.len() as u32
     }
 
     /// An event of `event_type` is next on stream `stream`: returns when it may be delivered.
@@ -210,11 +226,23 @@ impl Scheduler {
         if event_type == HEARTBEAT {
             return;
         }
-        if self.focus.event(event_type) {
-            self.hold(Step::event(stream, event_type)).await;
-        } else {
+        if !self.focus.event(event_type) {
             self.activity();
+            return;
         }
+        // Places count the stream's decision points only: how many events about the server
+        // itself came between them depends on its plugins, not on the product.
+        let seq = {
+            let mut state = self.lock();
+            match state.streams.get_mut(stream as usize - 1) {
+                Some(seen) => {
+                    *seen += 1;
+                    *seen
+                }
+                None => 1,
+            }
+        };
+        self.hold(Step::event(stream, seq, event_type)).await;
     }
 
     /// The product passes its point `name`: returns when it may go on.
@@ -278,7 +306,13 @@ impl Scheduler {
             if state.stopped {
                 return;
             }
-            state.held.push(Held { step, release });
+            let held = Held {
+                step,
+                epoch: state.releases,
+                release,
+            };
+            let at = state.held.partition_point(|h| h.key() <= held.key());
+            state.held.insert(at, held);
             state.last_change = Instant::now();
         }
         self.changed.notify_one();
@@ -304,26 +338,8 @@ impl Scheduler {
         } else {
             let n = state.record.decisions.len() as u32 + 1;
             let held: Vec<&Step> = state.held.iter().map(|h| &h.step).collect();
-            match state.strategy.choose(n, &held) {
-                Chosen::Index(index) => (index.min(held.len() - 1), Some(n)),
-                Chosen::Diverged(why) => {
-                    note(Lane::Wire, "schedule diverged", || why.clone());
-                    state.record.divergence = Some(why);
-                    // Unscheduled from here: everything held goes, in order, and nothing more
-                    // is held.
-                    state.stopped = true;
-                    for held in state.held.drain(..) {
-                        state.record.released.push(Released {
-                            step: held.step,
-                            decision: None,
-                            deviated: false,
-                            held_with: Vec::new(),
-                        });
-                        let _ = held.release.send(());
-                    }
-                    return;
-                }
-            }
+            let index = state.strategy.choose(n, &held);
+            (index.min(held.len() - 1), Some(n))
         };
         let held_with: Vec<String> = state
             .held
@@ -348,6 +364,7 @@ impl Scheduler {
             });
         }
         let held = state.held.remove(index);
+        state.releases += 1;
         state.record.released.push(Released {
             step: held.step,
             decision,
@@ -393,28 +410,58 @@ mod tests {
 
     const QUIET: Duration = Duration::from_millis(20);
 
-    /// Two product points held together: the default takes the older, a schedule the other.
+    /// Passes product points `names` (each a little after the previous one, within the quiet
+    /// window: all are held together) and returns the order they went in.
+    async fn pass_all(scheduler: &Arc<Scheduler>, names: &[&'static str]) -> Vec<&'static str> {
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let mut passes = Vec::new();
+        for &name in names {
+            let (scheduler, order) = (scheduler.clone(), order.clone());
+            passes.push(tokio::spawn(async move {
+                scheduler.product(name).await;
+                order.lock().unwrap().push(name);
+            }));
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        for pass in passes {
+            pass.await.unwrap();
+        }
+        let order = order.lock().unwrap().clone();
+        order
+    }
+
+    /// `a` and `b` in the canonical order of two steps that arrived together (by tag).
+    fn by_tag() -> [&'static str; 2] {
+        if Step::product("a", 1).id() < Step::product("b", 1).id() {
+            ["a", "b"]
+        } else {
+            ["b", "a"]
+        }
+    }
+
+    /// Two product points held together: the default takes the first in canonical order
+    /// whichever arrived first, a schedule the other.
     #[tokio::test]
     async fn held_steps_go_one_at_a_time_in_the_chosen_order() {
-        for (schedule, expected) in [("fifo", ["a", "b"]), ("1=067a", ["b", "a"])] {
+        let [first, second] = by_tag();
+        let deviation = format!(
+            "{}>{}",
+            Step::product(second, 1).id(),
+            Step::product(first, 1).id()
+        );
+        let cases = [
+            ("fifo", [first, second], [first, second]),
+            ("fifo", [second, first], [first, second]),
+            (deviation.as_str(), [first, second], [second, first]),
+        ];
+        for (schedule, arrival, expected) in cases {
             let plan = Plan::Replay(Schedule::parse(schedule).unwrap());
             let scheduler = Scheduler::start(plan.strategy(), QUIET, Focus::default());
-            let order = Arc::new(Mutex::new(Vec::new()));
-            let pass = |name: &'static str| {
-                let (scheduler, order) = (scheduler.clone(), order.clone());
-                async move {
-                    scheduler.product(name).await;
-                    order.lock().unwrap().push(name);
-                }
-            };
-            let a = tokio::spawn(pass("a"));
-            // `b` arrives second, within the quiet window: both are held at decision 1.
-            tokio::time::sleep(Duration::from_millis(2)).await;
-            let b = tokio::spawn(pass("b"));
-            let (a, b) = tokio::join!(a, b);
-            a.unwrap();
-            b.unwrap();
-            assert_eq!(*order.lock().unwrap(), expected, "schedule {schedule}");
+            assert_eq!(
+                pass_all(&scheduler, &arrival).await,
+                expected,
+                "{schedule}, arriving {arrival:?}"
+            );
             let record = scheduler.record();
             assert_eq!(record.decisions.len(), 1);
             assert_eq!(record.schedule().to_string(), schedule);
@@ -423,31 +470,18 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_tag_in_the_test_above_is_product_b() {
-        assert_eq!(format!("{:04x}", Step::product("b", 1).tag()), "067a");
-    }
-
+    /// A deviation between steps this run never holds together does not come up: the run takes
+    /// the default order, and its record says which deviation never came.
     #[tokio::test]
-    async fn a_step_the_schedule_does_not_know_diverges_and_the_run_goes_on_unscheduled() {
-        let plan = Plan::Replay(Schedule::parse("1=0000").unwrap());
+    async fn a_deviation_that_never_comes_up_is_reported() {
+        let plan = Plan::Replay(Schedule::parse("0000.1>0001.1").unwrap());
         let scheduler = Scheduler::start(plan.strategy(), QUIET, Focus::default());
-        let a = tokio::spawn({
-            let s = scheduler.clone();
-            async move { s.product("a").await }
-        });
-        let b = tokio::spawn({
-            let s = scheduler.clone();
-            async move { s.product("b").await }
-        });
-        let _ = tokio::join!(a, b);
-        // Later steps pass at once.
-        tokio::time::timeout(Duration::from_secs(1), scheduler.product("c"))
-            .await
-            .expect("an unscheduled run holds nothing");
-        let record = scheduler.record();
-        let divergence = record.divergence.expect("diverged");
-        assert!(divergence.contains("at decision 1"), "{divergence}");
+        assert_eq!(pass_all(&scheduler, &["a", "b"]).await, by_tag());
+        let divergence = scheduler.record().divergence.expect("not carried out");
+        assert!(
+            divergence.starts_with("its deviation 0000.1>0001.1 never came up"),
+            "{divergence}"
+        );
         scheduler.stop();
     }
 

@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+use super::schedule::StepId;
+
 /// Which kind of decision point a step is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -40,6 +42,9 @@ pub(crate) struct Step {
     /// /session/{sessionID}/abort #1` (a request and its response), `stream 1`, `product
     /// before_reply #2`. What a schedule's tag is made from, and what PCT gives a priority.
     pub(crate) thread: String,
+    /// Its place in its thread, 1-based: a request 1, its response 2, a stream's events in
+    /// the order they came.
+    pub(crate) seq: u32,
 }
 
 impl Step {
@@ -49,6 +54,7 @@ impl Step {
             kind: StepKind::Request,
             label: format!("request {method} {route}"),
             thread: exchange(method, route, ordinal),
+            seq: 1,
         }
     }
 
@@ -58,15 +64,17 @@ impl Step {
             kind: StepKind::Response,
             label: format!("response {method} {route}"),
             thread: exchange(method, route, ordinal),
+            seq: 2,
         }
     }
 
-    /// The next event of `event_type` on the `stream`th product event stream (1-based).
-    pub(crate) fn event(stream: u32, event_type: &str) -> Step {
+    /// The `seq`th event, of `event_type`, on the `stream`th product event stream (1-based).
+    pub(crate) fn event(stream: u32, seq: u32, event_type: &str) -> Step {
         Step {
             kind: StepKind::Event,
             label: format!("event {event_type} (stream {stream})"),
             thread: format!("stream {stream}"),
+            seq,
         }
     }
 
@@ -76,12 +84,16 @@ impl Step {
             kind: StepKind::Product,
             label: format!("product {name}"),
             thread: format!("product {name} #{ordinal}"),
+            seq: 1,
         }
     }
 
-    /// Its tag in a schedule.
-    pub(crate) fn tag(&self) -> u16 {
-        super::schedule::tag(&self.thread)
+    /// How a schedule names it.
+    pub(crate) fn id(&self) -> StepId {
+        StepId {
+            tag: super::schedule::tag(&self.thread),
+            seq: self.seq,
+        }
     }
 }
 

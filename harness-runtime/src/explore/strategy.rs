@@ -11,12 +11,9 @@ use super::{Schedule, Step};
 /// What one exploring run is told to do at its decisions.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Plan {
-    /// Deviate where the schedule says, take the oldest held step everywhere else; a deviation
-    /// that no longer fits ends the scheduling (the run goes on unscheduled).
+    /// Make the schedule's deviations (whenever the two steps of one are held together, its
+    /// first goes), take the oldest held step everywhere else.
     Replay(Schedule),
-    /// Like `Replay`, but a deviation that does not fit is skipped and the run stays scheduled:
-    /// shrinking tries candidates this way and keeps the schedule the run actually took.
-    Lenient(Schedule),
     /// Take the `i`th held step (canonical order) at decision `i + 1`, the oldest after the
     /// prefix: one path of the exhaustive search.
     Prefix(Vec<usize>),
@@ -30,14 +27,8 @@ impl Plan {
     pub(crate) fn strategy(&self) -> Box<dyn Strategy> {
         match self {
             Plan::Replay(schedule) => Box::new(Replay {
+                applied: vec![false; schedule.len()],
                 schedule: schedule.clone(),
-                next: 0,
-                lenient: false,
-            }),
-            Plan::Lenient(schedule) => Box::new(Replay {
-                schedule: schedule.clone(),
-                next: 0,
-                lenient: true,
             }),
             Plan::Prefix(prefix) => Box::new(Prefix {
                 prefix: prefix.clone(),
@@ -51,20 +42,11 @@ impl Plan {
     }
 }
 
-/// A choice at a decision.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Chosen {
-    /// Release the held step at this index (canonical order).
-    Index(usize),
-    /// The plan no longer fits what is held (the code changed): why, naming the decision. The
-    /// run goes on unscheduled.
-    Diverged(String),
-}
-
 /// Chooses at decisions. One per run.
 pub(crate) trait Strategy: Send {
-    /// Which of `held` (two or more, oldest first) goes at decision `n` (1-based).
-    fn choose(&mut self, n: u32, held: &[&Step]) -> Chosen;
+    /// The index of the one of `held` (two or more, oldest first) that goes at decision `n`
+    /// (1-based).
+    fn choose(&mut self, n: u32, held: &[&Step]) -> usize;
 
     /// At the run's end, after `decisions` decisions: why the plan was not carried out whole,
     /// if it was not.
@@ -73,59 +55,40 @@ pub(crate) trait Strategy: Send {
     }
 }
 
-/// How many decisions later than its schedule names a replayed deviation may land. Decisions are
-/// the moments two steps were held together, and an agent that times things a little
-/// differently adds one (a response and an event that arrived together in this run, apart in
-/// the recorded one): the deviation still means "this step goes first when it competes".
-const DRIFT: u32 = 2;
-
 struct Replay {
     schedule: Schedule,
-    /// The schedule's next deviation to carry out.
-    next: usize,
-    /// Skip a deviation that does not fit instead of diverging.
-    lenient: bool,
+    /// Which deviations were made.
+    applied: Vec<bool>,
 }
 
 impl Strategy for Replay {
-    fn choose(&mut self, n: u32, held: &[&Step]) -> Chosen {
-        let Some(choice) = self.schedule.choices().get(self.next).copied() else {
-            return Chosen::Index(0);
-        };
-        if n < choice.decision {
-            return Chosen::Index(0);
+    fn choose(&mut self, _n: u32, held: &[&Step]) -> usize {
+        let position = |id| held.iter().position(|step| step.id() == id);
+        for (choice, applied) in self.schedule.choices().iter().zip(&mut self.applied) {
+            if *applied {
+                continue;
+            }
+            if let (Some(first), Some(_)) = (position(choice.first), position(choice.over)) {
+                *applied = true;
+                return first;
+            }
         }
-        if let Some(index) = held.iter().position(|step| step.tag() == choice.tag) {
-            self.next += 1;
-            return Chosen::Index(index);
-        }
-        if n >= choice.decision + DRIFT && self.lenient {
-            self.next += 1;
-            return self.choose(n, held);
-        }
-        if n >= choice.decision + DRIFT {
-            return Chosen::Diverged(format!(
-                "the schedule takes step {:04x} at decision {}, and it was not held there or \
-                 within {DRIFT} decisions of it; held at decision {n}: {}",
-                choice.tag,
-                choice.decision,
-                labels(held)
-            ));
-        }
-        Chosen::Index(0)
+        0
     }
 
     fn unfinished(&self, decisions: u32) -> Option<String> {
-        if self.lenient {
-            return None;
-        }
-        let choice = self.schedule.choices().get(self.next)?;
+        let (choice, _) = self
+            .schedule
+            .choices()
+            .iter()
+            .zip(&self.applied)
+            .find(|(_, applied)| !**applied)?;
         Some(format!(
-            "the run made {decisions} decision{} and never held step {:04x}, which the schedule \
-             takes at decision {}",
+            "its deviation {choice} never came up: the run ({decisions} decision{}) never held \
+             step {} and step {} together",
             if decisions == 1 { "" } else { "s" },
-            choice.tag,
-            choice.decision
+            choice.first,
+            choice.over
         ))
     }
 }
@@ -135,11 +98,11 @@ struct Prefix {
 }
 
 impl Strategy for Prefix {
-    fn choose(&mut self, n: u32, held: &[&Step]) -> Chosen {
+    fn choose(&mut self, n: u32, held: &[&Step]) -> usize {
         let index = self.prefix.get(n as usize - 1).copied().unwrap_or(0);
         // A run that holds fewer steps than the path it follows (the agent timed things
         // differently) takes the last one; the search sees what was chosen in the run's record.
-        Chosen::Index(index.min(held.len() - 1))
+        index.min(held.len() - 1)
     }
 }
 
@@ -192,7 +155,7 @@ impl Pct {
 }
 
 impl Strategy for Pct {
-    fn choose(&mut self, n: u32, held: &[&Step]) -> Chosen {
+    fn choose(&mut self, n: u32, held: &[&Step]) -> usize {
         let mut index = self.highest(held);
         let changes = self
             .change_points
@@ -205,7 +168,7 @@ impl Strategy for Pct {
             self.next_low -= 1;
             index = self.highest(held);
         }
-        Chosen::Index(index)
+        index
     }
 }
 
@@ -224,70 +187,49 @@ mod tests {
     fn steps() -> Vec<Step> {
         vec![
             Step::request("POST", "/session/{sessionID}/abort", 1),
-            Step::event(1, "session.idle"),
+            Step::event(1, 4, "session.idle"),
             Step::product("before_reply", 1),
         ]
     }
 
-    #[test]
-    fn a_replay_takes_the_tagged_step_and_says_where_it_no_longer_fits() {
-        let steps = steps();
-        let held: Vec<&Step> = steps.iter().collect();
-        let schedule = Schedule::parse(&format!("2={:04x}", steps[2].tag())).unwrap();
-        let mut replay = Plan::Replay(schedule.clone()).strategy();
-        // Never before its decision, even when held; then once.
-        assert_eq!(replay.choose(1, &held), Chosen::Index(0));
-        assert_eq!(replay.choose(2, &held), Chosen::Index(2));
-        assert_eq!(
-            replay.choose(3, &held),
-            Chosen::Index(0),
-            "carried out once"
-        );
-        assert_eq!(replay.unfinished(3), None);
-        // Up to two decisions later than recorded (the agent added some): still carried out.
-        let mut late = Plan::Replay(schedule.clone()).strategy();
-        for n in 1..=3 {
-            assert_eq!(late.choose(n, &held[..2]), Chosen::Index(0));
-        }
-        assert_eq!(late.choose(4, &held), Chosen::Index(2));
-        let mut never = Plan::Replay(schedule).strategy();
-        assert_eq!(never.choose(1, &held[..2]), Chosen::Index(0));
-        let unfinished = never.unfinished(1).unwrap();
-        assert!(
-            unfinished.starts_with("the run made 1 decision and never held step"),
-            "{unfinished}"
-        );
-        let mut stale = Plan::Replay(Schedule::parse("1=0000").unwrap()).strategy();
-        assert_eq!(stale.choose(1, &held), Chosen::Index(0));
-        assert_eq!(stale.choose(2, &held), Chosen::Index(0));
-        let Chosen::Diverged(why) = stale.choose(3, &held) else {
-            panic!("a tag nobody has must diverge past the drift")
-        };
-        assert!(
-            why.starts_with("the schedule takes step 0000 at decision 1"),
-            "{why}"
-        );
-        assert!(why.contains("event session.idle (stream 1)"), "{why}");
+    fn schedule(first: &Step, over: &Step) -> Schedule {
+        Schedule::parse(&format!("{}>{}", first.id(), over.id())).unwrap()
     }
 
     #[test]
-    fn a_lenient_replay_skips_a_deviation_that_does_not_fit_and_goes_on() {
+    fn a_replay_makes_its_deviation_when_its_two_steps_meet_whatever_the_decision() {
         let steps = steps();
         let held: Vec<&Step> = steps.iter().collect();
-        let schedule = Schedule::parse(&format!("1=0000,4={:04x}", steps[2].tag())).unwrap();
-        let mut lenient = Plan::Lenient(schedule).strategy();
-        for n in 1..=3 {
-            assert_eq!(lenient.choose(n, &held), Chosen::Index(0), "decision {n}");
-        }
-        assert_eq!(lenient.choose(4, &held), Chosen::Index(2));
-        assert_eq!(lenient.unfinished(4), None);
+        let product_over_abort = schedule(&steps[2], &steps[0]);
+        let mut replay = Plan::Replay(product_over_abort.clone()).strategy();
+        // Not while only one of them is held; then once.
+        assert_eq!(replay.choose(1, &held[..2]), 0);
+        assert_eq!(replay.choose(2, &held[1..]), 0);
+        assert_eq!(replay.choose(5, &held), 2);
+        assert_eq!(replay.choose(6, &held), 0, "made once");
+        assert_eq!(replay.unfinished(6), None);
+        let mut never = Plan::Replay(product_over_abort).strategy();
+        assert_eq!(never.choose(1, &held[..2]), 0);
+        let unfinished = never.unfinished(1).unwrap();
+        assert!(
+            unfinished.starts_with(&format!(
+                "its deviation {}>{} never came up: the run (1 decision) never held step",
+                steps[2].id(),
+                steps[0].id()
+            )),
+            "{unfinished}"
+        );
+        // Another event of the same stream is another step.
+        let later_event = Step::event(1, 5, "session.idle");
+        let mut other = Plan::Replay(schedule(&later_event, &steps[0])).strategy();
+        assert_eq!(other.choose(1, &held), 0);
     }
 
     #[test]
     fn the_same_seed_makes_the_same_choices_and_another_seed_others() {
         let steps = steps();
         let held: Vec<&Step> = steps.iter().collect();
-        let choices = |seed: u64| -> Vec<Chosen> {
+        let choices = |seed: u64| -> Vec<usize> {
             let mut pct = Plan::Pct {
                 seed,
                 depth: 3,
@@ -297,8 +239,7 @@ mod tests {
             (1..=6).map(|n| pct.choose(n, &held)).collect()
         };
         assert_eq!(choices(7), choices(7));
-        let distinct: std::collections::HashSet<_> =
-            (0..32).map(|seed| format!("{:?}", choices(seed))).collect();
+        let distinct: std::collections::HashSet<_> = (0..32).map(choices).collect();
         assert!(distinct.len() > 3, "seeds barely matter: {distinct:?}");
     }
 
@@ -310,19 +251,15 @@ mod tests {
             let mut plain = Pct::new(seed, 1, 1);
             let mut demoting = Pct::new(seed, 1, 1);
             demoting.change_points = vec![1];
-            let Chosen::Index(top) = plain.choose(1, &held) else {
-                panic!("PCT never diverges")
-            };
-            let Chosen::Index(preempted) = demoting.choose(1, &held) else {
-                panic!("PCT never diverges")
-            };
+            let top = plain.choose(1, &held);
+            let preempted = demoting.choose(1, &held);
             assert_ne!(
                 top, preempted,
                 "seed {seed}: the change point changed nothing"
             );
             // The demoted thread stays below the others afterwards.
-            assert_eq!(demoting.choose(2, &held), Chosen::Index(preempted));
-            assert_eq!(plain.choose(2, &held), Chosen::Index(top));
+            assert_eq!(demoting.choose(2, &held), preempted);
+            assert_eq!(plain.choose(2, &held), top);
         }
     }
 
@@ -331,10 +268,10 @@ mod tests {
         let steps = steps();
         let held: Vec<&Step> = steps.iter().collect();
         let mut prefix = Plan::Prefix(vec![2, 1]).strategy();
-        assert_eq!(prefix.choose(1, &held), Chosen::Index(2));
-        assert_eq!(prefix.choose(2, &held[..1 + 1]), Chosen::Index(1));
-        assert_eq!(prefix.choose(3, &held), Chosen::Index(0));
+        assert_eq!(prefix.choose(1, &held), 2);
+        assert_eq!(prefix.choose(2, &held[..2]), 1);
+        assert_eq!(prefix.choose(3, &held), 0);
         let mut short = Plan::Prefix(vec![5]).strategy();
-        assert_eq!(short.choose(1, &held), Chosen::Index(2));
+        assert_eq!(short.choose(1, &held), 2);
     }
 }

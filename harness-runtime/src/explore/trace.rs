@@ -46,15 +46,16 @@ pub(crate) struct RunRecord {
 }
 
 impl RunRecord {
-    /// The run's schedule: its decisions that did not take the oldest held step.
+    /// The run's schedule: at each decision that did not take the oldest held step, the step
+    /// that went over the oldest one.
     pub(crate) fn schedule(&self) -> Schedule {
         Schedule::new(
             self.decisions
                 .iter()
                 .filter(|d| d.chosen != 0)
                 .map(|d| Choice {
-                    decision: d.n,
-                    tag: d.step().tag(),
+                    first: d.step().id(),
+                    over: d.held[0].id(),
                 })
                 .collect(),
         )

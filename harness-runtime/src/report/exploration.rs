@@ -26,7 +26,7 @@ pub(crate) struct ExplorationRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) space: Option<u64>,
     pub(crate) failed: bool,
-    /// The failing schedule, shrunk (`3=a9f2`, or `fifo`).
+    /// The failing schedule, shrunk (`da2a.1>b7c1.1`, or `fifo`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) schedule: Option<String>,
     /// The failing schedule as found, before shrinking.

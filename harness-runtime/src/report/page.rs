@@ -73,12 +73,12 @@ mod tests {
             exhausted: false,
             space: None,
             failed: true,
-            schedule: Some("3=a9f2".into()),
-            found: Some("2=11fe,3=a9f2,9=0c1e".into()),
+            schedule: Some("da2a.1>b7c1.1".into()),
+            found: Some("11fe.2>0c1e.1,da2a.1>b7c1.1,0c1e.9>3566.2".into()),
             shrink_runs: 4,
             reproduced: Some((2, 2)),
             replay_command: Some(format!(
-                "LIVE_SCHEDULE=3=a9f2 cargo test --test live -- product::{CANARY} --exact"
+                "LIVE_SCHEDULE='da2a.1>b7c1.1' cargo test --test live -- product::{CANARY} --exact"
             )),
             diverged: Some(format!("decision 3: no held step has tag a9f2 ({CANARY})")),
             steps: vec![
@@ -115,14 +115,14 @@ mod tests {
         assert_eq!(shown["mode"], "random");
         assert_eq!(shown["seed"], 1234);
         assert_eq!(
-            shown["schedule"], "3=a9f2",
+            shown["schedule"], "da2a.1>b7c1.1",
             "a schedule is no redactor's shape"
         );
-        assert_eq!(shown["found"], "2=11fe,3=a9f2,9=0c1e");
+        assert_eq!(shown["found"], "11fe.2>0c1e.1,da2a.1>b7c1.1,0c1e.9>3566.2");
         assert_eq!(shown["reproduced"], serde_json::json!([2, 2]));
         assert_eq!(
             shown["replay_command"],
-            "LIVE_SCHEDULE=3=a9f2 cargo test --test live -- product::[secret] --exact"
+            "LIVE_SCHEDULE='da2a.1>b7c1.1' cargo test --test live -- product::[secret] --exact"
         );
         assert_eq!(
             shown["steps"].as_array().unwrap().len(),

@@ -466,9 +466,9 @@ mod tests {
 
     #[test]
     fn the_replay_command_names_the_schedule_the_target_and_the_scenario() {
-        let schedule = Schedule::parse("3=a9f2").unwrap();
+        let schedule = Schedule::parse("da2a.1>b7c1.1").unwrap();
         let command = replay_command("explore::racy", false, &schedule);
-        assert!(command.starts_with("LIVE_SCHEDULE='3=a9f2' cargo test"), "{command}");
+        assert!(command.starts_with("LIVE_SCHEDULE='da2a.1>b7c1.1' cargo test"), "{command}");
         assert!(
             command.ends_with(" --test harness_runtime -- explore::racy --exact"),
             "{command}"

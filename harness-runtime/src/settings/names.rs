@@ -27,7 +27,7 @@ pub(crate) const CASSETTE_DIR: &str = "LIVE_CASSETTE_DIR";
 pub(crate) const SANDBOX: &str = "LIVE_SANDBOX";
 /// `LIVE_REPORT=<dir>|off`: where the run report goes, instead of `<target dir>/live-report`.
 pub(crate) const REPORT: &str = "LIVE_REPORT";
-/// `LIVE_SCHEDULE=3=a9f2,7=0c1e|fifo`: replay this one schedule instead of exploring.
+/// `LIVE_SCHEDULE=da2a.1>b7c1.1,…|fifo`: replay this one schedule instead of exploring.
 pub(crate) const SCHEDULE: &str = "LIVE_SCHEDULE";
 /// `LIVE_EXPLORE_SEED=<u64>`: the base seed of every exploration's random search.
 pub(crate) const EXPLORE_SEED: &str = "LIVE_EXPLORE_SEED";

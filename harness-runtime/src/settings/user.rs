@@ -143,8 +143,7 @@ const REPORT: Setting<ReportPlace> = Setting {
 };
 
 /// What a flawed `LIVE_SCHEDULE` is told to be.
-const SCHEDULE_EXPECTED: &str =
-    "a schedule as a failing exploration prints it, such as `3=a9f2,7=0c1e` or `fifo`";
+const SCHEDULE_EXPECTED: &str = "a schedule as a failing exploration prints it, such as `da2a.1>b7c1.1,caea.3>3566.2` or `fifo`";
 
 /// `LIVE_SCHEDULE` from its value: a wrong one says at which character and entry it goes wrong.
 fn read_schedule(raw: Option<&OsStr>) -> Result<Option<Schedule>, InvalidSetting> {
@@ -465,8 +464,11 @@ mod tests {
     fn a_schedule_is_read_as_a_failing_exploration_prints_it() {
         assert_eq!(read_schedule(None), Ok(None));
         assert_eq!(
-            schedule_of("3=a9f2,7=0c1e").unwrap().unwrap().to_string(),
-            "3=a9f2,7=0c1e"
+            schedule_of("da2a.1>b7c1.1,caea.3>3566.2")
+                .unwrap()
+                .unwrap()
+                .to_string(),
+            "da2a.1>b7c1.1,caea.3>3566.2"
         );
         assert!(schedule_of("fifo").unwrap().unwrap().is_fifo());
     }
@@ -476,20 +478,21 @@ mod tests {
     #[test]
     fn a_wrong_schedule_says_where() {
         assert_eq!(
-            schedule_of("3=a9f2,7=zz").unwrap_err(),
-            "LIVE_SCHEDULE is not a schedule: at character 10 (entry 2, \"7=zz\"): expected 4 \
-             hex digits after '=', found `zz`; a schedule is `fifo` or entries \
-             `<decision>=<4 hex digits>` joined by `,`, as a failing exploration prints it"
+            schedule_of("da2a.1>b7c1.1,caea.3>zz.2").unwrap_err(),
+            "LIVE_SCHEDULE is not a schedule: at character 22 (entry 2, \"caea.3>zz.2\"): `zz` \
+             is not a tag: expected 4 hex digits; a schedule is `fifo` or deviations \
+             `<tag>.<n>><tag>.<n>` (4 hex digits, a step number) joined by `,`, as a failing \
+             exploration prints it"
         );
         assert!(
-            schedule_of("5=a9f2,4=0000").unwrap_err().contains(
-                "at character 8 (entry 2, \"4=0000\"): decision 4 comes after decision 5"
-            )
+            schedule_of("da2a.1>b7c1.1,caea.0>3566.2")
+                .unwrap_err()
+                .contains("at character 15 (entry 2, \"caea.0>3566.2\"): `0` is not a step number")
         );
         assert_eq!(
-            schedule_of("3=a9f2\n").unwrap_err(),
+            schedule_of("da2a.1>b7c1.1\n").unwrap_err(),
             "LIVE_SCHEDULE has leading or trailing whitespace: set it to a schedule as a failing \
-             exploration prints it, such as `3=a9f2,7=0c1e` or `fifo`, nothing around it"
+             exploration prints it, such as `da2a.1>b7c1.1,caea.3>3566.2` or `fifo`, nothing around it"
         );
         assert!(
             schedule_of("")

@@ -1,9 +1,6 @@
-//! The user presses stop exactly when the product is about to answer an ask: the race the
-//! exploring scenarios search. The invariant, from the agent's side: no permission reply reaches
-//! the agent after the abort ([`support::no_reply_after_abort`]). The correct product reads
-//! whether it is aborting after its `before_reply` point, so a stop pressed there withholds the
-//! reply; the racy one (`Product::with_racy_reply`, feature `racy`) read it before, and sends the
-//! reply beside the abort. Here both are forced on purpose with gates, as plain scenarios.
+//! The race forced on purpose with gates, as plain scenarios: the correct product withholds
+//! its reply, the racy one's reply lands after the abort, and the invariant tells the recorded
+//! orders apart.
 
 use harness_runtime::evidence::EventTrace;
 use harness_runtime::prelude::*;

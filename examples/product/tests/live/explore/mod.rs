@@ -1,0 +1,45 @@
+//! The user presses stop exactly when the product is about to answer an ask: the race these
+//! scenarios force ([`forced`]), search ([`search`]) and prove the search finds ([`proof`]).
+//! The invariant, from the agent's side: no permission reply reaches the agent after the abort
+//! ([`support::no_reply_after_abort`]). The correct product reads whether it is aborting after
+//! its `before_reply` point, so a stop pressed there withholds the reply; the racy one
+//! (`Product::with_racy_reply`, feature `racy`) read it before, and sends the reply beside the
+//! abort: the agent gets it after the abort in some orderings only.
+
+use harness_runtime::prelude::*;
+use product_example::{Cancel, Point, Task};
+
+use crate::support::{self, CANCELLED, Points};
+
+mod forced;
+mod proof;
+mod search;
+
+/// One exploring run: the correct or racy product, stop pressed as it is about to reply; the
+/// agent-side invariant checked. The correct product's report is its evidence: every ordering
+/// must give the same.
+pub(crate) async fn stop_at_reply(live: &mut Live, racy: bool) -> anyhow::Result<()> {
+    let agent = support::agent_with_notes(live).await?;
+    // Where a reply reaches the agent before the abort, the read runs and the model is asked
+    // again: it answers nothing until the abort ends the turn.
+    live.model()
+        .reply(support::read_notes(&agent))
+        .reply(Reply::hang());
+    let cancel = Cancel::new();
+    let points = Points::of(live)?.cancel_at(Point::BeforeReply, cancel.clone());
+    let mut product = support::product_with(&agent, points)?;
+    if racy {
+        product = product.with_racy_reply();
+    }
+    let report = product
+        .run(&Task::new("What do my notes say?"), &cancel)
+        .await?;
+    support::ensure_outcome(&report, &CANCELLED)?;
+    support::no_reply_after_abort(&agent.observed().await)?;
+    if !racy {
+        live.evidence()
+            .record("product", support::report_json(&report));
+        live.assert_evidence();
+    }
+    Ok(())
+}

@@ -1,0 +1,207 @@
+//! The proof that exploring finds the race: the twenty racy searches of [`super::search`] run
+//! in a runner of their own (this test binary again), each with its own seed; every one must
+//! fail on the invariant with a shrunk schedule and the line that replays it; then that line's
+//! test run is repeated ten times and must fail the same way every time.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use harness_runtime::prelude::*;
+
+/// The racy searches, as `cargo test` names them.
+const RACY: &str = "explore::search::racy_";
+const SEARCHES: usize = 20;
+const REPLAYS: usize = 10;
+/// What the invariant says when the race happened.
+const INVARIANT: &str = "a permission reply reached the agent after the abort";
+/// The ceiling of the child runner of the twenty searches, and of one replay (scaled).
+const SEARCH_CEILING: Duration = Duration::from_secs(400);
+const REPLAY_CEILING: Duration = Duration::from_secs(120);
+
+/// One finished child runner.
+struct Ran {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs this test binary with `args` and `env`, captured, within `ceiling`; killed (with its
+/// process group's agents reaped by its own runner) if it takes longer.
+async fn runner(args: &[&str], env: &[(&str, &str)], ceiling: Duration) -> anyhow::Result<Ran> {
+    let mut command = tokio::process::Command::new(std::env::current_exe()?);
+    command
+        .args(args)
+        .env_remove("LIVE_SCHEDULE")
+        // The children's scenarios are this scenario's evidence, not rows of the run report.
+        .env("LIVE_REPORT", "off")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let ceiling = scaled(ceiling);
+    let output = tokio::time::timeout(ceiling, command.output())
+        .await
+        .map_err(|_| anyhow::anyhow!("`{}` did not end within {ceiling:?}", args.join(" ")))??;
+    Ok(Ran {
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    })
+}
+
+/// A failed scenario's message in libtest's output: the text after `---- <name> ----`.
+fn failure_of<'a>(stdout: &'a str, name: &str) -> Option<&'a str> {
+    let header = format!("---- {name} ----\n");
+    let start = stdout.find(&header)? + header.len();
+    let rest = &stdout[start..];
+    let end = rest
+        .find("\n---- ")
+        .or_else(|| rest.find("\nfailures:"))
+        .unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
+/// What one search reported: `(found at schedule, shrink runs, the shrunk schedule, the replay
+/// line)`.
+fn found(message: &str) -> anyhow::Result<(u32, u32, String, String)> {
+    let number_after = |marker: &str| -> Option<u32> {
+        let at = message.find(marker)? + marker.len();
+        message[at..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()
+    };
+    let schedule = message
+        .split("failed under schedule ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .ok_or_else(|| anyhow::anyhow!("no schedule in: {message}"))?;
+    let at = number_after("found at schedule ")
+        .ok_or_else(|| anyhow::anyhow!("no \"found at schedule\" in: {message}"))?;
+    let shrink = message
+        .find("; shrunk from ")
+        .and_then(|i| {
+            let rest = &message[i..];
+            let runs = rest.find(" in ")? + 4;
+            rest[runs..].split(' ').next()?.parse().ok()
+        })
+        .unwrap_or(0);
+    let replay = message
+        .lines()
+        .find_map(|line| line.strip_prefix("replay it: "))
+        .ok_or_else(|| anyhow::anyhow!("no replay line in: {message}"))?;
+    Ok((at, shrink, schedule.to_owned(), replay.to_owned()))
+}
+
+/// Twenty seeds, twenty finds, one line replayed ten times.
+#[live_agent_test(timeout = "600s")]
+async fn exploration_finds_the_race_for_every_seed_and_its_line_replays_it(
+    live: &mut Live,
+) -> anyhow::Result<()> {
+    let started = Instant::now();
+    // A new base seed every run (the children mix it with each scenario's name), shown so a
+    // failure of this proof can be repeated.
+    let base = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_nanos()
+        % 1_000_000_000;
+    let base = base.to_string();
+    live.progress(format!(
+        "running the {SEARCHES} racy searches, base seed {base} (LIVE_EXPLORE_SEED)"
+    ));
+    let searched = runner(
+        &["--ignored", "--test-threads", "2", RACY],
+        &[("LIVE_EXPLORE_SEED", &base)],
+        SEARCH_CEILING,
+    )
+    .await?;
+    let search_time = started.elapsed();
+    anyhow::ensure!(
+        searched.code == Some(101),
+        "the racy searches should all fail (exit 101), got {:?}:\n{}\n{}",
+        searched.code,
+        searched.stdout,
+        searched.stderr
+    );
+    let mut finds = Vec::new();
+    for n in 1..=SEARCHES {
+        let name = format!("{RACY}{n:02}");
+        anyhow::ensure!(
+            searched.stdout.contains(&format!("test {name} ... FAILED")),
+            "{name} did not fail:\n{}",
+            searched.stdout
+        );
+        let message = failure_of(&searched.stdout, &name)
+            .ok_or_else(|| anyhow::anyhow!("no failure message of {name}:\n{}", searched.stdout))?;
+        anyhow::ensure!(
+            message.contains(INVARIANT),
+            "{name} failed, but not on the race:\n{message}"
+        );
+        let (at, shrink_runs, schedule, replay) = found(message)?;
+        anyhow::ensure!(at <= 40, "{name} found it past its budget of 40: {message}");
+        finds.push((name, at, shrink_runs, schedule, replay));
+    }
+    let ats: Vec<u32> = finds.iter().map(|f| f.1).collect();
+    let shrinks: Vec<u32> = finds.iter().map(|f| f.2).collect();
+    let deviations: Vec<usize> = finds
+        .iter()
+        .map(|f| {
+            if f.3 == "fifo" {
+                0
+            } else {
+                f.3.split(',').count()
+            }
+        })
+        .collect();
+    live.progress(format!(
+        "{SEARCHES} of {SEARCHES} searches found the race, in {:.0} seconds: found at schedule \
+         {ats:?}, shrunk in {shrinks:?} runs to {deviations:?} deviations",
+        search_time.as_secs_f64()
+    ));
+
+    // The first search's line, run as its test command runs: this binary, its environment and
+    // its arguments after `--`.
+    let (name, _, _, schedule, replay) = &finds[0];
+    let expected_tail =
+        format!("' cargo test -p product-example --test live -- {name} --exact --include-ignored");
+    anyhow::ensure!(
+        replay.starts_with(&format!("LIVE_SCHEDULE='{schedule}"))
+            && replay.ends_with(&expected_tail),
+        "unexpected replay line: {replay}"
+    );
+    let replayed = Instant::now();
+    let mut reproduced = 0;
+    for _ in 0..REPLAYS / 2 {
+        let args = [name.as_str(), "--exact", "--include-ignored"];
+        let env = [("LIVE_SCHEDULE", schedule.as_str())];
+        let (a, b) = tokio::join!(
+            runner(&args, &env, REPLAY_CEILING),
+            runner(&args, &env, REPLAY_CEILING)
+        );
+        for ran in [a?, b?] {
+            let message = failure_of(&ran.stdout, name).unwrap_or_default();
+            anyhow::ensure!(
+                ran.code == Some(101)
+                    && message
+                        .contains(&format!("failed under schedule {schedule} (LIVE_SCHEDULE)"))
+                    && message.contains(INVARIANT),
+                "the replay of {schedule} did not fail on the race ({reproduced} of {REPLAYS} \
+                 did):\n{}\n{}",
+                ran.stdout,
+                ran.stderr
+            );
+            reproduced += 1;
+        }
+    }
+    live.progress(format!(
+        "the replay line of {name} ({schedule}) failed on the race {reproduced} of {REPLAYS} \
+         times, in {:.0} seconds; the proof took {:.0} seconds",
+        replayed.elapsed().as_secs_f64(),
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(())
+}
