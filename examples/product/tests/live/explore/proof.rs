@@ -12,6 +12,8 @@ use harness_runtime::prelude::*;
 const RACY: &str = "explore::search::racy_";
 const SEARCHES: usize = 20;
 const REPLAYS: usize = 10;
+/// Replays run side by side, each a runner with a server of its own.
+const REPLAYS_AT_ONCE: usize = 5;
 /// What the invariant says when the race happened.
 const INVARIANT: &str = "a permission reply reached the agent after the abort";
 /// The ceiling of the child runner of the twenty searches, and of one replay (scaled).
@@ -114,7 +116,8 @@ async fn exploration_finds_the_race_for_every_seed_and_its_line_replays_it(
         "running the {SEARCHES} racy searches, base seed {base} (LIVE_EXPLORE_SEED)"
     ));
     let searched = runner(
-        &["--ignored", "--test-threads", "2", RACY],
+        // Four at a time: a run spends much of its time waiting for the system to be quiet.
+        &["--ignored", "--test-threads", "4", RACY],
         &[("LIVE_EXPLORE_SEED", &base)],
         SEARCH_CEILING,
     )
@@ -175,14 +178,12 @@ async fn exploration_finds_the_race_for_every_seed_and_its_line_replays_it(
     );
     let replayed = Instant::now();
     let mut reproduced = 0;
-    for _ in 0..REPLAYS / 2 {
-        let args = [name.as_str(), "--exact", "--include-ignored"];
-        let env = [("LIVE_SCHEDULE", schedule.as_str())];
-        let (a, b) = tokio::join!(
-            runner(&args, &env, REPLAY_CEILING),
-            runner(&args, &env, REPLAY_CEILING)
-        );
-        for ran in [a?, b?] {
+    let args = [name.as_str(), "--exact", "--include-ignored"];
+    let env = [("LIVE_SCHEDULE", schedule.as_str())];
+    for _ in 0..REPLAYS / REPLAYS_AT_ONCE {
+        let replays = (0..REPLAYS_AT_ONCE).map(|_| runner(&args, &env, REPLAY_CEILING));
+        for ran in futures::future::join_all(replays).await {
+            let ran = ran?;
             let message = failure_of(&ran.stdout, name).unwrap_or_default();
             anyhow::ensure!(
                 ran.code == Some(101)
