@@ -381,6 +381,9 @@ impl Live {
             &self.evidence,
             name,
         );
+        if let Some(baseline) = &self.baseline {
+            baseline.accepted(name.unwrap_or_default(), &self.evidence);
+        }
     }
 
     fn snapshot_target(&self) -> crate::evidence::SnapshotTarget<'_> {

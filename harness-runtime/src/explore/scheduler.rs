@@ -426,8 +426,7 @@ mod tests {
         for pass in passes {
             pass.await.unwrap();
         }
-        let order = order.lock().unwrap().clone();
-        order
+        order.lock().unwrap().clone()
     }
 
     /// `a` and `b` in the canonical order of two steps that arrived together (by tag).

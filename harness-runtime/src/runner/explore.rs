@@ -468,7 +468,10 @@ mod tests {
     fn the_replay_command_names_the_schedule_the_target_and_the_scenario() {
         let schedule = Schedule::parse("da2a.1>b7c1.1").unwrap();
         let command = replay_command("explore::racy", false, &schedule);
-        assert!(command.starts_with("LIVE_SCHEDULE='da2a.1>b7c1.1' cargo test"), "{command}");
+        assert!(
+            command.starts_with("LIVE_SCHEDULE='da2a.1>b7c1.1' cargo test"),
+            "{command}"
+        );
         assert!(
             command.ends_with(" --test harness_runtime -- explore::racy --exact"),
             "{command}"
