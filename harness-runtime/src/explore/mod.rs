@@ -7,14 +7,16 @@
 //! ([`explorer`]), shrinks a failing one and prints the line that replays it.
 
 pub(crate) mod explorer;
+mod focus;
 mod schedule;
 mod scheduler;
 mod step;
 mod strategy;
 mod trace;
 
+pub(crate) use focus::{Focus, Point};
 pub(crate) use schedule::{Choice, Schedule, fnv1a64};
-pub(crate) use scheduler::{Focus, Scheduler};
+pub(crate) use scheduler::Scheduler;
 pub(crate) use step::Step;
 pub(crate) use strategy::Plan;
 pub(crate) use trace::RunRecord;

@@ -10,81 +10,13 @@ use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
 use super::Step;
+use super::focus::{Focus, Point};
 use super::strategy::{Strategy, labels};
 use super::trace::{Decision, Released, RunRecord};
-use crate::gates::WirePoint;
 use crate::timeline::{Lane, note};
 
 /// The event type sent every few seconds: never a decision point (its number depends on time).
 const HEARTBEAT: &str = "server.heartbeat";
-
-/// The event families about sessions: their events are decision points by default. Events about
-/// the server itself (`server.*`, `plugin.added`, `catalog.updated`, …: a workspace's first
-/// request loads its plugins, some fifty events) are delivered in order but only count as
-/// activity, unless `explore_points` names them.
-const SESSION_EVENTS: [&str; 5] = ["session.", "message.", "permission.", "question.", "todo."];
-
-/// Which steps are decision points: all of them (events about sessions only), or those an
-/// `explore_points` spelling names.
-#[derive(Debug, Default)]
-pub(crate) struct Focus {
-    wire: Vec<WirePoint>,
-    products: Vec<String>,
-}
-
-impl Focus {
-    /// From `explore_points` spellings (checked at compile time; an unparsable one is a bug).
-    /// Empty: every step.
-    pub(crate) fn from_points(points: &[&str]) -> Focus {
-        let mut focus = Focus::default();
-        for point in points {
-            if let Some(name) = point.strip_prefix("product ") {
-                focus.products.push(name.trim().to_owned());
-            } else {
-                match WirePoint::parse(point) {
-                    Ok(wire) => focus.wire.push(wire),
-                    Err(error) => panic!("invalid `explore_points` spelling: {error}"),
-                }
-            }
-        }
-        focus
-    }
-
-    fn is_all(&self) -> bool {
-        self.wire.is_empty() && self.products.is_empty()
-    }
-
-    fn request(&self, method: &str, path: &str) -> bool {
-        self.is_all()
-            || self
-                .wire
-                .iter()
-                .any(|p| matches!(p, WirePoint::Request(r) if r.matches(method, path)))
-    }
-
-    fn response(&self, method: &str, path: &str) -> bool {
-        self.is_all()
-            || self
-                .wire
-                .iter()
-                .any(|p| matches!(p, WirePoint::Response(r) if r.matches(method, path)))
-    }
-
-    fn event(&self, event_type: &str) -> bool {
-        (self.is_all()
-            && SESSION_EVENTS
-                .iter()
-                .any(|family| event_type.starts_with(family)))
-            || self
-                .wire
-                .iter()
-                .any(|p| matches!(p, WirePoint::Event(e) if e.as_str() == event_type))
-    }
-
-    fn product(&self, name: &str) -> bool {
-        self.is_all() || self.products.iter().any(|p| p == name)
-    }
-}
 
 /// A request that went through its decision point: its response's step belongs to it.
 #[derive(Clone, Debug)]
@@ -194,9 +126,9 @@ impl Scheduler {
             method: method.to_owned(),
             route: route.to_owned(),
             ordinal,
-            focused_response: self.focus.response(method, path),
+            focused_response: self.focus.holds(&Point::Response { method, path }),
         };
-        if self.focus.request(method, path) {
+        if self.focus.holds(&Point::Request { method, path }) {
             self.hold(Step::request(method, route, ordinal)).await;
         } else {
             self.activity();
@@ -226,7 +158,7 @@ impl Scheduler {
         if event_type == HEARTBEAT {
             return;
         }
-        if !self.focus.event(event_type) {
+        if !self.focus.holds(&Point::Event(event_type)) {
             self.activity();
             return;
         }
@@ -253,7 +185,7 @@ impl Scheduler {
             *count += 1;
             *count
         };
-        if self.focus.product(name) {
+        if self.focus.holds(&Point::Product(name)) {
             self.hold(Step::product(name, ordinal)).await;
         } else {
             self.activity();
@@ -455,7 +387,7 @@ mod tests {
         ];
         for (schedule, arrival, expected) in cases {
             let plan = Plan::Replay(Schedule::parse(schedule).unwrap());
-            let scheduler = Scheduler::start(plan.strategy(), QUIET, Focus::default());
+            let scheduler = Scheduler::start(plan.strategy(), QUIET, Focus::all());
             assert_eq!(
                 pass_all(&scheduler, &arrival).await,
                 expected,
@@ -474,7 +406,7 @@ mod tests {
     #[tokio::test]
     async fn a_deviation_that_never_comes_up_is_reported() {
         let plan = Plan::Replay(Schedule::parse("0000.1>0001.1").unwrap());
-        let scheduler = Scheduler::start(plan.strategy(), QUIET, Focus::default());
+        let scheduler = Scheduler::start(plan.strategy(), QUIET, Focus::all());
         assert_eq!(pass_all(&scheduler, &["a", "b"]).await, by_tag());
         let divergence = scheduler.record().divergence.expect("not carried out");
         assert!(
@@ -486,7 +418,7 @@ mod tests {
 
     #[tokio::test]
     async fn unfocused_steps_pass_at_once_and_stop_releases_what_is_held() {
-        let focus = Focus::from_points(&["product held"]);
+        let focus = Focus::only(|point| matches!(point, Point::Product("held")));
         let plan = Plan::Replay(Schedule::default());
         let scheduler = Scheduler::start(plan.strategy(), Duration::from_secs(3600), focus);
         tokio::time::timeout(Duration::from_secs(1), scheduler.product("free"))

@@ -13,13 +13,14 @@ use libtest_mimic::{Completion, Failed};
 use super::descriptor::Scenario;
 use super::panic::{self as panics, RedactorCell};
 use super::report_hook::TrialReport;
-use super::trial::{
+use super::setup::{
     CollectingGuard, DEFAULT_CEILING, FINISH_CEILING, SHUTDOWN_CEILING, runtime, timeout_message,
 };
 use crate::cassette::Resolution;
 use crate::evidence::Baseline;
 use crate::explore::explorer::{self, Budget, Exploration, Purpose, RunResult};
-use crate::explore::{Focus, Plan, RunRecord, Schedule, Scheduler};
+use crate::explore::{Focus, Plan, Point, RunRecord, Schedule, Scheduler};
+use crate::gates::WirePoint;
 use crate::live::{FinishError, ScenarioInfo, Skip};
 use crate::progress::{progress, seconds};
 use crate::report::{DiagramStep, ExplorationRecord};
@@ -280,11 +281,7 @@ impl Runs<'_> {
     fn run(&mut self, plan: &Plan, keep: bool) -> RunResult {
         let scheduler = {
             let _context = self.runtime.enter();
-            Scheduler::start(
-                plan.strategy(),
-                self.quiet,
-                Focus::from_points(self.options.points),
-            )
+            Scheduler::start(plan.strategy(), self.quiet, focus(self.options.points))
         };
         let mut live = {
             let _context = self.runtime.enter();
@@ -360,6 +357,37 @@ impl Runs<'_> {
         }
         RunResult { failure, record }
     }
+}
+
+/// The decision points `explore_points` names (gate spellings, checked at compile time: an
+/// unparsable one is a bug); none named: the default focus.
+fn focus(points: &[&str]) -> Focus {
+    if points.is_empty() {
+        return Focus::all();
+    }
+    let mut wire = Vec::new();
+    let mut products = Vec::new();
+    for point in points {
+        match point.strip_prefix("product ") {
+            Some(name) => products.push(name.trim().to_owned()),
+            None => match WirePoint::parse(point) {
+                Ok(point) => wire.push(point),
+                Err(error) => panic!("invalid `explore_points` spelling: {error}"),
+            },
+        }
+    }
+    Focus::only(move |point| match point {
+        Point::Request { method, path } => wire
+            .iter()
+            .any(|w| matches!(w, WirePoint::Request(r) if r.matches(method, path))),
+        Point::Response { method, path } => wire
+            .iter()
+            .any(|w| matches!(w, WirePoint::Response(r) if r.matches(method, path))),
+        Point::Event(event_type) => wire
+            .iter()
+            .any(|w| matches!(w, WirePoint::Event(e) if e.as_str() == *event_type)),
+        Point::Product(name) => products.iter().any(|p| p == name),
+    })
 }
 
 /// The failure message of an exploration that found a failing schedule.

@@ -10,6 +10,7 @@ mod panic;
 mod registry;
 mod report_hook;
 mod roles;
+mod setup;
 mod trial;
 mod warm;
 
