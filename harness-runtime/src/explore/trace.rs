@@ -41,7 +41,8 @@ pub(crate) struct Released {
 pub(crate) struct RunRecord {
     pub(crate) decisions: Vec<Decision>,
     pub(crate) released: Vec<Released>,
-    /// Where the plan stopped fitting; the run went on unscheduled from there.
+    /// Where the plan did not fit: a deviation whose two steps never met (the run took the
+    /// default order there).
     pub(crate) divergence: Option<String>,
 }
 

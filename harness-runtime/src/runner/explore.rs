@@ -115,9 +115,9 @@ struct Runs<'a> {
 }
 
 impl Runs<'_> {
-    /// `LIVE_SCHEDULE`: one run under `schedule`. A run that no longer fits it fails, saying
-    /// where: one that passes unscheduled from there proves nothing about the failure the
-    /// schedule recorded.
+    /// `LIVE_SCHEDULE`: one run under `schedule`. A run that no longer fits it (a deviation
+    /// whose two steps never met) fails, saying which: passing in the default order there proves
+    /// nothing about the failure the schedule recorded.
     fn replay(&mut self, schedule: &Schedule, report: &TrialReport) -> Result<String, String> {
         progress(
             self.name,
@@ -144,16 +144,16 @@ impl Runs<'_> {
         match (result.failure, divergence) {
             (None, None) => Ok(format!("schedule {schedule} passed")),
             (None, Some(divergence)) => Err(format!(
-                "`{}` no longer fits schedule {schedule}: {divergence}; the run went on \
-                 unscheduled from there and passed, which says nothing about the failure the \
-                 schedule was recorded for: explore again (unset LIVE_SCHEDULE)",
+                "`{}` no longer fits schedule {schedule}: {divergence}; the run took the default \
+                 order there and passed, which says nothing about the failure the schedule was \
+                 recorded for (did the code change?): explore again (unset LIVE_SCHEDULE)",
                 self.name
             )),
             (Some(failure), divergence) => {
                 let diverged = divergence
                     .map(|d| {
                         format!(
-                            "\n\nthe run no longer fit the schedule ({d}) and went on unscheduled"
+                            "\n\nthe run no longer fit the schedule ({d}): it took the default order there"
                         )
                     })
                     .unwrap_or_default();
