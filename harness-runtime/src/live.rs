@@ -45,6 +45,9 @@ pub struct Live {
     pub(crate) skip: Option<Skip>,
     /// In an exploring scenario's run: the evidence every run must agree on.
     pub(crate) baseline: Option<Arc<crate::evidence::Baseline>>,
+    /// A later run of an exploring scenario: provisioning's progress lines (which server,
+    /// which sandbox) said it once already.
+    pub(crate) repeated: bool,
 }
 
 /// Why a scenario ended as skipped rather than passed or failed.
@@ -118,6 +121,7 @@ impl Live {
             info,
             skip: None,
             baseline: None,
+            repeated: false,
         }
     }
 
@@ -221,7 +225,7 @@ impl Live {
 
     /// [`opencode`](Self::opencode) with explicit options.
     pub async fn opencode_with(&mut self, options: AgentOptions) -> Result<Agent, ProvisionError> {
-        let (name, redactor) = (&self.info.name, &self.redactor);
+        let (name, redactor, repeated) = (&self.info.name, &self.redactor, self.repeated);
         let scenario = ProvisionContext {
             name,
             options: &self.info.options,
@@ -232,7 +236,11 @@ impl Live {
             wire: &self.wire,
             fixture: &self.fixture,
             agents: &mut self.agents,
-            progress: &|message| progress(name, redactor, message),
+            progress: &|message| {
+                if !repeated {
+                    progress(name, redactor, message);
+                }
+            },
         };
         let provisioned = crate::opencode::provision(scenario, options).await;
         // Nothing installed is not this scenario's fault: report it skipped (failed under CI or

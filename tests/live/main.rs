@@ -4,6 +4,7 @@
 harness_runtime::main!();
 
 mod abort;
+mod explore;
 mod faults;
 mod gates;
 mod isolation;

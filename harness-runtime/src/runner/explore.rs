@@ -61,6 +61,7 @@ pub(super) fn execute(
         quiet: settings::explore_quiet(),
         kept: None,
         skip: None,
+        runs: 0,
     };
     let verdict = match settings::schedule() {
         Some(schedule) => runs.replay(&schedule, report),
@@ -112,6 +113,8 @@ struct Runs<'a> {
     kept: Option<Live>,
     /// A run ended as skipped (no OpenCode, a missing prerequisite): the trial is skipped.
     skip: Option<Skip>,
+    /// Runs so far.
+    runs: u32,
 }
 
 impl Runs<'_> {
@@ -293,6 +296,8 @@ impl Runs<'_> {
             })
         };
         live.explore_with(scheduler.clone(), self.baseline.clone());
+        live.repeated = self.runs > 0;
+        self.runs += 1;
         let redactor = Arc::clone(live.redactor());
         panics::use_redactor(self.cell, Arc::clone(&redactor));
         let ceiling = self.ceiling;
