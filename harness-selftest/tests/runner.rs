@@ -17,6 +17,7 @@ const SECRET: &str = "selftest-secret-value-7f3a";
 const ALL: &[&str] = &[
     "canary::secrets_never_leak",
     "cassette::without_cassette",
+    "explore::two_points_in_either_order",
     "hygiene::fixture_panics",
     "hygiene::fixture_passes",
     "hygiene::fixture_returns_err",
@@ -529,12 +530,13 @@ fn quiet_and_nocapture_are_accepted() {
 fn a_whole_run_reports_every_failure_and_fails() {
     let run = run(&["--test-threads", "2"], &[]);
     run.assert_code(101)
-        // Ignored: the two of `skips`/`requirements`, the 22 that require `SELFTEST_SCRATCH`
+        // Passed: `outcomes::passes` and the exploring one. Ignored: the two of `skips`/`requirements`, the 22 that require `SELFTEST_SCRATCH`
         // or a canary, `run_skips::skips_with_reason` (skipped at run time), the cassette one (no
         // cassette, no real model), the 114 of `reliability` (they require `SELFTEST_SCRATCH`,
         // a real model or `LIVE_SNAPSHOT_DIR`) and its 1,051 soak ones (`RELIABILITY_SOAK`).
-        .assert_stdout("1 passed; 5 failed; 1191 ignored")
+        .assert_stdout("2 passed; 5 failed; 1191 ignored")
         .assert_result("outcomes::passes", "ok")
+        .assert_result(EXPLORING, "ok")
         .assert_result("outcomes::times_out", "FAILED")
         .assert_result("skips::ignored_with_reason", "ignored")
         .assert_stdout("---- outcomes::returns_err ----")
@@ -717,4 +719,86 @@ fn an_unknown_role_is_a_clear_error() {
         .assert_code(2)
         .assert_stderr("HARNESS_RUNTIME_ROLE must be `fixture-agent`, `reaper` or `sandbox`")
         .assert_stderr("unset it to run the scenarios");
+}
+
+/// The exploring scenario of the binary: two product points, so one decision between two steps
+/// per run, and every ordering is tried (no agent).
+const EXPLORING: &str = "explore::two_points_in_either_order";
+
+#[test]
+fn a_passing_exploration_says_it_tried_every_ordering() {
+    let run = run(&["--exact", EXPLORING], &[("LIVE_EXPLORE_SEED", "1234")]);
+    run.assert_code(0)
+        .assert_result(EXPLORING, "ok")
+        .assert_stderr(&format!(
+            "[live] {EXPLORING}: exploring up to 4 schedules within 30s (seed 1234; \
+             LIVE_EXPLORE_SEED=1234 repeats this search)"
+        ))
+        .assert_stderr(&format!("[live] {EXPLORING}: passed in "))
+        .assert_stderr(": all 2 orderings tried");
+    assert!(
+        !run.stdout.contains("[live]"),
+        "progress leaked to stdout\n{run}"
+    );
+}
+
+/// A schedule that does not parse names the character and the entry, before any trial runs.
+#[test]
+fn a_malformed_schedule_is_an_error_before_any_trial() {
+    let run = run(&["--exact", EXPLORING], &[("LIVE_SCHEDULE", "da2a.1>zz.1")]);
+    run.assert_code(2).assert_stderr(
+        "LIVE_SCHEDULE is not a schedule: at character 8 (entry 1, \"da2a.1>zz.1\"): `zz` is \
+         not a tag: expected 4 hex digits",
+    );
+    assert!(!run.stdout.contains("running"), "trials ran\n{run}");
+    assert!(run.started().is_empty(), "\n{run}");
+}
+
+/// A replayed deviation between steps the run never holds together (the code changed since the
+/// schedule was printed): the run goes on unscheduled and passes, which proves nothing, so the
+/// scenario fails saying which deviation never came up.
+#[test]
+fn a_schedule_that_no_longer_fits_fails_a_passing_run() {
+    run(
+        &["--exact", EXPLORING],
+        &[("LIVE_SCHEDULE", "0000.1>0001.1")],
+    )
+    .assert_code(101)
+    .assert_result(EXPLORING, "FAILED")
+    .assert_stderr(&format!(
+        "[live] {EXPLORING}: replaying schedule 0000.1>0001.1 (LIVE_SCHEDULE)"
+    ))
+    .assert_stdout(&format!(
+        "`{EXPLORING}` no longer fits schedule 0000.1>0001.1: its deviation 0000.1>0001.1 \
+             never came up: the run (1 decision) never held step 0000.1 and step 0001.1 together"
+    ))
+    .assert_stdout("explore again (unset LIVE_SCHEDULE)");
+    // The schedule every run of it takes replays and passes.
+    run(&["--exact", EXPLORING], &[("LIVE_SCHEDULE", "fifo")])
+        .assert_code(0)
+        .assert_result(EXPLORING, "ok")
+        .assert_stderr(": passed in ")
+        .assert_stderr("schedule fifo passed");
+}
+
+#[test]
+fn an_invalid_seed_or_quiet_is_an_error_before_any_trial() {
+    let invalid = run(
+        &["--exact", EXPLORING],
+        &[("LIVE_EXPLORE_SEED", "0x10"), ("LIVE_EXPLORE_QUIET", "11s")],
+    );
+    invalid
+        .assert_code(2)
+        .assert_stderr(
+            "LIVE_EXPLORE_SEED must be a whole number from 0 to 18446744073709551615, such as \
+             the seed an exploration printed",
+        )
+        .assert_stderr("LIVE_EXPLORE_QUIET must be a duration from 1ms to 10s");
+    assert!(!invalid.stdout.contains("running"), "trials ran\n{invalid}");
+    run(
+        &["--exact", EXPLORING],
+        &[("LIVE_EXPLORE_SEED", "7"), ("LIVE_EXPLORE_QUIET", "5ms")],
+    )
+    .assert_code(0)
+    .assert_result(EXPLORING, "ok");
 }
