@@ -88,6 +88,10 @@ pub(crate) struct Exploration {
     pub(crate) exhausted: bool,
     /// The wall-clock budget ended the search.
     pub(crate) out_of_time: bool,
+    /// About how many orderings the space has: the product of how many steps were held at each
+    /// decision of the FIFO run (Knuth's estimate of a tree's size from one path; a rough one,
+    /// as the path is not a random one).
+    pub(crate) estimated: u64,
     pub(crate) found: Option<Found>,
     /// The last search run (all passed), for the report.
     pub(crate) last: RunResult,
@@ -96,6 +100,18 @@ pub(crate) struct Exploration {
 impl Exploration {
     /// One line on what was searched: `all 24 orderings tried`, `200 schedules tried (random
     /// search, seed 7; the space is larger)`.
+    /// How it searched, for a failure message: `exhaustive search`, `random search of about
+    /// 1.2e5 orderings`.
+    pub(crate) fn searched(&self) -> String {
+        match self.mode {
+            Mode::Exhaustive => "exhaustive search".to_owned(),
+            Mode::Random => format!(
+                "random search of about {} orderings",
+                orderings(self.estimated)
+            ),
+        }
+    }
+
     pub(crate) fn summary(&self) -> String {
         let runs = self.schedules;
         let plural = if runs == 1 { "" } else { "s" };
@@ -108,10 +124,20 @@ impl Exploration {
                 format!("{runs} ordering{plural} tried (exhaustive search, stopped by its budget)")
             }
             (Mode::Random, _) => format!(
-                "{runs} schedule{plural} tried (random search, seed {}; the space is larger)",
-                self.seed
+                "{runs} schedule{plural} tried (random search, seed {}; of about {} orderings)",
+                self.seed,
+                orderings(self.estimated)
             ),
         }
+    }
+}
+
+/// `24`, `1.2e9`, or `more than 1e19` for a count that saturated.
+pub(crate) fn orderings(n: u64) -> String {
+    match n {
+        u64::MAX => "more than 1e19".to_owned(),
+        n if n < 100_000 => n.to_string(),
+        n => format!("{:.1e}", n as f64),
     }
 }
 
@@ -148,6 +174,7 @@ pub(crate) fn explore(
         schedules: 0,
         exhausted: false,
         out_of_time: false,
+        estimated: 1,
         found: None,
         last: RunResult::default(),
     };
@@ -169,6 +196,7 @@ pub(crate) fn explore(
         .path()
         .iter()
         .fold(1u64, |space, (_, of)| space.saturating_mul(*of as u64));
+    exploration.estimated = space;
     exploration.mode = if space <= u64::from(budget.runs) {
         Mode::Exhaustive
     } else {
@@ -473,6 +501,16 @@ mod tests {
         assert_eq!(exploration.schedules, 20);
         assert!(!exploration.exhausted);
         assert!(exploration.summary().contains("random search, seed 42"));
+        // FIFO holds all three threads' next steps at ten decisions, two at one more; the true
+        // count is 12! / 4!^3 = 34650.
+        assert_eq!(exploration.estimated, 2 * 3u64.pow(10));
+        assert!(
+            exploration.summary().ends_with("of about 1.2e5 orderings)"),
+            "{}",
+            exploration.summary()
+        );
+        assert_eq!(orderings(123_456_789), "1.2e8");
+        assert_eq!(orderings(u64::MAX), "more than 1e19");
         let (_, again) = sim.explore(20, 42, |_| false);
         assert_eq!(plans, again, "the same seed gives the same schedules");
         let (_, other) = sim.explore(20, 43, |_| false);

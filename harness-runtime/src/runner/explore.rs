@@ -428,12 +428,12 @@ fn failure_message(name: &str, exploration: &Exploration, budget: Budget, comman
         )
     };
     format!(
-        "`{name}` failed under schedule {} (found at schedule {} of at most {}, {} search, seed \
+        "`{name}` failed under schedule {} (found at schedule {} of at most {}, {}, seed \
          {}{shrunk}{reproduced})\n{}\n\ndecisions of the failing run:\n{}\n\nreplay it: {command}",
         found.schedule,
         found.at,
         budget.runs,
-        exploration.mode.name(),
+        exploration.searched(),
         exploration.seed,
         found.run.failure.as_deref().unwrap_or_default(),
         found.run.record.describe_decisions(40),

@@ -131,6 +131,7 @@ async fn exploration_finds_the_race_for_every_seed_and_its_line_replays_it(
         searched.stderr
     );
     let mut finds = Vec::new();
+    let mut spaces = Vec::new();
     for n in 1..=SEARCHES {
         let name = format!("{RACY}{n:02}");
         anyhow::ensure!(
@@ -145,6 +146,13 @@ async fn exploration_finds_the_race_for_every_seed_and_its_line_replays_it(
             "{name} failed, but not on the race:\n{message}"
         );
         let (at, shrink_runs, schedule, replay) = found(message)?;
+        let space = message
+            .split("random search of about ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .unwrap_or("?")
+            .to_owned();
+        spaces.push(space);
         anyhow::ensure!(at <= 40, "{name} found it past its budget of 40: {message}");
         finds.push((name, at, shrink_runs, schedule, replay));
     }
@@ -162,7 +170,8 @@ async fn exploration_finds_the_race_for_every_seed_and_its_line_replays_it(
         .collect();
     live.progress(format!(
         "{SEARCHES} of {SEARCHES} searches found the race, in {:.0} seconds: found at schedule \
-         {ats:?}, shrunk in {shrinks:?} runs to {deviations:?} deviations",
+         {ats:?} of spaces of about {spaces:?} orderings, shrunk in {shrinks:?} runs to \
+         {deviations:?} deviations",
         search_time.as_secs_f64()
     ));
 
