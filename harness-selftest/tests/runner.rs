@@ -17,6 +17,7 @@ const SECRET: &str = "selftest-secret-value-7f3a";
 const ALL: &[&str] = &[
     "canary::secrets_never_leak",
     "cassette::without_cassette",
+    "explore::fails_when_the_abort_goes_first",
     "explore::two_points_in_either_order",
     "hygiene::fixture_panics",
     "hygiene::fixture_passes",
@@ -530,13 +531,16 @@ fn quiet_and_nocapture_are_accepted() {
 fn a_whole_run_reports_every_failure_and_fails() {
     let run = run(&["--test-threads", "2"], &[]);
     run.assert_code(101)
-        // Passed: `outcomes::passes` and the exploring one. Ignored: the two of `skips`/`requirements`, the 22 that require `SELFTEST_SCRATCH`
-        // or a canary, `run_skips::skips_with_reason` (skipped at run time), the cassette one (no
-        // cassette, no real model), the 114 of `reliability` (they require `SELFTEST_SCRATCH`,
-        // a real model or `LIVE_SNAPSHOT_DIR`) and its 1,051 soak ones (`RELIABILITY_SOAK`).
-        .assert_stdout("2 passed; 5 failed; 1191 ignored")
+        // Passed: `outcomes::passes` and the passing exploration; failed: the four failing
+        // outcomes and the racy exploration. Ignored: the two of `skips`/`requirements`, the 22
+        // that require `SELFTEST_SCRATCH` or a canary, `run_skips::skips_with_reason` (skipped
+        // at run time), the cassette one (no cassette, no real model), the 114 of `reliability`
+        // (they require `SELFTEST_SCRATCH`, a real model or `LIVE_SNAPSHOT_DIR`) and its 1,051
+        // soak ones (`RELIABILITY_SOAK`).
+        .assert_stdout("2 passed; 6 failed; 1191 ignored")
         .assert_result("outcomes::passes", "ok")
         .assert_result(EXPLORING, "ok")
+        .assert_result(RACY, "FAILED")
         .assert_result("outcomes::times_out", "FAILED")
         .assert_result("skips::ignored_with_reason", "ignored")
         .assert_stdout("---- outcomes::returns_err ----")
@@ -721,9 +725,13 @@ fn an_unknown_role_is_a_clear_error() {
         .assert_stderr("unset it to run the scenarios");
 }
 
-/// The exploring scenario of the binary: two product points, so one decision between two steps
-/// per run, and every ordering is tried (no agent).
+/// The exploring scenarios of the binary: two product points, so one decision between two steps
+/// per run, and every ordering is tried (no agent). The first passes in either order, the
+/// second fails in the order that is not the default.
 const EXPLORING: &str = "explore::two_points_in_either_order";
+const RACY: &str = "explore::fails_when_the_abort_goes_first";
+/// The racy one's failing schedule: the abort's pass (tag 6bde) before the reply's (6498).
+const ABORT_FIRST: &str = "6bde.1>6498.1";
 
 #[test]
 fn a_passing_exploration_says_it_tried_every_ordering() {
@@ -801,4 +809,40 @@ fn an_invalid_seed_or_quiet_is_an_error_before_any_trial() {
     )
     .assert_code(0)
     .assert_result(EXPLORING, "ok");
+}
+
+/// The search finds the one failing order at its second schedule, has nothing to shrink,
+/// replays it twice, and prints the line that replays it; that line fails again, and the
+/// default order passes.
+#[test]
+fn a_failing_exploration_prints_the_schedule_and_its_replay_line() {
+    let found = run(&["--exact", RACY], &[("LIVE_EXPLORE_SEED", "1234")]);
+    found
+        .assert_code(101)
+        .assert_result(RACY, "FAILED")
+        .assert_stdout(&format!(
+            "`{RACY}` failed under schedule {ABORT_FIRST} (found at schedule 2 of at most 4, \
+             exhaustive search, seed 1234; reproduced 2 of 2 replays)"
+        ))
+        .assert_stdout("the abort went before the reply: [\"abort\", \"reply\"]")
+        .assert_stdout("decisions of the failing run:")
+        .assert_stdout(&format!(
+            "replay it: LIVE_SCHEDULE='{ABORT_FIRST}' cargo test"
+        ))
+        .assert_stdout(&format!(" --test selftest-scenarios -- {RACY} --exact"))
+        .assert_stderr(&format!(
+            "[live] {RACY}: schedule 2 failed ({ABORT_FIRST}): shrinking it"
+        ))
+        .assert_stderr(&format!("[live] {RACY}: failed in "));
+
+    run(&["--exact", RACY], &[("LIVE_SCHEDULE", ABORT_FIRST)])
+        .assert_code(101)
+        .assert_stdout(&format!(
+            "`{RACY}` failed under schedule {ABORT_FIRST} (LIVE_SCHEDULE)"
+        ))
+        .assert_stdout("the abort went before the reply")
+        .assert_nowhere("no longer fit");
+    run(&["--exact", RACY], &[("LIVE_SCHEDULE", "fifo")])
+        .assert_code(0)
+        .assert_result(RACY, "ok");
 }

@@ -4,8 +4,8 @@
 //! - `outcomes`, `requirements`, `skips`, `run_skips`, `cassette`: every outcome the runner must
 //!   report (pass, `Err`, panic, timeout, secrets in failures, unmet requirements, `ignore`, skips
 //!   decided at run time, a cassette scenario's model plan); driven by `tests/runner.rs`;
-//! - `explore`: an exploring scenario of product points only (no agent), for the settings and
-//!   messages of exploration; driven by `tests/runner.rs`;
+//! - `explore`: exploring scenarios of product points only (no agent), one passing, one failing
+//!   in one order, for the settings and messages of exploration; driven by `tests/runner.rs`;
 //! - `snapshot`: writes a snapshot for `tests/snapshots.rs` (requires `SELFTEST_SCRATCH`);
 //! - `round_trip`: `cassette` scenarios recorded from a scripted upstream, then replayed without
 //!   it; driven by `tests/cassettes`;
