@@ -9,6 +9,7 @@
 
 mod agent_memory;
 mod common;
+mod explored_schedule;
 mod fixture;
 mod forwarded_turn;
 mod libtest;
@@ -79,6 +80,8 @@ fn main() -> ExitCode {
          (the harness's own) and scripted reply ({t} per side)\n  \
          forwarded_turn: that bare reqwest turn through the agent's forwarder / straight to the \
          agent, same server ({t} per side)\n  \
+         explored_schedule: that bare reqwest turn through a forwarder with an exploring \
+         run's scheduler (quiet {q:?}) / through one without, same server ({e} per side)\n  \
          replay_turn: session.prompt() answered from a cassette (recorded first, in this run) / \
          the same turn answered by the scripted model, each on a server of its own ({t} per \
          side)\n  \
@@ -90,6 +93,8 @@ fn main() -> ExitCode {
          ({m} requests){quick}",
         n = settings.provisioning_pairs(),
         t = settings.turn_pairs(),
+        e = settings.explored_pairs(),
+        q = harness_runtime::testing::explore_quiet(),
         f = settings.samples * 2,
         m = settings.samples * 10,
         filter = settings.suite_filter,
@@ -177,6 +182,7 @@ fn run(bench: &Bench) -> (Vec<Figure>, Vec<(&'static str, BenchError)>) {
             "fixture" => runtime.block_on(fixture::measure(bench)),
             "turn" => runtime.block_on(turn::measure(bench)),
             "forwarded_turn" => runtime.block_on(forwarded_turn::measure(bench)),
+            "explored_schedule" => runtime.block_on(explored_schedule::measure(bench)),
             "replay_turn" => runtime.block_on(replay_turn::measure(bench)),
             "provisioning" => runtime.block_on(provisioning::measure(bench)),
             "suite" => suite::measure(bench),

@@ -125,7 +125,7 @@ pub struct Ratio {
 }
 
 /// Every ratio, in the order the sections run.
-pub const RATIOS: [Ratio; 7] = [
+pub const RATIOS: [Ratio; 8] = [
     Ratio {
         name: "turn",
         section: "turn",
@@ -135,6 +135,13 @@ pub const RATIOS: [Ratio; 7] = [
         name: "forwarded_turn",
         section: "forwarded_turn",
         target: Some(Target::AtMost(1.02)),
+    },
+    // What one explored schedule costs is the quiet it waits for at each held step: a figure to
+    // read (it scales with `LIVE_EXPLORE_QUIET`), not a bound the harness can meet by being fast.
+    Ratio {
+        name: "explored_schedule",
+        section: "explored_schedule",
+        target: None,
     },
     Ratio {
         name: "replay_turn",

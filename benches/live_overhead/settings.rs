@@ -11,11 +11,12 @@ pub const ONLY_ENV: &str = "LIVE_BENCH_ONLY";
 pub const SUITE_FILTER_ENV: &str = "LIVE_BENCH_SUITE_FILTER";
 
 /// The sections, in the order they run.
-pub const SECTIONS: [&str; 8] = [
+pub const SECTIONS: [&str; 9] = [
     "model",
     "fixture",
     "turn",
     "forwarded_turn",
+    "explored_schedule",
     "replay_turn",
     "provisioning",
     "suite",
@@ -131,6 +132,12 @@ impl Settings {
     /// Turn pairs (`turn`, `forwarded_turn` and `replay_turn`): a turn varies by ±60 ms around 250 ms.
     pub fn turn_pairs(&self) -> usize {
         self.samples * 12
+    }
+
+    /// Pairs of `explored_schedule`: an explored turn waits for quiet at each of its some twenty
+    /// held steps (about a second at the default 30 ms), so fewer pairs than a plain turn's.
+    pub fn explored_pairs(&self) -> usize {
+        self.samples * 4
     }
 
     /// How many times the suite runs in each mode.

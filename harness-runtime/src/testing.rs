@@ -209,3 +209,48 @@ impl Reaper {
         self.0.close_and_wait(ceiling)
     }
 }
+
+/// How long an exploring run's scheduler waits for the system to be quiet before it lets a held
+/// step go: `LIVE_EXPLORE_QUIET` or 30 ms, scaled by `LIVE_TIMEOUT_SCALE`.
+pub fn explore_quiet() -> Duration {
+    crate::settings::explore_quiet()
+}
+
+/// An exploring run's scheduler installed outside the runner, on the gates of a context
+/// ([`Live::gates`]) or of a standalone [`Forwarder`]: for the benchmark's cost of one explored
+/// schedule. It holds the same decision points an exploring scenario's run holds by default,
+/// waits for quiet as long (`LIVE_EXPLORE_QUIET`, scaled), and takes the default order at every
+/// decision (the schedule `fifo`): what a run costs does not depend on which step goes.
+/// Dropping it stops the scheduler, letting everything held go.
+#[derive(Debug)]
+pub struct ExploringRun(std::sync::Arc<crate::explore::Scheduler>);
+
+impl ExploringRun {
+    /// Installs a scheduler on `gates`, on the current tokio runtime (its driver is a task);
+    /// `None` when `gates` already has one (a scheduler is installed once per run).
+    pub fn fifo(gates: &crate::gates::Gates) -> Option<ExploringRun> {
+        if gates.scheduler().is_some() {
+            return None;
+        }
+        let plan = crate::explore::Plan::Replay(crate::explore::Schedule::default());
+        let scheduler = crate::explore::Scheduler::start(
+            plan.strategy(),
+            crate::settings::explore_quiet(),
+            crate::explore::Focus::all(),
+        );
+        gates.explore_with(scheduler.clone());
+        Some(ExploringRun(scheduler))
+    }
+
+    /// Steps released so far, and how many of them were decisions (several held at once).
+    pub fn released(&self) -> (usize, usize) {
+        let record = self.0.record();
+        (record.released.len(), record.decisions.len())
+    }
+}
+
+impl Drop for ExploringRun {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
+}
