@@ -1,6 +1,7 @@
-//! The run report, seen as a user sees it: a run of the scenario binary with two
-//! failures (the secret canary's real OpenCode turn, and evidence that does not match its
-//! snapshot), a pass, a skip and an ignored scenario, as five processes of one nextest run
+//! The run report, seen as a user sees it: a run of the scenario binary with three
+//! failures (the secret canary's real OpenCode turn, evidence that does not match its
+//! snapshot, and an exploration that found its failing order), two passes (one of them an
+//! exploration), a skip and an ignored scenario, as seven processes of one nextest run
 //! (`NEXTEST_RUN_ID`) writing into one report folder at once.
 //! The data behind the page is checked as JSON; the page itself in headless Chromium.
 
@@ -24,12 +25,20 @@ const RUN_CEILING: Duration = Duration::from_secs(300);
 const RUN: &[(&str, i32)] = &[
     ("canary::secrets_never_leak", 101),
     (MISMATCH, 101),
+    (RACY, 101),
+    (EXPLORED, 0),
     ("outcomes::passes", 0),
     ("requirements::needs_token", 0),
     ("skips::ignored_with_reason", 0),
 ];
 /// The scenario whose evidence does not match the snapshot the test accepted for it.
 const MISMATCH: &str = "snapshot::names_its_own_file";
+/// An exploration (of two product points, no agent) that fails in the order that is not the
+/// default, and one that passes in both.
+const RACY: &str = "explore::fails_when_the_abort_goes_first";
+const EXPLORED: &str = "explore::two_points_in_either_order";
+/// The racy one's failing schedule: the abort's pass before the reply's.
+const ABORT_FIRST: &str = "6bde.1>6498.1";
 
 fn main() -> ExitCode {
     prerequisites::run([
@@ -70,7 +79,7 @@ impl ReportRun {
     }
 }
 
-/// Runs the five scenarios as five processes of one run, all at once, into one report folder.
+/// Runs the seven scenarios as seven processes of one run, all at once, into one report folder.
 fn report_run() -> ReportRun {
     let sandbox = Sandbox::new();
     let report = tempfile::tempdir().unwrap();
@@ -154,7 +163,7 @@ fn a_run_report_holds_every_outcome_failures_first_with_a_timeline_and_no_canary
     let data = run.data();
     assert_eq!(
         data["counts"],
-        serde_json::json!({"total": 5, "failed": 2, "passed": 1, "skipped": 1, "ignored": 1}),
+        serde_json::json!({"total": 7, "failed": 3, "passed": 2, "skipped": 1, "ignored": 1}),
         "{data:#}"
     );
     let order: Vec<&str> = data["scenarios"]
@@ -167,12 +176,56 @@ fn a_run_report_holds_every_outcome_failures_first_with_a_timeline_and_no_canary
         order,
         [
             "canary::secrets_never_leak",
+            RACY,
             MISMATCH,
             "requirements::needs_token",
             "skips::ignored_with_reason",
+            EXPLORED,
             "outcomes::passes"
         ]
     );
+
+    // The found failure: its schedule, how it was found, its replay line, its run's two steps
+    // (the abort's pass released at decision 1, not the default).
+    let racy = scenario(&data, RACY);
+    assert_eq!(racy["outcome"], "failed");
+    let found = &racy["exploration"];
+    assert_eq!(found["mode"], "exhaustive", "{racy:#}");
+    assert_eq!(found["failed"], true, "{racy:#}");
+    assert_eq!(found["schedule"], ABORT_FIRST, "{racy:#}");
+    assert_eq!(found["schedules"], 2, "{racy:#}");
+    assert_eq!(found["budget_runs"], 4, "{racy:#}");
+    assert_eq!(found["reproduced"], serde_json::json!([2, 2]), "{racy:#}");
+    let command = found["replay_command"].as_str().unwrap();
+    assert!(
+        command.starts_with(&format!("LIVE_SCHEDULE='{ABORT_FIRST}' cargo test"))
+            && command.ends_with(&format!(" -- {RACY} --exact")),
+        "{racy:#}"
+    );
+    let steps = found["steps"].as_array().unwrap();
+    let released: Vec<(&str, Option<u64>, bool)> = steps
+        .iter()
+        .map(|s| {
+            (
+                s["label"].as_str().unwrap(),
+                s["decision"].as_u64(),
+                s["deviated"].as_bool().unwrap_or(false),
+            )
+        })
+        .collect();
+    assert_eq!(
+        released,
+        [
+            ("product abort", Some(1), true),
+            ("product reply", None, false)
+        ],
+        "{racy:#}"
+    );
+    // The passing one: both orderings tried.
+    let explored = &scenario(&data, EXPLORED)["exploration"];
+    assert_eq!(explored["failed"], false, "{explored:#}");
+    assert_eq!(explored["exhausted"], true, "{explored:#}");
+    assert_eq!(explored["space"], 2, "{explored:#}");
 
     let skipped = scenario(&data, "requirements::needs_token");
     assert_eq!(skipped["outcome"], "skipped");
@@ -308,11 +361,11 @@ fn the_report_renders_in_chromium_with_counts_failures_first_and_lanes() {
         !body.contains("data-errors"),
         "the page's script failed: {body}"
     );
-    assert!(body.contains("data-rendered=\"5\""), "{dom}");
+    assert!(body.contains("data-rendered=\"7\""), "{dom}");
     for (id, text) in [
-        ("count-total", "5 total"),
-        ("count-failed", "2 failed"),
-        ("count-passed", "1 passed"),
+        ("count-total", "7 total"),
+        ("count-failed", "3 failed"),
+        ("count-passed", "2 passed"),
         ("count-skipped", "1 skipped"),
         ("count-ignored", "1 ignored"),
     ] {
@@ -330,7 +383,49 @@ fn the_report_renders_in_chromium_with_counts_failures_first_and_lanes() {
         .collect();
     assert_eq!(
         rows,
-        ["failed", "failed", "skipped", "ignored", "passed"],
+        [
+            "failed", "failed", "failed", "skipped", "ignored", "passed", "passed"
+        ],
+        "{dom}"
+    );
+    // Both explorations are badged in the index; the failing one opened on its exploration:
+    // the summary, the replay line, and its run as a sequence of two steps.
+    for explored in ["failed", "passed"] {
+        assert_eq!(
+            dom.matches(&format!("data-explored=\"{explored}\""))
+                .count(),
+            1,
+            "{explored}: {dom}"
+        );
+    }
+    assert_eq!(
+        dom.matches("class=\"badge badge-explored\"").count(),
+        2,
+        "{dom}"
+    );
+    assert_eq!(
+        dom.matches("<div class=\"exploration\">").count(),
+        1,
+        "{dom}"
+    );
+    let abort_first = ABORT_FIRST.replace('>', "&gt;");
+    assert!(
+        dom.contains(&format!(
+            "<p class=\"exploration-summary\">failed under schedule {abort_first}, found at \
+             schedule 2 of at most 4 (exhaustive search), reproduced 2 of 2; 4 runs in all</p>"
+        )),
+        "{dom}"
+    );
+    assert!(
+        dom.contains(&format!(
+            "<code class=\"replay-command\">LIVE_SCHEDULE='{abort_first}' cargo test"
+        )),
+        "{dom}"
+    );
+    assert!(dom.contains("class=\"sequence\" data-steps=\"2\""), "{dom}");
+    assert_eq!(dom.matches("class=\"seq-step ").count(), 2, "{dom}");
+    assert!(
+        dom.contains("class=\"seq-step seq-product decision deviated\""),
         "{dom}"
     );
     assert!(dom.contains("Snapshot diff: "), "{dom}");
