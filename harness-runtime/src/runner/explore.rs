@@ -62,6 +62,7 @@ pub(super) fn execute(
         kept: None,
         skip: None,
         runs: 0,
+        timeline: report.collector(),
     };
     let verdict = match settings::schedule() {
         Some(schedule) => runs.replay(&schedule, report),
@@ -115,6 +116,9 @@ struct Runs<'a> {
     skip: Option<Skip>,
     /// Runs so far.
     runs: u32,
+    /// The run report's timeline: each run starts it again, so it shows the run the report
+    /// presents (the last).
+    timeline: Option<Arc<crate::timeline::Collector>>,
 }
 
 impl Runs<'_> {
@@ -282,6 +286,9 @@ impl Runs<'_> {
     /// One run of the body under `plan` on a fresh context; `keep`: a failing run keeps its
     /// roots (the one the report shows), else it cleans up as a passing one does.
     fn run(&mut self, plan: &Plan, keep: bool) -> RunResult {
+        if let Some(timeline) = &self.timeline {
+            timeline.restart();
+        }
         let scheduler = {
             let _context = self.runtime.enter();
             Scheduler::start(plan.strategy(), self.quiet, focus(self.options.points))

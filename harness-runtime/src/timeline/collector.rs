@@ -22,6 +22,8 @@ pub(crate) struct Collector {
 struct State {
     collected: Collected,
     dropped: u64,
+    /// Where the timeline starts, after `started`: moved by [`Collector::restart`].
+    offset_ms: f64,
 }
 
 impl Collector {
@@ -38,8 +40,8 @@ impl Collector {
 
     /// Adds an entry stamped now, or counts it on the last one if it repeats it.
     pub(super) fn push(&self, lane: Lane, kind: &str, key: Option<&str>, text: String) {
-        let at_ms = self.started.elapsed().as_secs_f64() * 1000.0;
         let mut state = self.state();
+        let at_ms = self.started.elapsed().as_secs_f64() * 1000.0 - state.offset_ms;
         if let Some(last) = state.collected.entries.last_mut() {
             if last.lane == lane
                 && last.kind == kind
@@ -62,6 +64,16 @@ impl Collector {
             key: key.map(str::to_owned),
             count: 1,
         });
+    }
+
+    /// Starts the timeline again, empty, from now: an exploring scenario's report shows the run
+    /// it presents (its last), not every run before it folded together.
+    pub(crate) fn restart(&self) {
+        let offset_ms = self.started.elapsed().as_secs_f64() * 1000.0;
+        *self.state() = State {
+            offset_ms,
+            ..State::default()
+        };
     }
 
     /// Keeps `diff` as the scenario's snapshot mismatch (the last one wins).
@@ -105,5 +117,18 @@ mod tests {
         let entries = collector.take().entries;
         assert_eq!(entries.len(), MAX_ENTRIES + 1);
         assert_eq!(entries.last().unwrap().text, "5 more entries were left out");
+    }
+
+    #[test]
+    fn a_restarted_timeline_holds_only_what_came_after_from_zero() {
+        let collector = Collector::new();
+        collector.push(Lane::Turn, "event", None, "first run".into());
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        collector.restart();
+        collector.push(Lane::Turn, "event", None, "last run".into());
+        let entries = collector.take().entries;
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].text, "last run");
+        assert!(entries[0].at_ms < 30.0, "{}", entries[0].at_ms);
     }
 }
