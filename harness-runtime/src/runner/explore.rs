@@ -3,7 +3,6 @@
 //! run fails; a failure is shrunk, confirmed, and reported with the line that replays it.
 //! `LIVE_SCHEDULE` replays one schedule once instead.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,15 +12,13 @@ use libtest_mimic::{Completion, Failed};
 use super::descriptor::Scenario;
 use super::panic::{self as panics, RedactorCell};
 use super::report_hook::TrialReport;
-use super::setup::{
-    CollectingGuard, DEFAULT_CEILING, FINISH_CEILING, SHUTDOWN_CEILING, runtime, timeout_message,
-};
+use super::setup::{self, DEFAULT_CEILING, SHUTDOWN_CEILING};
 use crate::cassette::Resolution;
 use crate::evidence::Baseline;
 use crate::explore::explorer::{self, Budget, Exploration, Purpose, RunResult};
 use crate::explore::{Focus, Plan, Point, RunRecord, Schedule, Scheduler};
 use crate::gates::WirePoint;
-use crate::live::{FinishError, ScenarioInfo, Skip};
+use crate::live::{ScenarioInfo, Skip};
 use crate::progress::{progress, seconds};
 use crate::report::{DiagramStep, ExplorationRecord};
 use crate::scenario::ExploreOptions;
@@ -42,14 +39,7 @@ pub(super) fn execute(
         .explore
         .expect("an exploring trial has explore options");
     let started = Instant::now();
-    let cell = RedactorCell::default();
-    let _panics = panics::redact_on_this_thread(cell.clone());
-    let _collecting = CollectingGuard::install(report.collector());
-    let runtime = runtime(&cell, report.collector()).map_err(|e| {
-        Failed::from(format!(
-            "could not start the tokio runtime of `{name}`: {e}"
-        ))
-    })?;
+    let (cell, _guards, runtime) = setup::start(&name, report.collector())?;
     let mut runs = Runs {
         scenario,
         name: &name,
@@ -77,15 +67,7 @@ pub(super) fn execute(
     runtime.shutdown_timeout(settings::scaled(SHUTDOWN_CEILING));
     let elapsed = seconds(started.elapsed());
     if let Some(skip) = skip {
-        let decided = skip
-            .strict_fails
-            .then(|| settings::MissingPrerequisite::decide(skip.reason.clone()));
-        if let Some(settings::MissingPrerequisite::Fail(message)) = decided {
-            progress(&name, &format!("failed in {elapsed}"));
-            return Err(Failed::from(message));
-        }
-        progress(&name, &format!("skipped in {elapsed}: {}", skip.reason));
-        return Ok(Completion::ignored_with(skip.reason));
+        return setup::skipped(&name, &elapsed, &skip, &|text| text.to_owned());
     }
     match verdict {
         Ok(summary) => {
@@ -305,58 +287,23 @@ impl Runs<'_> {
         live.explore_with(scheduler.clone(), self.baseline.clone());
         live.repeated = self.runs > 0;
         self.runs += 1;
-        let redactor = Arc::clone(live.redactor());
-        panics::use_redactor(self.cell, Arc::clone(&redactor));
-        let ceiling = self.ceiling;
-        let body = catch_unwind(AssertUnwindSafe(|| {
-            self.runtime.block_on(async {
-                tokio::time::timeout(ceiling, (self.scenario.body)(&mut live)).await
+        panics::use_redactor(self.cell, Arc::clone(live.redactor()));
+        let failure = setup::run_body(self.runtime, self.scenario, &mut live, self.ceiling, || {
+            let held = scheduler.held_labels();
+            Some(if held.is_empty() {
+                "the scheduler held nothing".to_owned()
+            } else {
+                format!("the scheduler held: {}", held.join(", "))
             })
-        }));
-        let redact = |text: String| redactor.redact(&text);
-        let failure = match body {
-            Ok(Ok(Ok(()))) => None,
-            Ok(Ok(Err(failed))) => Some(redact(failed.into_message())),
-            Ok(Err(_elapsed)) => {
-                let held = scheduler.held_labels();
-                let held = if held.is_empty() {
-                    "the scheduler held nothing".to_owned()
-                } else {
-                    format!("the scheduler held: {}", held.join(", "))
-                };
-                Some(format!(
-                    "{} ({})",
-                    timeout_message(self.scenario, self.name, ceiling),
-                    redact(held)
-                ))
-            }
-            Err(payload) => Some(redact(format!("panicked: {}", panics::message(&*payload)))),
-        };
+        });
         let record = scheduler.record();
+        // Only the run the report shows keeps its roots when it fails; the others clean up as
+        // a pass does (their failure is in the record).
         let clean_as_passed = failure.is_none() || !keep || live.skip.is_some();
-        let finish_ceiling = settings::scaled(FINISH_CEILING);
-        let finish = catch_unwind(AssertUnwindSafe(|| {
-            self.runtime.block_on(async {
-                tokio::time::timeout(finish_ceiling, live.finish(clean_as_passed)).await
-            })
-        }));
+        let cleanup = setup::finish(self.runtime, &mut live, clean_as_passed);
         // A passing body's run fails on what ending it found (a product that failed, gates
         // nothing reached); a failing body's already says what went wrong.
-        let failure = failure.or(match finish {
-            Ok(Ok(Ok(()))) => None,
-            Ok(Ok(Err(verdict @ (FinishError::Product(_) | FinishError::UnreachedGates(_))))) => {
-                Some(redact(verdict.to_string()))
-            }
-            Ok(Ok(Err(message))) => Some(redact(format!("cleanup failed: {message}"))),
-            Ok(Err(_elapsed)) => Some(format!(
-                "cleanup did not finish within {}: agents may still be stopping",
-                humantime::format_duration(finish_ceiling)
-            )),
-            Err(payload) => Some(redact(format!(
-                "cleanup panicked: {}",
-                panics::message(&*payload)
-            ))),
-        });
+        let failure = failure.or(cleanup);
         scheduler.stop();
         if let Some(skip) = live.skip.take() {
             self.skip = Some(skip);

@@ -1,6 +1,5 @@
 //! One scenario as one libtest-mimic trial: requirements, its own runtime, a ceiling, cleanup.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -9,11 +8,9 @@ use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
 use super::admission::{self, Admission};
 use super::descriptor::Scenario;
-use super::panic::{self as panics, RedactorCell};
+use super::panic as panics;
 use super::report_hook::TrialReport;
-use super::setup::{
-    CollectingGuard, DEFAULT_CEILING, FINISH_CEILING, SHUTDOWN_CEILING, runtime, timeout_message,
-};
+use super::setup::{self, DEFAULT_CEILING, SHUTDOWN_CEILING};
 use crate::cassette::Resolution;
 use crate::live::ScenarioInfo;
 use crate::progress::{progress, seconds};
@@ -97,14 +94,7 @@ fn execute(
     report: &TrialReport,
 ) -> Result<Completion, Failed> {
     let started = Instant::now();
-    let cell = RedactorCell::default();
-    let _panics = panics::redact_on_this_thread(cell.clone());
-    let _collecting = CollectingGuard::install(report.collector());
-    let runtime = runtime(&cell, report.collector()).map_err(|e| {
-        Failed::from(format!(
-            "could not start the tokio runtime of `{name}`: {e}"
-        ))
-    })?;
+    let (cell, _guards, runtime) = setup::start(&name, report.collector())?;
     let mut live = {
         let _context = runtime.enter();
         Live::new(ScenarioInfo {
@@ -123,47 +113,11 @@ fn execute(
     }
 
     let ceiling = settings::scaled(scenario.options.timeout.unwrap_or(DEFAULT_CEILING));
-    // The body is not `Send`: `block_on` drives it on this thread, the workers serve its tasks.
-    let body = catch_unwind(AssertUnwindSafe(|| {
-        // The timer is created inside `block_on`: it needs the runtime's context.
-        runtime.block_on(async { tokio::time::timeout(ceiling, (scenario.body)(&mut live)).await })
-    }));
-    // What the scenario produced is redacted; the runner's own words are not: the ceiling in a
-    // timeout message is configuration, and redacting it (`[duration]`) would hide the one
-    // number the reader needs.
-    let redact = |text: String| redactor.redact(&text);
-    let failure = match body {
-        Ok(Ok(Ok(()))) => None,
-        Ok(Ok(Err(failed))) => Some(redact(failed.into_message())),
-        Ok(Err(_elapsed)) => Some(timeout_message(scenario, &name, ceiling)),
-        Err(payload) => Some(redact(format!("panicked: {}", panics::message(&*payload)))),
-    };
-
-    let finish_ceiling = settings::scaled(FINISH_CEILING);
+    let failure = setup::run_body(&runtime, scenario, &mut live, ceiling, || None);
     // A skip is reported as skipped whatever the body returned: a known outcome, so its roots
     // are removed like a pass's (keeping them would leak a temp dir per skip).
     let passed = failure.is_none() || live.skip.is_some();
-    let finish = catch_unwind(AssertUnwindSafe(|| {
-        runtime.block_on(async { tokio::time::timeout(finish_ceiling, live.finish(passed)).await })
-    }));
-    let cleanup = match finish {
-        Ok(Ok(Ok(()))) => None,
-        // Verdicts on what the scenario did, not failures to clean up after it.
-        Ok(Ok(Err(
-            verdict @ (crate::live::FinishError::Product(_)
-            | crate::live::FinishError::UnreachedGates(_)),
-        ))) => Some(redact(verdict.to_string())),
-        Ok(Ok(Err(message))) => Some(redact(format!("cleanup failed: {message}"))),
-        Ok(Err(_elapsed)) => Some(format!(
-            "cleanup did not finish within {}: agents may still be stopping; \
-             set LIVE_TIMEOUT_SCALE=2 on a slow machine",
-            humantime::format_duration(finish_ceiling)
-        )),
-        Err(payload) => Some(redact(format!(
-            "cleanup panicked: {}",
-            panics::message(&*payload)
-        ))),
-    };
+    let cleanup = setup::finish(&runtime, &mut live, passed);
     let skip = live.skip.take();
     report.ran(&live, resolution);
     {
@@ -177,16 +131,7 @@ fn execute(
     // A skip decided during the body (`live.skip`, a missing OpenCode) outranks the `Err` the
     // body returned to get out, but not a failed cleanup.
     if let (Some(skip), None) = (&skip, &cleanup) {
-        // A missing OpenCode is a missing prerequisite: a failure under CI or LIVE_STRICT=1.
-        let decided = skip
-            .strict_fails
-            .then(|| settings::MissingPrerequisite::decide(skip.reason.clone()));
-        if let Some(settings::MissingPrerequisite::Fail(message)) = decided {
-            progress(&name, &format!("failed in {elapsed}"));
-            return Err(Failed::from(redactor.redact(&message)));
-        }
-        progress(&name, &format!("skipped in {elapsed}: {}", skip.reason));
-        return Ok(Completion::ignored_with(redactor.redact(&skip.reason)));
+        return setup::skipped(&name, &elapsed, skip, &|text| redactor.redact(text));
     }
     let message = match (failure, cleanup) {
         (None, None) => {
