@@ -12,9 +12,8 @@ use harness_runtime::prelude::*;
 const RACY: &str = "explore::search::racy_";
 const SEARCHES: usize = 20;
 const REPLAYS: usize = 10;
-/// Replays run side by side, each a runner with a server of its own: two, so that a replay is
-/// not run on a machine loaded past what the quiet window allows for.
-const REPLAYS_AT_ONCE: usize = 2;
+/// Replays run side by side, each a runner with a server of its own.
+const REPLAYS_AT_ONCE: usize = 5;
 /// What the invariant says when the race happened.
 const INVARIANT: &str = "a permission reply reached the agent after the abort";
 /// The ceiling of the child runner of the twenty searches, and of one replay (scaled).
