@@ -142,12 +142,7 @@ impl Live {
     /// The reason is shown by `cargo test` and counts as skipped in every mode, `LIVE_STRICT`
     /// included.
     pub fn skip(&mut self, reason: impl Into<String>) -> Skipped {
-        let reason = self.redactor.redact(&reason.into());
-        self.skip = Some(Skip {
-            reason: reason.clone(),
-            strict_fails: false,
-        });
-        Skipped { reason }
+        self.skip_with(reason.into(), false)
     }
 
     /// Ends the scenario for a missing prerequisite of its own (a program such as `node`, a
@@ -156,23 +151,18 @@ impl Live {
     /// pass silently. Say what to install in `reason`, and return the result:
     /// `return Err(live.missing_prerequisite("node not found in PATH: install Node.js").into())`.
     pub fn missing_prerequisite(&mut self, reason: impl Into<String>) -> Skipped {
-        self.skip_for_requirement(reason.into());
-        let reason = self
-            .skip
-            .as_ref()
-            .map(|skip| skip.reason.clone())
-            .unwrap_or_default();
-        Skipped { reason }
+        self.skip_with(reason.into(), true)
     }
 
-    /// Marks the scenario skipped for a missing prerequisite (failed under `CI` or
-    /// `LIVE_STRICT=1`).
-    pub(crate) fn skip_for_requirement(&mut self, reason: String) {
+    /// Marks the scenario skipped with `reason`, redacted; `strict_fails`: a missing
+    /// prerequisite, failed instead under `CI` or `LIVE_STRICT=1`.
+    fn skip_with(&mut self, reason: String, strict_fails: bool) -> Skipped {
         let reason = self.redactor.redact(&reason);
         self.skip = Some(Skip {
-            reason,
-            strict_fails: true,
+            reason: reason.clone(),
+            strict_fails,
         });
+        Skipped { reason }
     }
 
     /// The scenario's name, `<topic>::<fn>`.
@@ -246,7 +236,7 @@ impl Live {
         // Nothing installed is not this scenario's fault: report it skipped (failed under CI or
         // LIVE_STRICT=1). A wrong LIVE_OPENCODE_BIN is a mistake: it fails.
         if let Err(e @ ProvisionError::OpenCodeNotFound) = &provisioned {
-            self.skip_for_requirement(e.to_string());
+            self.skip_with(e.to_string(), true);
         }
         provisioned
     }
