@@ -790,10 +790,14 @@ fn a_schedule_that_no_longer_fits_fails_a_passing_run() {
 }
 
 #[test]
-fn an_invalid_seed_or_quiet_is_an_error_before_any_trial() {
+fn an_invalid_seed_quiet_or_confirm_is_an_error_before_any_trial() {
     let invalid = run(
         &["--exact", EXPLORING],
-        &[("LIVE_EXPLORE_SEED", "0x10"), ("LIVE_EXPLORE_QUIET", "11s")],
+        &[
+            ("LIVE_EXPLORE_SEED", "0x10"),
+            ("LIVE_EXPLORE_QUIET", "11s"),
+            ("LIVE_EXPLORE_CONFIRM", "two"),
+        ],
     );
     invalid
         .assert_code(2)
@@ -801,7 +805,8 @@ fn an_invalid_seed_or_quiet_is_an_error_before_any_trial() {
             "LIVE_EXPLORE_SEED must be a whole number from 0 to 18446744073709551615, such as \
              the seed an exploration printed",
         )
-        .assert_stderr("LIVE_EXPLORE_QUIET must be a duration from 1ms to 10s");
+        .assert_stderr("LIVE_EXPLORE_QUIET must be a duration from 1ms to 10s")
+        .assert_stderr("LIVE_EXPLORE_CONFIRM must be a whole number from 0 to 100");
     assert!(!invalid.stdout.contains("running"), "trials ran\n{invalid}");
     run(
         &["--exact", EXPLORING],
@@ -845,4 +850,26 @@ fn a_failing_exploration_prints_the_schedule_and_its_replay_line() {
     run(&["--exact", RACY], &[("LIVE_SCHEDULE", "fifo")])
         .assert_code(0)
         .assert_result(RACY, "ok");
+}
+
+/// `LIVE_EXPLORE_CONFIRM` sets how often the found schedule is replayed; 0 says it was not.
+#[test]
+fn the_confirming_replays_follow_live_explore_confirm() {
+    for (confirm, said) in [
+        ("0", "; not replayed: LIVE_EXPLORE_CONFIRM=0)".to_owned()),
+        ("3", "; reproduced 3 of 3 replays)".to_owned()),
+    ] {
+        run(
+            &["--exact", RACY],
+            &[
+                ("LIVE_EXPLORE_SEED", "1234"),
+                ("LIVE_EXPLORE_CONFIRM", confirm),
+            ],
+        )
+        .assert_code(101)
+        .assert_stdout(&format!(
+            "`{RACY}` failed under schedule {ABORT_FIRST} (found at schedule 2 of at most 4, \
+             exhaustive search, seed 1234{said}"
+        ));
+    }
 }

@@ -9,8 +9,6 @@ use super::{Plan, RunRecord, Schedule, fnv1a64};
 
 /// At most this many runs go into shrinking a failing schedule.
 const MAX_SHRINK_RUNS: u32 = 16;
-/// How many times the final schedule is replayed to say how reliably it fails.
-pub(crate) const CONFIRM_RUNS: u32 = 2;
 
 /// What an exploration may spend.
 #[derive(Clone, Copy, Debug)]
@@ -19,6 +17,8 @@ pub(crate) struct Budget {
     pub(crate) runs: u32,
     /// Wall clock for everything.
     pub(crate) within: Duration,
+    /// How many times a failing schedule, once shrunk, is replayed to say how reliably it fails.
+    pub(crate) confirm: u32,
 }
 
 /// How the space was searched.
@@ -271,7 +271,7 @@ pub(crate) fn explore(
         reproduced: 0,
         replays: 0,
     };
-    for _ in 0..CONFIRM_RUNS {
+    for _ in 0..budget.confirm {
         if elapsed() >= budget.within {
             break;
         }
@@ -429,6 +429,7 @@ mod tests {
                 Budget {
                     runs: budget,
                     within: Duration::from_secs(3600),
+                    confirm: 2,
                 },
                 seed,
                 &|| Duration::ZERO,

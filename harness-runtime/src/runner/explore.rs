@@ -168,6 +168,7 @@ impl Runs<'_> {
         let budget = Budget {
             runs: self.options.runs,
             within,
+            confirm: settings::explore_confirm(),
         };
         progress(
             self.name,
@@ -195,7 +196,7 @@ impl Runs<'_> {
                     // the report shows.
                     let keep = purpose == Purpose::Confirm && {
                         confirms += 1;
-                        confirms == explorer::CONFIRM_RUNS
+                        confirms == budget.confirm
                     };
                     let result = self.run(plan, keep);
                     if let (Purpose::Search(n), Some(_)) = (purpose, &result.failure) {
@@ -256,7 +257,8 @@ impl Runs<'_> {
                 record.schedule = Some(found.schedule.to_string());
                 record.found = Some(found.first.to_string());
                 record.shrink_runs = found.shrink_runs;
-                record.reproduced = Some((found.reproduced, found.replays));
+                record.reproduced =
+                    (found.replays > 0).then_some((found.reproduced, found.replays));
                 record.replay_command = Some(command.clone());
                 Err(failure_message(self.name, &exploration, budget, &command))
             }
@@ -367,7 +369,9 @@ fn failure_message(name: &str, exploration: &Exploration, budget: Budget, comman
             if found.shrink_runs == 1 { "" } else { "s" }
         )
     };
-    let reproduced = if found.replays == 0 {
+    let reproduced = if budget.confirm == 0 {
+        "; not replayed: LIVE_EXPLORE_CONFIRM=0".to_owned()
+    } else if found.replays == 0 {
         "; not replayed: the wall-clock budget was spent".to_owned()
     } else if found.reproduced == found.replays {
         format!(

@@ -34,6 +34,9 @@ pub(crate) const EXPLORE_SEED: &str = "LIVE_EXPLORE_SEED";
 /// `LIVE_EXPLORE_QUIET=<duration>`: how long an exploring run must be quiet before the scheduler
 /// releases a held step.
 pub(crate) const EXPLORE_QUIET: &str = "LIVE_EXPLORE_QUIET";
+/// `LIVE_EXPLORE_CONFIRM=<n>`: how many times a failing exploration replays its shrunk schedule
+/// to say how reliably it fails.
+pub(crate) const EXPLORE_CONFIRM: &str = "LIVE_EXPLORE_CONFIRM";
 /// `OPENCODE_CONFIG_CONTENT`: the user's OpenCode config of a real-model scenario (and the
 /// variable every agent gets its config through).
 pub(crate) const CONFIG_CONTENT: &str = "OPENCODE_CONFIG_CONTENT";

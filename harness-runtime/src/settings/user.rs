@@ -190,6 +190,25 @@ const EXPLORE_QUIET: Setting<Duration> = Setting {
     },
 };
 
+/// How many times a failing exploration replays its shrunk schedule, unless
+/// `LIVE_EXPLORE_CONFIRM` says otherwise.
+const DEFAULT_EXPLORE_CONFIRM: u32 = 2;
+
+/// The most confirming replays: each is a full run of the body.
+const MAX_EXPLORE_CONFIRM: u32 = 100;
+
+const EXPLORE_CONFIRM: Setting<u32> = Setting {
+    name: names::EXPLORE_CONFIRM,
+    expected: "a whole number from 0 to 100, such as 2 (the default) or 0 for no replays",
+    parse: |text| {
+        text.bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| text.parse().ok())
+            .flatten()
+            .filter(|n| *n <= MAX_EXPLORE_CONFIRM)
+    },
+};
+
 /// Every user setting, checked before any trial: a mistake is reported at once, not when the
 /// scenario that reads it runs (or, for a flag, never, running lax).
 pub(crate) fn check_all() -> Result<(), Vec<InvalidSetting>> {
@@ -208,6 +227,7 @@ pub(crate) fn check_all() -> Result<(), Vec<InvalidSetting>> {
         read_schedule(raw(names::SCHEDULE).as_deref()).err(),
         EXPLORE_SEED.read().err(),
         EXPLORE_QUIET.read().err(),
+        EXPLORE_CONFIRM.read().err(),
     ]
     .into_iter()
     .flatten()
@@ -314,6 +334,16 @@ pub(crate) fn explore_quiet() -> Duration {
             .flatten()
             .unwrap_or(DEFAULT_EXPLORE_QUIET),
     )
+}
+
+/// How many times a failing exploration replays its shrunk schedule: `LIVE_EXPLORE_CONFIRM` or
+/// 2. An invalid value counts as the default; the runner reported it before any trial.
+pub(crate) fn explore_confirm() -> u32 {
+    EXPLORE_CONFIRM
+        .read()
+        .ok()
+        .flatten()
+        .unwrap_or(DEFAULT_EXPLORE_CONFIRM)
 }
 
 #[cfg(test)]
@@ -560,6 +590,23 @@ mod tests {
                 .contains("LIVE_EXPLORE_QUIET has leading or trailing whitespace")
         );
         assert!((MIN_EXPLORE_QUIET..=MAX_EXPLORE_QUIET).contains(&DEFAULT_EXPLORE_QUIET));
+    }
+
+    #[test]
+    fn the_confirming_replays_are_a_count_from_0_to_100() {
+        assert_eq!(EXPLORE_CONFIRM.parse_raw(None), Ok(None));
+        for (text, n) in [("0", 0), ("2", 2), ("100", MAX_EXPLORE_CONFIRM)] {
+            assert_eq!(EXPLORE_CONFIRM.test_read(text), Ok(Some(n)), "{text}");
+        }
+        for bad in ["101", "-1", "+2", "two", "1.5", "99999999999"] {
+            assert_eq!(
+                EXPLORE_CONFIRM.test_read(bad).unwrap_err(),
+                "LIVE_EXPLORE_CONFIRM must be a whole number from 0 to 100, such as 2 (the \
+                 default) or 0 for no replays",
+                "{bad}"
+            );
+        }
+        assert!(DEFAULT_EXPLORE_CONFIRM <= MAX_EXPLORE_CONFIRM);
     }
 
     #[test]

@@ -118,7 +118,9 @@ async fn exploration_finds_the_race_for_every_seed_and_its_line_replays_it(
     let searched = runner(
         // Four at a time: a run spends much of its time waiting for the system to be quiet.
         &["--ignored", "--test-threads", "4", RACY],
-        &[("LIVE_EXPLORE_SEED", &base)],
+        // No confirming replays: the ten replays of the line below are this proof's check that
+        // a schedule reproduces, and forty more runs would not fit its three minutes.
+        &[("LIVE_EXPLORE_SEED", &base), ("LIVE_EXPLORE_CONFIRM", "0")],
         SEARCH_CEILING,
     )
     .await?;
@@ -144,6 +146,10 @@ async fn exploration_finds_the_race_for_every_seed_and_its_line_replays_it(
         anyhow::ensure!(
             message.contains(INVARIANT),
             "{name} failed, but not on the race:\n{message}"
+        );
+        anyhow::ensure!(
+            message.contains("; not replayed: LIVE_EXPLORE_CONFIRM=0)"),
+            "{name} replayed its schedule although LIVE_EXPLORE_CONFIRM=0:\n{message}"
         );
         let (at, shrink_runs, schedule, replay) = found(message)?;
         let space = message
