@@ -606,7 +606,7 @@ mod tests {
                 "{bad}"
             );
         }
-        assert!(DEFAULT_EXPLORE_CONFIRM <= MAX_EXPLORE_CONFIRM);
+        const { assert!(DEFAULT_EXPLORE_CONFIRM <= MAX_EXPLORE_CONFIRM) };
     }
 
     #[test]
