@@ -1,0 +1,85 @@
+//! The comparison itself: a transcript that differs in one field fails naming the step, its
+//! route, the field and both values.
+
+use harness_runtime::prelude::*;
+use serde_json::json;
+
+use crate::transcript::{Step, Transcript, first_difference};
+
+fn call(request: &str, status: u16, answer: serde_json::Value) -> Step {
+    Step::Call {
+        request: request.to_owned(),
+        body: None,
+        status,
+        answer,
+    }
+}
+
+/// One changed field of one answer (a status code, an event type, a nested property) is
+/// found and named; equal transcripts have no difference.
+#[live_agent_test]
+async fn one_changed_field_is_named_with_both_values(_live: &mut Live) -> anyhow::Result<()> {
+    let reference = Transcript {
+        steps: vec![
+            call(
+                "POST /session",
+                200,
+                json!({"id": "[session-1]", "time": {"created": "[timestamp]"}}),
+            ),
+            Step::Events {
+                until: "session.idle".into(),
+                types: vec!["session.status".into(), "session.idle".into()],
+            },
+            call(
+                "GET /session/[session-1]",
+                200,
+                json!({"id": "[session-1]", "title": "t"}),
+            ),
+        ],
+    };
+    anyhow::ensure!(first_difference(&reference, &reference.clone()).is_none());
+
+    let mut status = reference.clone();
+    if let Step::Call { status, .. } = &mut status.steps[2] {
+        *status = 404;
+    }
+    let difference = first_difference(&reference, &status).expect("a status differs");
+    anyhow::ensure!(
+        difference.to_string()
+            == "step 3 `GET /session/[session-1]`, field `/status`: expected 200, got 404",
+        "{difference}"
+    );
+
+    let mut event = reference.clone();
+    if let Step::Events { types, .. } = &mut event.steps[1] {
+        types[0] = "session.state".into();
+    }
+    let difference = first_difference(&reference, &event).expect("an event type differs");
+    anyhow::ensure!(
+        difference.to_string()
+            == "step 2 `events until session.idle`, field `/types/0`: expected \
+                \"session.status\", got \"session.state\"",
+        "{difference}"
+    );
+
+    let mut nested = reference.clone();
+    if let Step::Call { answer, .. } = &mut nested.steps[0] {
+        answer["time"]["archived"] = json!(1);
+        answer["time"].as_object_mut().unwrap().remove("created");
+    }
+    let difference = first_difference(&reference, &nested).expect("a field differs");
+    anyhow::ensure!(
+        difference.to_string()
+            == "step 1 `POST /session`, field `/answer/time/archived`: expected nothing, got 1",
+        "{difference}"
+    );
+
+    let mut shorter = reference.clone();
+    shorter.steps.pop();
+    let difference = first_difference(&reference, &shorter).expect("a step is missing");
+    anyhow::ensure!(
+        difference.step == 2 && difference.actual.is_none(),
+        "{difference}"
+    );
+    Ok(())
+}

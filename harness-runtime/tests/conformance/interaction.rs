@@ -1,0 +1,93 @@
+//! `interaction!`: one interaction as two scenarios, `real` and `fixture`, that run the same
+//! body and check its transcript against the reference.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use harness_runtime::Live;
+
+use crate::reference;
+use crate::talk::Talk;
+
+/// Which agent an interaction runs against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// Real `opencode serve` with the scripted model: the reference's source.
+    Real,
+    /// The fixture agent, which must answer as the reference says.
+    Fixture,
+}
+
+impl Target {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Target::Real => "real OpenCode",
+            Target::Fixture => "the fixture agent",
+        }
+    }
+}
+
+/// An interaction's body: talks to the agent through the [`Talk`], which records it.
+pub(crate) type Body =
+    for<'a> fn(&'a mut Talk) -> Pin<Box<dyn Future<Output = anyhow::Result<()>> + Send + 'a>>;
+
+/// Runs `body` against the scenario's agent and checks its transcript. `module` is the
+/// interaction's module path (`conformance::sessions::create_titled`).
+pub(crate) async fn run(
+    live: &mut Live,
+    target: Target,
+    module: &str,
+    body: Body,
+) -> anyhow::Result<()> {
+    let name = module
+        .split_once("::")
+        .map_or(module, |(_, rest)| rest)
+        .to_owned();
+    let agent = live.opencode().await?;
+    let mut talk = Talk::new(live, &agent).await?;
+    body(&mut talk).await?;
+    let (version, transcript) = talk.finish();
+    reference::check(&name, target, &version, &transcript)
+}
+
+/// `interaction!(name(talk) { … })`: a module `name` with the scenarios `real` and `fixture`,
+/// each running the block with `talk: &mut Talk` and checking the transcript. Doc comments and
+/// attributes before the name go on the module.
+macro_rules! interaction {
+    ($(#[$attr:meta])* $name:ident($talk:ident) $body:block) => {
+        $(#[$attr])*
+        pub(crate) mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            use harness_runtime::prelude::*;
+
+            fn body<'a>(
+                $talk: &'a mut crate::talk::Talk,
+            ) -> ::std::pin::Pin<
+                Box<dyn ::std::future::Future<Output = anyhow::Result<()>> + Send + 'a>,
+            > {
+                Box::pin(async move {
+                    $body
+                    Ok(())
+                })
+            }
+
+            #[live_agent_test(timeout = "60s")]
+            async fn real(live: &mut Live) -> anyhow::Result<()> {
+                crate::interaction::run(live, crate::interaction::Target::Real, module_path!(), body)
+                    .await
+            }
+
+            #[live_agent_test(timeout = "60s", agent = "fixture")]
+            async fn fixture(live: &mut Live) -> anyhow::Result<()> {
+                crate::interaction::run(
+                    live,
+                    crate::interaction::Target::Fixture,
+                    module_path!(),
+                    body,
+                )
+                .await
+            }
+        }
+    };
+}

@@ -1,0 +1,269 @@
+//! The recorder an interaction talks through: raw HTTP to the agent (through its forwarder,
+//! which names the scenario's workspace on a shared server), each call and answer written to
+//! the transcript redacted, and the agent's event stream read from the start.
+
+#![expect(
+    dead_code,
+    reason = "the interaction groups use the rest as they are written"
+)]
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use eventsource_stream::Eventsource;
+use futures::StreamExt;
+use harness_runtime::Live;
+use harness_runtime::model::ScriptedModel;
+use harness_runtime::opencode::Agent;
+use harness_runtime::redact::Redactor;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::transcript::{Step, Transcript};
+
+/// How long a call or an awaited event may take (scaled by `LIVE_TIMEOUT_SCALE`).
+const CEILING: Duration = Duration::from_secs(30);
+
+/// What a call got, unredacted: the interaction reads ids and fields from it.
+#[derive(Debug)]
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) json: Value,
+}
+
+impl Answer {
+    /// The string at `pointer` (e.g. `/id`), or an error naming what was there.
+    pub(crate) fn str(&self, pointer: &str) -> anyhow::Result<String> {
+        self.json
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .with_context(|| format!("no string at {pointer} in {}", self.json))
+    }
+}
+
+/// One interaction's connection to its agent, and its transcript so far.
+pub(crate) struct Talk {
+    http: reqwest::Client,
+    base: String,
+    redactor: Arc<Redactor>,
+    model: ScriptedModel,
+    version: String,
+    events: mpsc::UnboundedReceiver<String>,
+    reader: tokio::task::JoinHandle<()>,
+    transcript: Transcript,
+}
+
+impl Drop for Talk {
+    fn drop(&mut self) {
+        self.reader.abort();
+    }
+}
+
+impl Talk {
+    /// Connects to `agent`: reads its version and subscribes to its events before anything
+    /// is sent.
+    pub(crate) async fn new(live: &Live, agent: &Agent) -> anyhow::Result<Talk> {
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .timeout(harness_runtime::scaled(CEILING))
+            .build()?;
+        let base = agent.forwarded_url();
+        let health: Value = http
+            .get(format!("{base}/global/health"))
+            .send()
+            .await?
+            .json()
+            .await?;
+        let version = health["version"].as_str().unwrap_or("unknown").to_owned();
+        let response = http
+            .get(format!("{base}/event"))
+            .timeout(Duration::from_secs(24 * 3600))
+            .send()
+            .await?
+            .error_for_status()?;
+        let mut stream = response.bytes_stream().eventsource();
+        // The first frame says the subscription is live: events sent after it are ours.
+        let first = tokio::time::timeout(harness_runtime::scaled(CEILING), stream.next())
+            .await
+            .context("the event stream sent nothing")?
+            .context("the event stream ended at once")??;
+        anyhow::ensure!(
+            first.data.contains("server.connected"),
+            "the event stream began with {:?}",
+            first.data
+        );
+        let (sender, events) = mpsc::unbounded_channel();
+        let reader = tokio::spawn(async move {
+            while let Some(Ok(event)) = stream.next().await {
+                let Ok(json) = serde_json::from_str::<Value>(&event.data) else {
+                    continue;
+                };
+                let kind = json["type"].as_str().unwrap_or_default().to_owned();
+                if kind == "server.heartbeat" || kind == "server.connected" {
+                    continue;
+                }
+                if sender.send(kind).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(Talk {
+            http,
+            base,
+            redactor: live.redactor().clone(),
+            model: live.model().clone(),
+            version,
+            events,
+            reader,
+            transcript: Transcript::default(),
+        })
+    }
+
+    /// The scenario's scripted model (real OpenCode's; the fixture agent does not call it).
+    pub(crate) fn model(&self) -> &ScriptedModel {
+        &self.model
+    }
+
+    /// Sends `method path` with an optional JSON body; records the request and the answer.
+    pub(crate) async fn call(
+        &mut self,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+    ) -> anyhow::Result<Answer> {
+        let method = reqwest::Method::from_bytes(method.as_bytes())?;
+        let mut request = self
+            .http
+            .request(method.clone(), format!("{}{path}", self.base));
+        if let Some(body) = &body {
+            request = request.json(body);
+        }
+        let response = request
+            .send()
+            .await
+            .with_context(|| format!("{method} {path}"))?;
+        let status = response.status().as_u16();
+        let text = response.text().await?;
+        let json = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        };
+        self.transcript.steps.push(Step::Call {
+            request: format!("{method} {}", self.redactor.redact(path)),
+            body: body.as_ref().map(|b| self.normalize(b)),
+            status,
+            answer: self.normalize(&json),
+        });
+        Ok(Answer { status, json })
+    }
+
+    pub(crate) async fn get(&mut self, path: &str) -> anyhow::Result<Answer> {
+        self.call("GET", path, None).await
+    }
+
+    pub(crate) async fn post(&mut self, path: &str, body: Value) -> anyhow::Result<Answer> {
+        self.call("POST", path, Some(body)).await
+    }
+
+    pub(crate) async fn patch(&mut self, path: &str, body: Value) -> anyhow::Result<Answer> {
+        self.call("PATCH", path, Some(body)).await
+    }
+
+    pub(crate) async fn delete(&mut self, path: &str) -> anyhow::Result<Answer> {
+        self.call("DELETE", path, None).await
+    }
+
+    /// Records the types of the events sent since the last call of this, up to and including
+    /// the first of type `until`; fails naming what came if it does not come in time.
+    pub(crate) async fn events_until(&mut self, until: &str) -> anyhow::Result<Vec<String>> {
+        let mut types: Vec<String> = Vec::new();
+        let deadline = tokio::time::Instant::now() + harness_runtime::scaled(CEILING);
+        loop {
+            let next = tokio::time::timeout_at(deadline, self.events.recv())
+                .await
+                .map_err(|_| {
+                    anyhow::anyhow!("no `{until}` event in time; the events were {types:?}")
+                })?
+                .with_context(|| format!("the event stream ended before `{until}`: {types:?}"))?;
+            let last = next == until;
+            if types.last() != Some(&next) {
+                types.push(next);
+            }
+            if last {
+                break;
+            }
+        }
+        self.transcript.steps.push(Step::Events {
+            until: until.to_owned(),
+            types: types.clone(),
+        });
+        Ok(types)
+    }
+
+    /// Records a value the interaction derived (redacted).
+    pub(crate) fn note(&mut self, what: &str, value: Value) {
+        let value = self.normalize(&value);
+        self.transcript.steps.push(Step::Note {
+            what: what.to_owned(),
+            value,
+        });
+    }
+
+    /// The version the agent reported and the transcript.
+    pub(crate) fn finish(mut self) -> (String, Transcript) {
+        (
+            std::mem::take(&mut self.version),
+            std::mem::take(&mut self.transcript),
+        )
+    }
+
+    /// `value` redacted (ids numbered, paths and secrets as placeholders, in keys too), with
+    /// the values that vary per run as placeholders but the shape kept: epoch milliseconds
+    /// `[timestamp]`, token counts and costs `[number]` (a usage's fields are part of the
+    /// shape), a session's slug `[slug]`, the project's id `[project]`, a port `[port]`.
+    fn normalize(&self, value: &Value) -> Value {
+        self.normalize_in(None, false, value)
+    }
+
+    fn normalize_in(&self, key: Option<&str>, usage: bool, value: &Value) -> Value {
+        match value {
+            Value::String(_) if key == Some("slug") => "[slug]".into(),
+            Value::String(_) if key == Some("projectID") => "[project]".into(),
+            Value::String(text) => Value::String(self.redactor.redact(text)),
+            Value::Number(n) => {
+                let epoch_ms = n
+                    .as_f64()
+                    .is_some_and(|f| f.fract() == 0.0 && (1e12..1e13).contains(&f));
+                if usage {
+                    "[number]".into()
+                } else if epoch_ms {
+                    "[timestamp]".into()
+                } else if key == Some("port") {
+                    "[port]".into()
+                } else {
+                    value.clone()
+                }
+            }
+            Value::Array(items) => Value::Array(
+                items
+                    .iter()
+                    .map(|item| self.normalize_in(key, usage, item))
+                    .collect(),
+            ),
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| {
+                        let usage = usage || k == "tokens" || k == "cost";
+                        (
+                            self.redactor.redact(k),
+                            self.normalize_in(Some(k), usage, v),
+                        )
+                    })
+                    .collect(),
+            ),
+            Value::Null | Value::Bool(_) => value.clone(),
+        }
+    }
+}
