@@ -12,10 +12,11 @@ use std::time::Duration;
 use anyhow::Context;
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
-use harness_runtime::Live;
-use harness_runtime::model::ScriptedModel;
+use harness_runtime::fixture::{Fault, FixtureControl};
+use harness_runtime::model::{Matcher, Reply, Rule, ScriptedModel};
 use harness_runtime::opencode::Agent;
 use harness_runtime::redact::Redactor;
+use harness_runtime::{AgentKind, Live};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -52,6 +53,26 @@ pub(crate) struct Talk {
     events: mpsc::UnboundedReceiver<String>,
     reader: tokio::task::JoinHandle<()>,
     transcript: Transcript,
+    /// The fixture agent's faults; `None` on real OpenCode.
+    fixture: Option<FixtureControl>,
+}
+
+/// What the agent's next turns do, the same on both targets: real OpenCode's model is scripted
+/// to do what the fixture agent does when given the matching fault (it runs its own turns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NextTurn {
+    /// A `bash` call of `echo fixture` (asking a permission where the session's rules say ask),
+    /// then the text `Fixture completed.` ([`Fault::Decide`]).
+    AskPermission,
+    /// The `question` tool, one question "Pick one" with options `A` and `B`, then the text
+    /// `Answered: A` (reply `A`) ([`Fault::AskQuestion`]).
+    AskQuestion,
+}
+
+/// The fixture's question tool input, as [`Fault::AskQuestion`] asks it.
+fn pick_one() -> Value {
+    serde_json::json!({"questions": [{"question": "Pick one", "header": "Pick", "options": [
+        {"label": "A", "description": "a"}, {"label": "B", "description": "b"}]}]})
 }
 
 impl Drop for Talk {
@@ -117,7 +138,42 @@ impl Talk {
             events,
             reader,
             transcript: Transcript::default(),
+            fixture: match live.options().agent {
+                // The scenario's own control is borrowed from `live`; this one writes the same
+                // control files, in the agent's home.
+                AgentKind::Fixture => {
+                    Some(FixtureControl::attached_to(&agent.root().join("home"))?)
+                }
+                AgentKind::OpenCode => None,
+            },
         })
+    }
+
+    /// Sets what the agent's next turns do (see [`NextTurn`]).
+    pub(crate) fn next_turn(&self, turn: NextTurn) -> anyhow::Result<()> {
+        if let Some(fixture) = &self.fixture {
+            fixture.inject(match turn {
+                NextTurn::AskPermission => Fault::Decide,
+                NextTurn::AskQuestion => Fault::AskQuestion,
+            })?;
+            return Ok(());
+        }
+        let (tool, input, text) = match turn {
+            NextTurn::AskPermission => (
+                "bash",
+                serde_json::json!({"command": "echo fixture", "description": "fixture tool"}),
+                "Fixture completed.",
+            ),
+            NextTurn::AskQuestion => ("question", pick_one(), "Answered: A"),
+        };
+        self.model.rule(
+            Rule::when(!Matcher::follows_tool_result())
+                .reply(Reply::tool_call(tool, input))
+                .times(1),
+        );
+        self.model
+            .rule(Rule::when(Matcher::follows_tool_result()).reply(Reply::text(text)));
+        Ok(())
     }
 
     /// The scenario's scripted model (real OpenCode's; the fixture agent does not call it).
