@@ -188,12 +188,39 @@ impl Talk {
         path: &str,
         body: Option<Value>,
     ) -> anyhow::Result<Answer> {
+        let sent = body.as_ref().map(|b| (b.to_string(), self.normalize(b)));
+        self.exchange(method, path, sent).await
+    }
+
+    /// Sends `method path` with `text` as its body, declared JSON whether it is or not (a
+    /// malformed body); records the body as that text.
+    pub(crate) async fn call_raw(
+        &mut self,
+        method: &str,
+        path: &str,
+        text: &str,
+    ) -> anyhow::Result<Answer> {
+        let recorded = Value::String(self.redactor.redact(text));
+        self.exchange(method, path, Some((text.to_owned(), recorded)))
+            .await
+    }
+
+    /// Sends the request with its body (as sent, as recorded) and records the exchange.
+    async fn exchange(
+        &mut self,
+        method: &str,
+        path: &str,
+        body: Option<(String, Value)>,
+    ) -> anyhow::Result<Answer> {
         let method = reqwest::Method::from_bytes(method.as_bytes())?;
         let mut request = self
             .http
             .request(method.clone(), format!("{}{path}", self.base));
-        if let Some(body) = &body {
-            request = request.json(body);
+        let (sent, recorded) = body.unzip();
+        if let Some(sent) = sent {
+            request = request
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(sent);
         }
         let response = request
             .send()
@@ -208,7 +235,7 @@ impl Talk {
         };
         self.transcript.steps.push(Step::Call {
             request: format!("{method} {}", self.redactor.redact(path)),
-            body: body.as_ref().map(|b| self.normalize(b)),
+            body: recorded,
             status,
             answer: self.normalize(&json),
         });
