@@ -2,25 +2,53 @@
 //! `$ref`, `anyOf`/`oneOf`, `type`, `enum`, `pattern`, `required`, `properties`,
 //! `additionalProperties` (false or a schema), `items`, `minimum`.
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 pub struct Shapes {
     doc: Value,
+    /// Event `type` to its component's `$ref`, from the `Event` union.
+    events: HashMap<String, String>,
 }
 
 impl Shapes {
+    /// OpenCode 1.18.33's own `GET /doc`, the one committed copy (scripts/opencode-upgrade
+    /// compares a new version's against it).
     pub fn load() -> Shapes {
-        let text = include_str!("../data/fixture/opencode-1.18.33-shapes.json");
-        Shapes {
-            doc: serde_json::from_str(text).unwrap(),
+        let text = include_str!("../data/opencode/openapi-1.18.33.json");
+        let doc: Value = serde_json::from_str(text).unwrap();
+        let mut events = HashMap::new();
+        for variant in doc["components"]["schemas"]["Event"]["anyOf"]
+            .as_array()
+            .expect("the OpenAPI has an `Event` union")
+        {
+            let reference = variant["$ref"]
+                .as_str()
+                .expect("an `Event` variant is a $ref");
+            let name = reference.rsplit('/').next().unwrap();
+            let kind = &doc["components"]["schemas"][name]["properties"]["type"];
+            let kinds = match kind["enum"].as_array() {
+                Some(kinds) => kinds.clone(),
+                None => vec![kind["const"].clone()],
+            };
+            for kind in kinds {
+                events.insert(kind.as_str().unwrap().to_owned(), reference.to_owned());
+            }
         }
+        Shapes { doc, events }
     }
 
     /// Checks a route's answer: `route` like `GET /session/{sessionID}`.
     pub fn check_route(&self, route: &str, status: u16, body: &Value) -> Result<(), String> {
-        let schema = self.doc["routes"][route]
-            .get(status.to_string())
-            .ok_or_else(|| format!("{route} has no documented {status} answer"))?;
+        let (method, path) = route.split_once(' ').expect("a route is `METHOD /path`");
+        let answer =
+            &self.doc["paths"][path][method.to_lowercase()]["responses"][status.to_string()];
+        if answer.is_null() {
+            return Err(format!("{route} has no documented {status} answer"));
+        }
+        // An answer without content (e.g. `prompt_async`'s 204) has no body.
+        let schema = &answer["content"]["application/json"]["schema"];
         if schema.is_null() {
             return if body.is_null() {
                 Ok(())
@@ -36,7 +64,7 @@ impl Shapes {
     /// `server.heartbeat`) must still be `{id: "evt_…", type, properties: {}}`.
     pub fn check_event(&self, event: &Value) -> Result<(), String> {
         let kind = event["type"].as_str().ok_or("event without a type")?;
-        match self.doc["events"][kind].as_str() {
+        match self.events.get(kind) {
             Some(reference) => self
                 .check(&serde_json::json!({"$ref": reference}), event, "$")
                 .map_err(|e| format!("{kind}: {e}")),
@@ -57,11 +85,8 @@ impl Shapes {
 
     fn resolve<'a>(&'a self, reference: &str) -> &'a Value {
         let name = reference.rsplit('/').next().unwrap();
-        let schema = &self.doc["components"][name];
-        assert!(
-            !schema.is_null(),
-            "schema {name} was not copied into the test data"
-        );
+        let schema = &self.doc["components"]["schemas"][name];
+        assert!(!schema.is_null(), "the OpenAPI has no schema {name}");
         schema
     }
 
