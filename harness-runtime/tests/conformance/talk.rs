@@ -319,7 +319,8 @@ impl Talk {
     /// `value` redacted (ids numbered, paths and secrets as placeholders, in keys too), with
     /// the values that vary per run as placeholders but the shape kept: epoch milliseconds
     /// `[timestamp]`, token counts and costs `[number]` (a usage's fields are part of the
-    /// shape), a session's slug `[slug]`, the project's id `[project]`, a port `[port]`.
+    /// shape), a session's slug `[slug]`, the project's id `[project]`, a port `[port]`, an
+    /// `UnknownError`'s log reference `err_[ref]`.
     fn normalize(&self, value: &Value) -> Value {
         self.normalize_in(None, false, value)
     }
@@ -328,6 +329,9 @@ impl Talk {
         match value {
             Value::String(_) if key == Some("slug") => "[slug]".into(),
             Value::String(_) if key == Some("projectID") => "[project]".into(),
+            Value::String(text) if key == Some("ref") && text.starts_with("err_") => {
+                "err_[ref]".into()
+            }
             Value::String(text) => Value::String(self.redactor.redact(text)),
             Value::Number(n) => {
                 let epoch_ms = n
