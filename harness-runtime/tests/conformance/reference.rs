@@ -13,6 +13,9 @@ use crate::transcript::{Transcript, first_difference};
 
 /// `CONFORMANCE_RECORD=1`: the `real` scenarios write their transcripts as the references.
 const RECORD: &str = "CONFORMANCE_RECORD";
+/// `CONFORMANCE_RECORD_DIR`: recording writes the transcripts there instead of over the
+/// references (scripts/opencode-upgrade records another OpenCode version to compare them).
+const RECORD_DIR: &str = "CONFORMANCE_RECORD_DIR";
 
 /// A reference file.
 #[derive(Debug, Serialize, Deserialize)]
@@ -55,6 +58,10 @@ pub(crate) fn check(
             transcript: transcript.clone(),
         };
         let text = serde_json::to_string_pretty(&reference)? + "\n";
+        let file = match std::env::var_os(RECORD_DIR) {
+            Some(dir) => PathBuf::from(dir).join(file.file_name().expect("a reference file")),
+            None => file,
+        };
         std::fs::write(&file, text).with_context(|| format!("writing {}", file.display()))?;
         return Ok(());
     }
