@@ -277,6 +277,8 @@ async fn fixture_routes_answer_with_real_shapes() {
     );
 
     // A `format` prompt makes the real server answer 400 to the messages route; so does the fixture.
+    // Its body is not the documented `_tag` shape but `{name, data: {kind, message}}`, naming the
+    // format that failed to decode (recorded in tests/conformance/transcripts/structured__*).
     let structured = check(
         "POST /session/{sessionID}/message",
         post(
@@ -295,7 +297,14 @@ async fn fixture_routes_answer_with_real_shapes() {
     )))
     .await;
     assert_eq!(quirk.0, 400);
-    check("GET /session/{sessionID}/message", quirk);
+    assert_eq!(quirk.1["name"], "BadRequest", "{}", quirk.1);
+    assert_eq!(quirk.1["data"]["kind"], "Body", "{}", quirk.1);
+    let message = quirk.1["data"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("Expected OutputFormatJsonSchema, got {\"type\":\"json_schema\"")
+            && message.ends_with("\"retryCount\":2}\n  at [0][\"info\"][\"format\"]"),
+        "{message}"
+    );
 
     let deleted = check(
         "DELETE /session/{sessionID}",
