@@ -138,6 +138,17 @@ pub(crate) struct FixtureAgentEnv {
     /// `LIVE_FIXTURE_TEST_REPLAY_EVIDENCE`: where each `prompt_async` request is written, so a
     /// test can read what a client sent.
     pub(crate) replay_evidence: Option<PathBuf>,
+    /// The `model` (`provider/model`) of `OPENCODE_CONFIG_CONTENT`, the config provisioning
+    /// gives every agent: a prompt that names no model runs on it, as on real OpenCode.
+    pub(crate) config_model: Option<(String, String)>,
+}
+
+/// `provider/model` of a config's `model`; a config that is not JSON or names none has none
+/// (read as leniently as real OpenCode reads it, not as one of the harness's settings).
+fn config_model(config: Option<&str>) -> Option<(String, String)> {
+    let config: serde_json::Value = serde_json::from_str(config?).ok()?;
+    let (provider, model) = config["model"].as_str()?.split_once('/')?;
+    Some((provider.to_string(), model.to_string()))
 }
 
 impl FixtureAgentEnv {
@@ -150,6 +161,7 @@ impl FixtureAgentEnv {
             declared_as: DECLARED_AS.read()?,
             wait_stdin: WAIT_STDIN.read()?.unwrap_or(false),
             replay_evidence: REPLAY_EVIDENCE.read()?,
+            config_model: config_model(std::env::var(names::CONFIG_CONTENT).ok().as_deref()),
         })
     }
 }
