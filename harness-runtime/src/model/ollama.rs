@@ -32,7 +32,13 @@ fn message(model: &str, content: &str, tool_calls: Option<Value>, done: bool) ->
 }
 
 fn done_fields(value: &mut Value, reply: &Reply) {
-    value["done_reason"] = json!("stop");
+    // Ollama says `stop` for tool calls too; `length` when the output limit cut the answer.
+    let done_reason = if reply.at_output_limit {
+        "length"
+    } else {
+        "stop"
+    };
+    value["done_reason"] = json!(done_reason);
     value["total_duration"] = json!(1_000_000);
     value["prompt_eval_count"] = json!(reply.usage.input);
     value["eval_count"] = json!(reply.usage.output);

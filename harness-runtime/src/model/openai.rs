@@ -6,6 +6,10 @@ use serde_json::{Value, json};
 use super::frames::Step;
 use super::reply::{Body, MidStreamEnd, Reply, ScriptedToolCall};
 
+/// The backend configuration OpenAI (and llama.cpp, and Ollama) name in every chunk and
+/// completion; one fixed value, as one server build sends.
+const SYSTEM_FINGERPRINT: &str = "fp_scripted";
+
 /// Ids and metadata shared by every chunk of one response.
 pub(crate) struct Meta<'a> {
     pub(crate) seq: usize,
@@ -28,6 +32,7 @@ impl Meta<'_> {
             "object": "chat.completion.chunk",
             "created": self.created,
             "model": self.model,
+            "system_fingerprint": SYSTEM_FINGERPRINT,
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
         })
     }
@@ -38,11 +43,15 @@ fn sse(value: &Value) -> Step {
 }
 
 fn usage(reply: &Reply) -> Value {
-    json!({
+    let mut usage = json!({
         "prompt_tokens": reply.usage.input,
         "completion_tokens": reply.usage.output,
         "total_tokens": reply.usage.input + reply.usage.output,
-    })
+    });
+    if let Some(cached) = reply.usage.cached {
+        usage["prompt_tokens_details"] = json!({"cached_tokens": cached});
+    }
+    usage
 }
 
 /// Splits a tool call's JSON arguments into fragments, as real providers stream them, so the
@@ -81,12 +90,7 @@ pub(crate) fn stream_steps(reply: &Reply, meta: &Meta<'_>, include_usage: bool) 
                     )));
                 }
             }
-            let finish = if calls.is_empty() {
-                "stop"
-            } else {
-                "tool_calls"
-            };
-            steps.push(sse(&meta.chunk(json!({}), Some(finish))));
+            steps.push(sse(&meta.chunk(json!({}), Some(reply.finish_reason()))));
             if include_usage {
                 let mut last = meta.chunk(json!({}), None);
                 last["choices"] = json!([]);
@@ -100,9 +104,11 @@ pub(crate) fn stream_steps(reply: &Reply, meta: &Meta<'_>, include_usage: bool) 
                 steps.push(sse(&meta.chunk(json!({"content": delta}), None)));
             }
             match end {
-                MidStreamEnd::ErrorChunk(message) => steps.push(sse(&json!({
-                    "error": {"message": message, "type": "server_error", "code": "scripted_error"}
-                }))),
+                // The error object OpenAI answers a failed request with (a server error's
+                // `code` is null), as one event.
+                MidStreamEnd::ErrorChunk(message) => {
+                    steps.push(sse(&error(message, "server_error", None)))
+                }
                 MidStreamEnd::Abort => steps.push(Step::Abort),
             }
         }
@@ -139,16 +145,13 @@ pub(crate) fn completion(reply: &Reply, meta: &Meta<'_>) -> Value {
             })
             .collect();
     }
-    let finish = if calls.is_empty() {
-        "stop"
-    } else {
-        "tool_calls"
-    };
+    let finish = reply.finish_reason();
     json!({
         "id": meta.id(),
         "object": "chat.completion",
         "created": meta.created,
         "model": meta.model,
+        "system_fingerprint": SYSTEM_FINGERPRINT,
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": usage(reply),
     })

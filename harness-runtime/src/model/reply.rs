@@ -37,6 +37,10 @@ pub struct Usage {
     pub input: u64,
     /// Completion tokens.
     pub output: u64,
+    /// How many of the prompt tokens were read from the prompt cache, reported as OpenAI's
+    /// `usage.prompt_tokens_details.cached_tokens`; `None` reports no details, as Ollama's
+    /// OpenAI API does (llama.cpp and OpenAI report them).
+    pub cached: Option<u64>,
 }
 
 impl Default for Usage {
@@ -44,6 +48,7 @@ impl Default for Usage {
         Self {
             input: 10,
             output: 5,
+            cached: None,
         }
     }
 }
@@ -93,6 +98,8 @@ pub struct Reply {
     pub(crate) delay: Option<Duration>,
     pub(crate) hold: Option<Hold>,
     pub(crate) usage: Usage,
+    /// Ends as a model cut off by its output token limit (`finish_reason: "length"`).
+    pub(crate) at_output_limit: bool,
 }
 
 impl Reply {
@@ -103,6 +110,7 @@ impl Reply {
             delay: None,
             hold: None,
             usage: Usage::default(),
+            at_output_limit: false,
         }
     }
 
@@ -230,8 +238,37 @@ impl Reply {
 
     /// The token counts reported in `usage`.
     pub fn with_usage(mut self, input: u64, output: u64) -> Self {
-        self.usage = Usage { input, output };
+        self.usage = Usage {
+            input,
+            output,
+            ..self.usage
+        };
         self
+    }
+
+    /// Reports `tokens` of the prompt as read from the prompt cache
+    /// (`usage.prompt_tokens_details.cached_tokens`, as llama.cpp and OpenAI send it; Ollama's
+    /// native API has no such count).
+    pub fn with_cached_tokens(mut self, tokens: u64) -> Self {
+        self.usage.cached = Some(tokens);
+        self
+    }
+
+    /// Ends the answer as a model does that reached its output token limit (OpenCode's
+    /// `max_tokens`): `finish_reason: "length"` (Ollama: `done_reason: "length"`) instead of
+    /// `stop` or `tool_calls`. What a small local model capped by its config sends.
+    pub fn at_output_limit(mut self) -> Self {
+        self.at_output_limit = true;
+        self
+    }
+
+    /// The OpenAI `finish_reason` this reply's answer ends with.
+    pub(crate) fn finish_reason(&self) -> &'static str {
+        match &self.body {
+            _ if self.at_output_limit => "length",
+            Body::Answer { calls, .. } if !calls.is_empty() => "tool_calls",
+            _ => "stop",
+        }
     }
 
     /// A short description for diagnostics and evidence.
@@ -253,6 +290,11 @@ impl Reply {
             } => "abort mid-stream".to_string(),
             Body::Reset => "connection reset".to_string(),
             Body::Hang => "hang".to_string(),
+        };
+        let base = if self.at_output_limit {
+            format!("{base} (at output limit)")
+        } else {
+            base
         };
         if self.hold.is_some() {
             format!("{base} (stalled)")

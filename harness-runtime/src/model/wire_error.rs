@@ -38,7 +38,8 @@ impl Kind {
                 Some("scripted_model_unoffered_tool"),
             ),
             Self::CassetteMiss => ("cassette_miss", Some("cassette_miss")),
-            Self::ServerError => ("server_error", Some("server_error")),
+            // OpenAI's own server errors carry `code: null`.
+            Self::ServerError => ("server_error", None),
             Self::InvalidUrl | Self::BadRequest => ("invalid_request_error", None),
             Self::ModelNotFound => ("invalid_request_error", Some("model_not_found")),
         }
