@@ -1,6 +1,86 @@
 //! Prompts: async (`prompt_async`) and blocking (`POST /session/{id}/message`), with the events until idle, scoped by directory.
 
+use harness_runtime::model::Reply;
+use serde_json::json;
+
 use crate::differences::Deliberate;
+use crate::sessions::version_marked;
+use crate::talk::Talk;
 
 /// Where the fixture differs from real OpenCode here on purpose.
-pub(crate) const DELIBERATE: &[Deliberate] = &[];
+pub(crate) const DELIBERATE: &[Deliberate] = version_marked! {
+    "prompts::blocking" => ["/steps/0/answer/version", "/steps/2/answer/version"],
+    "prompts::async_events_until_idle" => ["/steps/0/answer/version"],
+    "prompts::no_reply" => ["/steps/0/answer/version"],
+    "prompts::body_fields" => ["/steps/0/answer/version", "/steps/3/answer/version"],
+};
+
+/// The fixture's default turn answers "Fixture completed." in two deltas; real OpenCode's
+/// model is scripted to say the same, so both turns carry the same parts.
+pub(crate) fn script_default_turn(talk: &Talk) {
+    talk.model()
+        .reply(Reply::text("Fixture completed.").in_deltas(2));
+}
+
+/// A session with a title (an untitled one makes real OpenCode ask its model for a title).
+pub(crate) async fn titled_session(talk: &mut Talk) -> anyhow::Result<String> {
+    let created = talk
+        .post("/session", json!({"title": "conformance"}))
+        .await?;
+    created.str("/id")
+}
+
+interaction!(
+    /// `POST /session/{id}/message`: the answer is the assistant message and its parts, sent
+    /// when the turn ends.
+    blocking(talk) {
+        let id = titled_session(talk).await?;
+        script_default_turn(talk);
+        let body = json!({"parts": [{"type": "text", "text": "say you are done"}]});
+        talk.post(&format!("/session/{id}/message"), body).await?;
+        talk.get(&format!("/session/{id}")).await?;
+    }
+);
+
+interaction!(
+    /// `POST /session/{id}/prompt_async` answers 204 at once; the turn's events follow on the
+    /// workspace's stream, in order, until the session is idle.
+    async_events_until_idle(talk) {
+        let id = titled_session(talk).await?;
+        script_default_turn(talk);
+        let body = json!({"parts": [{"type": "text", "text": "say you are done"}]});
+        talk.post(&format!("/session/{id}/prompt_async"), body).await?;
+        talk.events_until("session.idle").await?;
+    }
+);
+
+interaction!(
+    /// `noReply: true` stores the user message without a turn: the answer is that message.
+    no_reply(talk) {
+        let id = titled_session(talk).await?;
+        let body = json!({"noReply": true, "parts": [{"type": "text", "text": "just note this"}]});
+        talk.post(&format!("/session/{id}/message"), body).await?;
+        talk.get(&format!("/session/{id}/message")).await?;
+    }
+);
+
+interaction!(
+    /// The body fields a client sends besides `parts`: `messageID`, `agent`, `system`, `tools`,
+    /// `variant`; the user message records them.
+    body_fields(talk) {
+        let id = titled_session(talk).await?;
+        script_default_turn(talk);
+        let body = json!({
+            "messageID": "msg_conformance0000000000001",
+            "agent": "plan",
+            "system": "Answer briefly.",
+            "tools": {"bash": false},
+            "variant": "default",
+            "parts": [{"type": "text", "text": "say you are done"}],
+        });
+        let answer = talk.post(&format!("/session/{id}/message"), body).await?;
+        let message = answer.str("/info/parentID")?;
+        talk.get(&format!("/session/{id}/message/{message}")).await?;
+        talk.get(&format!("/session/{id}")).await?;
+    }
+);
