@@ -67,6 +67,9 @@ pub(crate) enum NextTurn {
     /// The `question` tool, one question "Pick one" with options `A` and `B`, then the text
     /// `Answered: A` (reply `A`) ([`Fault::AskQuestion`]).
     AskQuestion,
+    /// A `json_schema` prompt's `StructuredOutput` call with `{"fixture_invalid": true}`, which
+    /// matches no schema with required properties ([`Fault::InvalidOutputOnce`]).
+    InvalidStructuredOutput,
 }
 
 /// The fixture's question tool input, as [`Fault::AskQuestion`] asks it.
@@ -155,7 +158,17 @@ impl Talk {
             fixture.inject(match turn {
                 NextTurn::AskPermission => Fault::Decide,
                 NextTurn::AskQuestion => Fault::AskQuestion,
+                NextTurn::InvalidStructuredOutput => Fault::InvalidOutputOnce,
             })?;
+            return Ok(());
+        }
+        if turn == NextTurn::InvalidStructuredOutput {
+            let invalid = serde_json::json!({"fixture_invalid": true});
+            self.model.rule(
+                Rule::when(Matcher::wants_structured_output())
+                    .reply(Reply::structured(invalid))
+                    .times(1),
+            );
             return Ok(());
         }
         let (tool, input, text) = match turn {
@@ -165,6 +178,7 @@ impl Talk {
                 "Fixture completed.",
             ),
             NextTurn::AskQuestion => ("question", pick_one(), "Answered: A"),
+            NextTurn::InvalidStructuredOutput => unreachable!("scripted above"),
         };
         self.model.rule(
             Rule::when(!Matcher::follows_tool_result())
