@@ -164,7 +164,6 @@ interaction!(
                 talk.post(&path, body).await?;
             }
         }
-        talk.get(&format!("/session/{id}/message")).await?;
     }
 );
 

@@ -16,7 +16,7 @@ pub(crate) const VERSION_MARK: &str = "the fixture agent reports its version as 
 /// The deliberate differences of a session's `version`: `"<interaction>" => [field, …]`.
 macro_rules! version_marked {
     ($($interaction:literal => [$($field:literal),* $(,)?]),* $(,)?) => {
-        &[$($(Deliberate {
+        &[$($(crate::differences::Deliberate {
             interaction: $interaction,
             field: $field,
             why: crate::sessions::VERSION_MARK,
