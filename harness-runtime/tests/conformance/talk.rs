@@ -70,6 +70,9 @@ pub(crate) enum NextTurn {
     /// A `json_schema` prompt's `StructuredOutput` call with `{"fixture_invalid": true}`, which
     /// matches no schema with required properties ([`Fault::InvalidOutputOnce`]).
     InvalidStructuredOutput,
+    /// A `json_schema` prompt answered with the text `Fixture completed.` and no
+    /// `StructuredOutput` call ([`Fault::NoStructuredOutputOnce`]).
+    NoStructuredOutput,
 }
 
 /// The fixture's question tool input, as [`Fault::AskQuestion`] asks it.
@@ -159,6 +162,7 @@ impl Talk {
                 NextTurn::AskPermission => Fault::Decide,
                 NextTurn::AskQuestion => Fault::AskQuestion,
                 NextTurn::InvalidStructuredOutput => Fault::InvalidOutputOnce,
+                NextTurn::NoStructuredOutput => Fault::NoStructuredOutputOnce,
             })?;
             return Ok(());
         }
@@ -171,6 +175,14 @@ impl Talk {
             );
             return Ok(());
         }
+        if turn == NextTurn::NoStructuredOutput {
+            self.model.rule(
+                Rule::when(Matcher::wants_structured_output())
+                    .reply(Reply::text("Fixture completed."))
+                    .times(1),
+            );
+            return Ok(());
+        }
         let (tool, input, text) = match turn {
             NextTurn::AskPermission => (
                 "bash",
@@ -178,7 +190,9 @@ impl Talk {
                 "Fixture completed.",
             ),
             NextTurn::AskQuestion => ("question", pick_one(), "Answered: A"),
-            NextTurn::InvalidStructuredOutput => unreachable!("scripted above"),
+            NextTurn::InvalidStructuredOutput | NextTurn::NoStructuredOutput => {
+                unreachable!("scripted above")
+            }
         };
         self.model.rule(
             Rule::when(!Matcher::follows_tool_result())
