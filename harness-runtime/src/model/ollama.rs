@@ -154,3 +154,16 @@ pub(crate) fn version() -> Value {
 pub(crate) fn error_body(message: &str) -> Value {
     json!({"error": message})
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_done_reason_is_length_only_at_the_output_limit() {
+        let cut = Reply::text("x").at_output_limit();
+        assert_eq!(completion(&cut, "m")["done_reason"], "length");
+        let call = Reply::tool_call("bash", json!({}));
+        assert_eq!(completion(&call, "m")["done_reason"], "stop");
+    }
+}

@@ -172,3 +172,38 @@ pub(crate) fn models(id: &str) -> Value {
 pub(crate) fn error(message: &str, kind: &str, code: Option<&str>) -> Value {
     json!({"error": {"message": message, "type": kind, "param": null, "code": code}})
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finish_and_usage_follow_the_reply() {
+        let meta = Meta {
+            seq: 0,
+            model: "m",
+            created: 0,
+        };
+        let finish =
+            |reply: &Reply| completion(reply, &meta)["choices"][0]["finish_reason"].clone();
+        assert_eq!(finish(&Reply::text("x")), "stop");
+        assert_eq!(finish(&Reply::tool_call("bash", json!({}))), "tool_calls");
+        assert_eq!(
+            finish(&Reply::tool_call("bash", json!({})).at_output_limit()),
+            "length"
+        );
+
+        let usage = |reply: &Reply| completion(reply, &meta)["usage"].clone();
+        assert!(
+            usage(&Reply::text("x"))
+                .get("prompt_tokens_details")
+                .is_none()
+        );
+        let cached = Reply::text("x").with_usage(7, 2).with_cached_tokens(4);
+        assert_eq!(
+            usage(&cached),
+            json!({"prompt_tokens": 7, "completion_tokens": 2, "total_tokens": 9,
+                   "prompt_tokens_details": {"cached_tokens": 4}})
+        );
+    }
+}
