@@ -149,17 +149,23 @@ async function basics() {
 }
 
 /// A turn that asks (the agent runs with the `Decide` or `AskQuestion` fault): waits for the
-/// request, answers it through `answer`, and returns the turn's final assistant message.
-async function askingTurn(kind, answer) {
+/// request, answers it through `answer`, and returns the turn's assistant messages once the
+/// session was idle `idles` times (an abort makes the real server idle twice: at once, then
+/// after the message completed with its error).
+async function askingTurn(kind, answer, idles = 1) {
   const { data: session } = await clientA.session.create({ title: kind })
   const events = await listen(clientA)
   try {
     await clientA.session.promptAsync({ sessionID: session.id, parts: [{ type: "text", text: "go" }] })
     const asked = await events.until((e) => e.type === `${kind}.asked`, `${kind}.asked`)
     await answer(asked.properties, session)
-    await events.until(idleOf(session.id), "session.idle")
+    for (let idle = 0; idle < idles; idle++) {
+      await events.until(idleOf(session.id), "session.idle")
+    }
     const { data } = await clientA.session.messages({ sessionID: session.id })
-    return data.at(-1)
+    // The turn's assistant messages: as on the real server, a tool call ends its step and the
+    // turn goes on in a new message.
+    return data.filter((m) => m.info.role === "assistant")
   } finally {
     events.close()
   }
@@ -169,13 +175,14 @@ async function permission() {
   await check("permission.asked_listed_replied", async () => {
     let listed = 0
     let replied
-    const last = await askingTurn("permission", async (request) => {
+    const turn = await askingTurn("permission", async (request) => {
       const { data } = await clientA.permission.list()
       listed = (data ?? []).filter((p) => p.id === request.id).length
       replied = await clientA.permission.reply({ requestID: request.id, reply: "once" })
     })
-    const tool = last.parts.find((p) => p.type === "tool")
-    const ok = listed === 1 && replied.data === true && tool?.state?.status === "completed" && !last.info.error
+    const tool = turn.flatMap((m) => m.parts).find((p) => p.type === "tool")
+    const ok = listed === 1 && replied.data === true && tool?.state?.status === "completed" &&
+      turn.every((m) => !m.info.error)
     return [ok, `listed ${listed}, reply ${JSON.stringify(replied?.data)}, tool ${tool?.state?.status}`]
   })
 }
@@ -184,12 +191,12 @@ async function question() {
   await check("question.asked_answered", async () => {
     let listed = 0
     let replied
-    const last = await askingTurn("question", async (request) => {
+    const turn = await askingTurn("question", async (request) => {
       const { data } = await clientA.question.list()
       listed = (data ?? []).filter((q) => q.id === request.id).length
       replied = await clientA.question.reply({ requestID: request.id, answers: [["A"]] })
     })
-    const reply = text(last.parts)
+    const reply = text(turn.at(-1).parts)
     return [listed === 1 && replied.data === true && reply === "Answered: A",
       `listed ${listed}, reply ${JSON.stringify(reply)}`]
   })
@@ -198,10 +205,10 @@ async function question() {
 async function abort() {
   await check("session.abort", async () => {
     let aborted
-    const last = await askingTurn("permission", async (_request, session) => {
+    const turn = await askingTurn("permission", async (_request, session) => {
       aborted = await clientA.session.abort({ sessionID: session.id })
-    })
-    const name = last.info.error?.name
+    }, 2)
+    const name = turn.at(-1).info.error?.name
     return [aborted.data === true && name === "MessageAbortedError", `error ${name}`]
   })
 }
