@@ -6,12 +6,14 @@ use serde_json::{Value, json};
 use crate::differences::Deliberate;
 use crate::prompts::titled_session;
 use crate::sessions::version_marked;
-use crate::talk::Talk;
+use crate::talk::{NextTurn, Talk};
 
 /// Where the fixture differs from real OpenCode here on purpose.
 pub(crate) const DELIBERATE: &[Deliberate] = version_marked! {
     "structured::blocking" => ["/steps/0/answer/version"],
     "structured::async_until_idle" => ["/steps/0/answer/version"],
+    "structured::invalid_output" => ["/steps/0/answer/version"],
+    "structured::no_structured_output" => ["/steps/0/answer/version"],
 };
 
 /// The prompt's format: an object with two required properties.
@@ -58,5 +60,28 @@ interaction!(
         talk.events_until("session.idle").await?;
         talk.get(&format!("/session/{id}/message")).await?;
         talk.get(&format!("/session/{id}/message?limit=1")).await?;
+    }
+);
+
+interaction!(
+    /// The model's structured output does not match the schema: real OpenCode does not check
+    /// it, the message carries it in `info.structured` and its tool call says `valid: true`.
+    invalid_output(talk) {
+        let id = titled_session(talk).await?;
+        talk.next_turn(NextTurn::InvalidStructuredOutput)?;
+        let answer = talk.post(&format!("/session/{id}/message"), prompt()).await?;
+        let message = answer.str("/info/id")?;
+        talk.get(&format!("/session/{id}/message/{message}")).await?;
+    }
+);
+
+interaction!(
+    /// The model answers text instead of calling `StructuredOutput`: the message completes
+    /// with the text and a `StructuredOutputError`, and no `session.error` is sent.
+    no_structured_output(talk) {
+        let id = titled_session(talk).await?;
+        talk.next_turn(NextTurn::NoStructuredOutput)?;
+        talk.post(&format!("/session/{id}/message"), prompt()).await?;
+        talk.events_until("session.idle").await?;
     }
 );
