@@ -70,6 +70,10 @@ pub(crate) const DELIBERATE: &[Deliberate] = version_marked! {
     "sessions::delete_then_get" => [
         "/steps/0/answer/version",
     ],
+    "sessions::events_of_create_update_delete" => [
+        "/steps/0/answer/version",
+        "/steps/2/answer/version",
+    ],
     "sessions::list_directory_path_scope_workspace" => [
         "/steps/0/answer/version",
         "/steps/1/answer/0/version",
@@ -371,3 +375,15 @@ fn url_encode(text: &str) -> String {
         })
         .collect()
 }
+
+interaction!(
+    /// The events of a session's life: created, updated by a `PATCH`, deleted.
+    events_of_create_update_delete(talk) {
+        let id = create(talk, json!({"title": "watched"})).await?;
+        talk.events_until("session.created").await?;
+        talk.patch(&format!("/session/{id}"), json!({"title": "renamed"})).await?;
+        talk.events_until("session.updated").await?;
+        talk.delete(&format!("/session/{id}")).await?;
+        talk.events_until("session.deleted").await?;
+    }
+);
