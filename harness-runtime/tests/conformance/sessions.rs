@@ -38,6 +38,15 @@ pub(crate) const DELIBERATE: &[Deliberate] = version_marked! {
         "/steps/0/answer/version",
         "/steps/1/answer/version",
     ],
+    "sessions::create_in_subdirectory" => [
+        "/steps/0/answer/version",
+        "/steps/1/answer/version",
+        "/steps/2/answer/0/version",
+        "/steps/3/answer/0/version",
+        "/steps/3/answer/1/version",
+        "/steps/4/answer/0/version",
+        "/steps/5/answer/0/version",
+    ],
     "sessions::create_titled" => [
         "/steps/0/answer/version",
         "/steps/1/answer/version",
@@ -385,5 +394,21 @@ interaction!(
         talk.events_until("session.updated").await?;
         talk.delete(&format!("/session/{id}")).await?;
         talk.events_until("session.deleted").await?;
+    }
+);
+
+interaction!(
+    /// A session in a subdirectory of the workspace: its `path` is relative to the project's
+    /// work tree, and the list's `path` finds it.
+    create_in_subdirectory(talk) {
+        let root = talk.post("/session", json!({"title": "at the root"})).await?;
+        let sub = url_encode(&format!("{}/sub/dir", root.str("/directory")?));
+        tick().await;
+        talk.post(&format!("/session?directory={sub}"), json!({"title": "below"})).await?;
+        talk.get(&format!("/session?directory={sub}")).await?;
+        talk.get(&format!("/session?directory={sub}&scope=project")).await?;
+        talk.get(&format!("/session?directory={sub}&scope=project&path=sub")).await?;
+        talk.get(&format!("/session?directory={sub}&scope=project&path=sub/dir")).await?;
+        talk.get(&format!("/session?directory={sub}&scope=project&path=su")).await?;
     }
 );
