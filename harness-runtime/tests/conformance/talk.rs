@@ -30,6 +30,8 @@ const CEILING: Duration = Duration::from_secs(30);
 pub(crate) struct Answer {
     pub(crate) status: u16,
     pub(crate) json: Value,
+    /// Not recorded: an interaction notes the ones it shows (e.g. a page's cursor headers).
+    pub(crate) headers: reqwest::header::HeaderMap,
 }
 
 impl Answer {
@@ -55,6 +57,9 @@ pub(crate) struct Talk {
     transcript: Transcript,
     /// The fixture agent's faults; `None` on real OpenCode.
     fixture: Option<FixtureControl>,
+    /// Values sent in request paths that vary per run (a page's cursor), each recorded as its
+    /// placeholder ([`Talk::conceal`]).
+    concealed: Vec<(String, String)>,
 }
 
 /// What the agent's next turns do, the same on both targets: real OpenCode's model is scripted
@@ -144,6 +149,7 @@ impl Talk {
             events,
             reader,
             transcript: Transcript::default(),
+            concealed: Vec::new(),
             fixture: match live.options().agent {
                 // The scenario's own control is borrowed from `live`; this one writes the same
                 // control files, in the agent's home.
@@ -255,19 +261,30 @@ impl Talk {
             .await
             .with_context(|| format!("{method} {path}"))?;
         let status = response.status().as_u16();
+        let headers = response.headers().clone();
         let text = response.text().await?;
         let json = if text.is_empty() {
             Value::Null
         } else {
             serde_json::from_str(&text).unwrap_or(Value::String(text))
         };
+        let path = self
+            .concealed
+            .iter()
+            .fold(path.to_owned(), |path, (value, placeholder)| {
+                path.replace(value, placeholder)
+            });
         self.transcript.steps.push(Step::Call {
-            request: format!("{method} {}", self.redactor.redact(path)),
+            request: format!("{method} {}", self.redactor.redact(&path)),
             body: recorded,
             status,
             answer: self.normalize(&json),
         });
-        Ok(Answer { status, json })
+        Ok(Answer {
+            status,
+            json,
+            headers,
+        })
     }
 
     pub(crate) async fn get(&mut self, path: &str) -> anyhow::Result<Answer> {
@@ -325,6 +342,13 @@ impl Talk {
             types: types.clone(),
         });
         Ok(types)
+    }
+
+    /// Records `value` as `placeholder` wherever a later request path sends it: for a value
+    /// that varies per run and that the redactor does not know (a page's cursor).
+    pub(crate) fn conceal(&mut self, value: &str, placeholder: &str) {
+        self.concealed
+            .push((value.to_owned(), placeholder.to_owned()));
     }
 
     /// Records a value the interaction derived (redacted).
