@@ -65,13 +65,18 @@ interaction!(
 );
 
 interaction!(
-    /// The body fields a client sends besides `parts`: `messageID`, `agent`, `system`, `tools`,
-    /// `variant`; the user message records them.
+    /// The body fields a client sends besides `parts`: `messageID`, `model`, `agent`,
+    /// `system`, `tools`, `variant`; the user message records them, the session its runner and
+    /// a permission rule per tool turned off.
     body_fields(talk) {
         let id = titled_session(talk).await?;
         script_default_turn(talk);
+        // The scripted model as the agents' config names it (real OpenCode needs a model it
+        // knows; the fixture runs on whatever a prompt names).
+        let model = json!({"providerID": "scripted", "modelID": talk.model().model_name()});
         let body = json!({
             "messageID": "msg_conformance0000000000001",
+            "model": model,
             "agent": "plan",
             "system": "Answer briefly.",
             "tools": {"bash": false},
