@@ -99,11 +99,15 @@ async fn a_products_turn_is_observed_whole_though_its_stream_dropped() {
         json(&observed),
         json!({"sessions": [{
             "id": "[session-1]",
-            "events": ["session.created", "session.status", "permission.asked",
-                       "permission.replied", "session.status"],
+            // As on the real server: busy, busy again as the step starts; after the reply the
+            // tool's step ends, the next is announced busy twice, then idle.
+            "events": ["session.created", "session.status ×2", "permission.asked",
+                       "permission.replied", "session.status ×3"],
+            // The tool ends its step: the turn goes on in a second assistant message.
             "messages": [
                 {"role": "user", "parts": ["text"]},
-                {"role": "assistant", "parts": TOOL_TURN},
+                {"role": "assistant", "parts": ["step-start", "tool", "step-finish"]},
+                {"role": "assistant", "parts": ["step-start", "text", "step-finish"]},
             ],
             "tool_calls": [{"tool": "bash", "status": "completed"}],
             "interactions": [{"kind": "permission", "subject": "bash", "reply": "once"}],
