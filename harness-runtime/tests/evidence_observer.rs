@@ -133,7 +133,8 @@ async fn a_restart_is_a_gap_the_record_names() {
     assert!(stopped.gaps.is_empty(), "{stopped:#?}");
     let turn_shape = json!({
         "id": "[session-1]",
-        "events": ["session.created", "session.status ×2"],
+        // busy, busy again as the step starts, idle: as on the real server.
+        "events": ["session.created", "session.status ×3"],
         "messages": [
             {"role": "user", "parts": ["text"]},
             {"role": "assistant", "parts": ["step-start", "text", "step-finish"]},
