@@ -13,6 +13,7 @@ pub(crate) const DELIBERATE: &[Deliberate] = version_marked! {
     "prompts::async_events_until_idle" => ["/steps/0/answer/version"],
     "prompts::no_reply" => ["/steps/0/answer/version"],
     "prompts::body_fields" => ["/steps/0/answer/version", "/steps/3/answer/version"],
+    "prompts::second_turn" => ["/steps/0/answer/version"],
 };
 
 /// The fixture's default turn answers "Fixture completed." in two deltas; real OpenCode's
@@ -87,5 +88,23 @@ interaction!(
         let message = answer.str("/info/parentID")?;
         talk.get(&format!("/session/{id}/message/{message}")).await?;
         talk.get(&format!("/session/{id}")).await?;
+    }
+);
+
+interaction!(
+    /// A second prompt after the first turn ended: the second turn's events until idle again
+    /// (the instance's start-up events come with the first turn only).
+    second_turn(talk) {
+        let id = titled_session(talk).await?;
+        script_default_turn(talk);
+        let body = json!({"parts": [{"type": "text", "text": "say you are done"}]});
+        talk.post(&format!("/session/{id}/prompt_async"), body.clone()).await?;
+        talk.events_until("session.idle").await?;
+        script_default_turn(talk);
+        talk.post(&format!("/session/{id}/prompt_async"), body).await?;
+        // Real OpenCode summarizes the first turn's changes on its own after it ended, racing
+        // the second prompt: its `session.updated` / `session.diff` are left out.
+        talk.events_until_except("session.idle", &["session.updated", "session.diff"])
+            .await?;
     }
 );
