@@ -222,6 +222,26 @@ mod tests {
         assert!(!out.contains("cassette"), "{out}");
     }
 
+    /// A user's `macro_rules!` that passes `$value:literal` on to the attribute: the value
+    /// arrives in an invisible group and reads as the bare literal.
+    #[test]
+    fn a_value_from_a_macro_fragment_reads_as_the_bare_value() {
+        use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
+        let item = quote!(
+            async fn probe(live: &mut Live) {}
+        );
+        let wrapped = |value: TokenStream| TokenTree::Group(Group::new(Delimiter::None, value));
+        let server = wrapped(quote!("server"));
+        let runs = wrapped(quote!(200));
+        let out = expand(quote!(isolation = #server, explore = #runs), item.clone());
+        assert!(!out.contains("compile_error"), "{out}");
+        assert!(out.contains("Isolation :: Server"), "{out}");
+        assert!(out.contains("runs : 200u32"), "{out}");
+        let bad = wrapped(quote!("nowhere"));
+        let out = expand(quote!(isolation = #bad), item);
+        assert!(out.contains("unknown isolation `nowhere`"), "{out}");
+    }
+
     #[test]
     fn cassette_takes_no_value_and_no_fixture() {
         let item = quote!(

@@ -89,11 +89,20 @@ impl Parse for Arg {
         let name = Ident::parse_any(input)?;
         let value = if input.peek(Token![=]) {
             input.parse::<Token![=]>()?;
-            Some(input.parse()?)
+            Some(ungrouped(input.parse()?))
         } else {
             None
         };
         Ok(Arg { name, value })
+    }
+}
+
+/// The value itself: one passed through a `macro_rules!` fragment (`$value:literal`,
+/// `$value:expr`) arrives wrapped in an invisible group, and means the same as written bare.
+fn ungrouped(value: Expr) -> Expr {
+    match value {
+        Expr::Group(group) => ungrouped(*group.expr),
+        other => other,
     }
 }
 
