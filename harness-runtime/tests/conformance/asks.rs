@@ -3,17 +3,11 @@
 use serde_json::json;
 
 use crate::differences::Deliberate;
-use crate::sessions::version_marked;
 use crate::talk::{NextTurn, Talk};
 
-/// Where the fixture differs from real OpenCode here on purpose: the sessions' version mark.
-pub(crate) const DELIBERATE: &[Deliberate] = version_marked!(
-    "asks::permission_once" => ["/steps/0/answer/version"],
-    "asks::permission_always" => ["/steps/0/answer/version"],
-    "asks::permission_reject" => ["/steps/0/answer/version"],
-    "asks::question_reply" => ["/steps/0/answer/version"],
-    "asks::question_reject" => ["/steps/0/answer/version"],
-);
+/// Where the fixture differs from real OpenCode here on purpose (besides the version mark every
+/// group shares: `differences::EVERYWHERE`).
+pub(crate) const DELIBERATE: &[Deliberate] = &[];
 
 /// A session whose rules ask before `bash`, with a turn running that asks the permission:
 /// returns the session's id and the request's id, once `permission.asked` came and

@@ -83,3 +83,69 @@ async fn one_changed_field_is_named_with_both_values(_live: &mut Live) -> anyhow
     );
     Ok(())
 }
+
+/// A deliberate difference sets aside the fields its pattern matches where they differ (and,
+/// when it names the fixture's value, only where the fixture has that value); one that matches
+/// fields that no longer differ fails.
+#[live_agent_test]
+async fn deliberate_differences_set_aside_only_what_they_name(
+    _live: &mut Live,
+) -> anyhow::Result<()> {
+    use crate::differences::Deliberate;
+    use crate::reference::set_aside;
+
+    let session = |version: &str| json!({"id": "[session-1]", "version": version});
+    let transcript = |version: &str| Transcript {
+        steps: vec![
+            call("POST /session", 200, session(version)),
+            call(
+                "GET /session",
+                200,
+                json!([session(version), session(version)]),
+            ),
+        ],
+    };
+    let mark = [
+        Deliberate {
+            interaction: "*",
+            field: "/steps/*/answer/version",
+            fixture: Some("1.18.33+fixture"),
+            why: "the mark",
+        },
+        Deliberate {
+            interaction: "*",
+            field: "/steps/*/answer/*/version",
+            fixture: Some("1.18.33+fixture"),
+            why: "the mark",
+        },
+    ];
+    let real = transcript("1.18.33");
+    let (expected, actual) = set_aside(mark.iter(), &real, &transcript("1.18.33+fixture"))?;
+    anyhow::ensure!(first_difference(&expected, &actual).is_none());
+
+    // Another value than the one listed is still a difference.
+    let (expected, actual) = set_aside(mark.iter(), &real, &transcript("1.17.0"))?;
+    let difference = first_difference(&expected, &actual).expect("1.17.0 is no mark");
+    anyhow::ensure!(difference.field == "/answer/version", "{difference}");
+
+    // Listed, yet equal: the list must shrink.
+    let stale = set_aside(mark.iter(), &real, &real)
+        .unwrap_err()
+        .to_string();
+    anyhow::ensure!(stale.contains("no longer occurs"), "{stale}");
+
+    // A pattern that finds no such field does not apply; an exact one must find it.
+    let empty = Transcript::default();
+    set_aside(mark.iter(), &empty, &empty)?;
+    let exact = [Deliberate {
+        interaction: "sessions::create_titled",
+        field: "/steps/0/answer/path",
+        fixture: None,
+        why: "a test",
+    }];
+    let missing = set_aside(exact.iter(), &empty, &empty)
+        .unwrap_err()
+        .to_string();
+    anyhow::ensure!(missing.contains("no such field"), "{missing}");
+    Ok(())
+}

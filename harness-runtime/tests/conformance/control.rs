@@ -5,17 +5,11 @@ use serde_json::json;
 
 use crate::asks::{SUMMARY_EVENTS, permission_pending};
 use crate::differences::Deliberate;
-use crate::sessions::version_marked;
 use crate::talk::Talk;
 
-/// Where the fixture differs from real OpenCode here on purpose: the sessions' version mark.
-pub(crate) const DELIBERATE: &[Deliberate] = version_marked!(
-    "control::abort_idle" => ["/steps/0/answer/version"],
-    "control::abort_running" => ["/steps/0/answer/version"],
-    "control::fork_whole" => ["/steps/0/answer/version", "/steps/2/answer/version"],
-    "control::fork_before_message" => ["/steps/0/answer/version", "/steps/2/answer/version"],
-    "control::command_run" => ["/steps/0/answer/version"],
-);
+/// Where the fixture differs from real OpenCode here on purpose (besides the version mark every
+/// group shares: `differences::EVERYWHERE`).
+pub(crate) const DELIBERATE: &[Deliberate] = &[];
 
 /// Real OpenCode's model says what the fixture's default turn says.
 fn script_default_turn(talk: &Talk) {

@@ -4,17 +4,11 @@ use harness_runtime::model::Reply;
 use serde_json::json;
 
 use crate::differences::Deliberate;
-use crate::sessions::version_marked;
 use crate::talk::Talk;
 
-/// Where the fixture differs from real OpenCode here on purpose.
-pub(crate) const DELIBERATE: &[Deliberate] = version_marked! {
-    "prompts::blocking" => ["/steps/0/answer/version", "/steps/2/answer/version"],
-    "prompts::async_events_until_idle" => ["/steps/0/answer/version"],
-    "prompts::no_reply" => ["/steps/0/answer/version"],
-    "prompts::body_fields" => ["/steps/0/answer/version", "/steps/3/answer/version"],
-    "prompts::second_turn" => ["/steps/0/answer/version"],
-};
+/// Where the fixture differs from real OpenCode here on purpose (besides the version mark every
+/// group shares: `differences::EVERYWHERE`).
+pub(crate) const DELIBERATE: &[Deliberate] = &[];
 
 /// The fixture's default turn answers "Fixture completed." in two deltas; real OpenCode's
 /// model is scripted to say the same, so both turns carry the same parts.

@@ -5,16 +5,11 @@ use serde_json::{Value, json};
 
 use crate::differences::Deliberate;
 use crate::prompts::titled_session;
-use crate::sessions::version_marked;
 use crate::talk::{NextTurn, Talk};
 
-/// Where the fixture differs from real OpenCode here on purpose.
-pub(crate) const DELIBERATE: &[Deliberate] = version_marked! {
-    "structured::blocking" => ["/steps/0/answer/version"],
-    "structured::async_until_idle" => ["/steps/0/answer/version"],
-    "structured::invalid_output" => ["/steps/0/answer/version"],
-    "structured::no_structured_output" => ["/steps/0/answer/version"],
-};
+/// Where the fixture differs from real OpenCode here on purpose (besides the version mark every
+/// group shares: `differences::EVERYWHERE`).
+pub(crate) const DELIBERATE: &[Deliberate] = &[];
 
 /// The prompt's format: an object with two required properties.
 fn format() -> Value {

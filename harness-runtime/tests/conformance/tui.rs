@@ -13,51 +13,61 @@ pub(crate) const DELIBERATE: &[Deliberate] = &[
     Deliberate {
         interaction: "tui::location",
         field: "/steps/3/answer/directory",
+        fixture: None,
         why: SHARED_SERVER,
     },
     Deliberate {
         interaction: "tui::location",
         field: "/steps/3/answer/project",
+        fixture: None,
         why: SHARED_SERVER,
     },
     Deliberate {
         interaction: "tui::agents",
         field: "/steps/1/answer/location",
+        fixture: None,
         why: SHARED_SERVER,
     },
     Deliberate {
         interaction: "tui::commands",
         field: "/steps/1/answer/location",
+        fixture: None,
         why: SHARED_SERVER,
     },
     Deliberate {
         interaction: "tui::commands",
         field: "/steps/1/answer/data/0/template",
+        fixture: None,
         why: SHARED_SERVER,
     },
     Deliberate {
         interaction: "tui::the_rest",
         field: "/steps/9/answer/location",
+        fixture: None,
         why: SHARED_SERVER,
     },
     Deliberate {
         interaction: "tui::the_rest",
         field: "/steps/10/answer/location",
+        fixture: None,
         why: SHARED_SERVER,
     },
     Deliberate {
         interaction: "tui::the_rest",
         field: "/steps/11/answer/location",
+        fixture: None,
         why: SHARED_SERVER,
     },
     Deliberate {
         interaction: "tui::the_rest",
         field: "/steps/12/answer/location",
+        fixture: None,
         why: SHARED_SERVER,
     },
     Deliberate {
         interaction: "tui::the_rest",
         field: "/steps/13/answer/location",
+        fixture: None,
         why: SHARED_SERVER,
     },
 ];
