@@ -149,3 +149,30 @@ async fn deliberate_differences_set_aside_only_what_they_name(
     anyhow::ensure!(missing.contains("no such field"), "{missing}");
     Ok(())
 }
+
+/// One field of one real fixture answer changed on the wire (the status of `GET
+/// /session/status`, the body kept): the interaction's check fails naming the interaction,
+/// the step, its route, the field and both values.
+#[live_agent_test(agent = "fixture")]
+async fn a_fixture_answer_changed_in_one_field_fails_naming_it(
+    live: &mut Live,
+) -> anyhow::Result<()> {
+    live.wire().fail_once("GET /session/status", 503, "{}")?;
+    let failure = crate::interaction::run(
+        live,
+        crate::interaction::Target::Fixture,
+        "conformance::sessions::status_idle",
+        crate::sessions::status_idle::body,
+    )
+    .await
+    .expect_err("a changed status must fail the check")
+    .to_string();
+    anyhow::ensure!(
+        failure.starts_with("`sessions::status_idle`: the fixture agent")
+            && failure.ends_with(
+                "at step 1 `GET /session/status`, field `/status`: expected 200, got 503"
+            ),
+        "{failure}"
+    );
+    Ok(())
+}

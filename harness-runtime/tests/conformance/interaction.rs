@@ -61,7 +61,7 @@ macro_rules! interaction {
             use super::*;
             use harness_runtime::prelude::*;
 
-            fn body<'a>(
+            pub(crate) fn body<'a>(
                 $talk: &'a mut crate::talk::Talk,
             ) -> ::std::pin::Pin<
                 Box<dyn ::std::future::Future<Output = anyhow::Result<()>> + Send + 'a>,
