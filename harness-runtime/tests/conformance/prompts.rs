@@ -50,6 +50,32 @@ interaction!(
 );
 
 interaction!(
+    /// Events are scoped by directory: the talk's stream names the workspace, so a turn of a
+    /// session in another directory (`elsewhere` below the workspace: another directory, with
+    /// an instance of its own) sends nothing to it; only the workspace's session is heard of.
+    events_scoped_by_directory(talk) {
+        let here = talk.post("/session", json!({"title": "here"})).await?;
+        // It must exist: real OpenCode answers a 500 to a prompt in a directory that does not.
+        let elsewhere = format!("{}/elsewhere", here.str("/directory")?);
+        std::fs::create_dir_all(&elsewhere)?;
+        let directory = crate::sessions::url_encode(&elsewhere);
+        let here = here.str("/id")?;
+        let body = json!({"parts": [{"type": "text", "text": "say you are done"}]});
+        let elsewhere = talk
+            .post(&format!("/session?directory={directory}"), json!({"title": "elsewhere"}))
+            .await?
+            .str("/id")?;
+        // Blocking: its turn has ended, and sent all it sends, before ours starts.
+        script_default_turn(talk);
+        talk.post(&format!("/session/{elsewhere}/message?directory={directory}"), body.clone())
+            .await?;
+        script_default_turn(talk);
+        talk.post(&format!("/session/{here}/prompt_async"), body).await?;
+        talk.sessions_of_events_until("session.idle").await?;
+    }
+);
+
+interaction!(
     /// `noReply: true` stores the user message without a turn: the answer is that message.
     no_reply(talk) {
         let id = titled_session(talk).await?;

@@ -238,7 +238,7 @@ interaction!(
 );
 
 /// `text` percent-encoded for a query value (everything but unreserved characters).
-fn url_encode(text: &str) -> String {
+pub(crate) fn url_encode(text: &str) -> String {
     text.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {

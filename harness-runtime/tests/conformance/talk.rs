@@ -45,6 +45,23 @@ impl Answer {
     }
 }
 
+/// The session an event is about: `sessionID`, or the session of its `info` or `part`.
+fn session_of(properties: &Value) -> Option<String> {
+    [
+        &properties["sessionID"],
+        &properties["part"]["sessionID"],
+        &properties["info"]["sessionID"],
+    ]
+    .into_iter()
+    .find_map(Value::as_str)
+    .or_else(|| {
+        properties["info"]["id"]
+            .as_str()
+            .filter(|id| id.starts_with("ses_"))
+    })
+    .map(str::to_owned)
+}
+
 /// One interaction's connection to its agent, and its transcript so far.
 pub(crate) struct Talk {
     http: reqwest::Client,
@@ -52,7 +69,8 @@ pub(crate) struct Talk {
     redactor: Arc<Redactor>,
     model: ScriptedModel,
     version: String,
-    events: mpsc::UnboundedReceiver<String>,
+    /// Each event's type and the session it is about.
+    events: mpsc::UnboundedReceiver<(String, Option<String>)>,
     reader: tokio::task::JoinHandle<()>,
     transcript: Transcript,
     /// The fixture agent's faults; `None` on real OpenCode.
@@ -135,7 +153,10 @@ impl Talk {
                 if kind == "server.heartbeat" || kind == "server.connected" {
                     continue;
                 }
-                if sender.send(kind).is_err() {
+                if sender
+                    .send((kind, session_of(&json["properties"])))
+                    .is_err()
+                {
                     break;
                 }
             }
@@ -326,6 +347,7 @@ impl Talk {
                     anyhow::anyhow!("no `{until}` event in time; the events were {types:?}")
                 })?
                 .with_context(|| format!("the event stream ended before `{until}`: {types:?}"))?;
+            let (next, _) = next;
             let last = next == until;
             if except.contains(&next.as_str()) {
                 continue;
@@ -342,6 +364,33 @@ impl Talk {
             types: types.clone(),
         });
         Ok(types)
+    }
+
+    /// Records which sessions the events sent since the last events step were about, in order
+    /// of first appearance, up to and including the first event of type `until`: where a
+    /// stream's scope matters more than the order of its types.
+    pub(crate) async fn sessions_of_events_until(&mut self, until: &str) -> anyhow::Result<()> {
+        let mut sessions: Vec<String> = Vec::new();
+        let deadline = tokio::time::Instant::now() + harness_runtime::scaled(CEILING);
+        loop {
+            let (kind, session) = tokio::time::timeout_at(deadline, self.events.recv())
+                .await
+                .map_err(|_| {
+                    anyhow::anyhow!("no `{until}` event in time; sessions seen: {sessions:?}")
+                })?
+                .with_context(|| format!("the event stream ended before `{until}`"))?;
+            if let Some(session) = session.filter(|s| !sessions.contains(s)) {
+                sessions.push(session);
+            }
+            if kind == until {
+                break;
+            }
+        }
+        self.note(
+            &format!("the sessions of the events until {until}"),
+            Value::from(sessions),
+        );
+        Ok(())
     }
 
     /// Records `value` as `placeholder` wherever a later request path sends it: for a value
