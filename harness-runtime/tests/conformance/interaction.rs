@@ -52,9 +52,11 @@ pub(crate) async fn run(
 
 /// `interaction!(name(talk) { … })`: a module `name` with the scenarios `real` and `fixture`,
 /// each running the block with `talk: &mut Talk` and checking the transcript. Doc comments and
-/// attributes before the name go on the module.
+/// attributes before the name go on the module. `interaction!(own_server: name(talk) { … })`
+/// runs the real one on a server of its own, as the fixture always is: for what answers for
+/// the server's own directory and config, not for the directory a request names.
 macro_rules! interaction {
-    ($(#[$attr:meta])* $name:ident($talk:ident) $body:block) => {
+    (@with [$($option:tt)*] $(#[$attr:meta])* $name:ident($talk:ident) $body:block) => {
         $(#[$attr])*
         pub(crate) mod $name {
             #[allow(unused_imports)]
@@ -72,7 +74,7 @@ macro_rules! interaction {
                 })
             }
 
-            #[live_agent_test(timeout = "60s")]
+            #[live_agent_test(timeout = "60s" $($option)*)]
             async fn real(live: &mut Live) -> anyhow::Result<()> {
                 crate::interaction::run(live, crate::interaction::Target::Real, module_path!(), body)
                     .await
@@ -89,5 +91,11 @@ macro_rules! interaction {
                 .await
             }
         }
+    };
+    (own_server: $($rest:tt)*) => {
+        interaction!(@with [, isolation = "server"] $($rest)*);
+    };
+    ($($rest:tt)*) => {
+        interaction!(@with [] $($rest)*);
     };
 }

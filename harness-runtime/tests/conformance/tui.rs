@@ -1,78 +1,15 @@
-//! The TUI's start-up routes: what `opencode attach` reads before it draws.
+//! The TUI's start-up routes: what `opencode attach` reads before it draws. Real OpenCode runs on
+//! a server of its own here, as a user's does and the fixture always does: the `/api` routes read
+//! no `?directory=` and answer for the server's own directory, and `/config` shows the config
+//! the server was started with.
 
 use crate::differences::Deliberate;
 
-/// Why the `/api` routes' locations differ.
-const SHARED_SERVER: &str = "the /api routes read no ?directory= (they take a `location` of \
-    their own, which the TUI does not send), so they answer for the server's own directory: the \
-    references come from a shared real server, whose directory is not the scenario's workspace \
-    (nor its project), while the fixture agent runs a server of its own in the workspace";
+/// Where the fixture differs from real OpenCode here on purpose (besides the version mark every
+/// group shares: `differences::EVERYWHERE`).
+pub(crate) const DELIBERATE: &[Deliberate] = &[];
 
-/// Where the fixture differs from real OpenCode here on purpose.
-pub(crate) const DELIBERATE: &[Deliberate] = &[
-    Deliberate {
-        interaction: "tui::location",
-        field: "/steps/3/answer/directory",
-        fixture: None,
-        why: SHARED_SERVER,
-    },
-    Deliberate {
-        interaction: "tui::location",
-        field: "/steps/3/answer/project",
-        fixture: None,
-        why: SHARED_SERVER,
-    },
-    Deliberate {
-        interaction: "tui::agents",
-        field: "/steps/1/answer/location",
-        fixture: None,
-        why: SHARED_SERVER,
-    },
-    Deliberate {
-        interaction: "tui::commands",
-        field: "/steps/1/answer/location",
-        fixture: None,
-        why: SHARED_SERVER,
-    },
-    Deliberate {
-        interaction: "tui::commands",
-        field: "/steps/1/answer/data/0/template",
-        fixture: None,
-        why: SHARED_SERVER,
-    },
-    Deliberate {
-        interaction: "tui::the_rest",
-        field: "/steps/9/answer/location",
-        fixture: None,
-        why: SHARED_SERVER,
-    },
-    Deliberate {
-        interaction: "tui::the_rest",
-        field: "/steps/10/answer/location",
-        fixture: None,
-        why: SHARED_SERVER,
-    },
-    Deliberate {
-        interaction: "tui::the_rest",
-        field: "/steps/11/answer/location",
-        fixture: None,
-        why: SHARED_SERVER,
-    },
-    Deliberate {
-        interaction: "tui::the_rest",
-        field: "/steps/12/answer/location",
-        fixture: None,
-        why: SHARED_SERVER,
-    },
-    Deliberate {
-        interaction: "tui::the_rest",
-        field: "/steps/13/answer/location",
-        fixture: None,
-        why: SHARED_SERVER,
-    },
-];
-
-interaction!(
+interaction!(own_server:
     /// Where the TUI is: `GET /path`, `/project/current`, `/vcs`, `/api/location`.
     location(talk) {
         for route in ["/path", "/project/current", "/vcs", "/api/location"] {
@@ -81,7 +18,7 @@ interaction!(
     }
 );
 
-interaction!(
+interaction!(own_server:
     /// The configuration and the providers: `GET /config`, `/config/providers`, `/provider`,
     /// `/provider/auth`.
     config_and_providers(talk) {
@@ -91,7 +28,7 @@ interaction!(
     }
 );
 
-interaction!(
+interaction!(own_server:
     /// The agents: `GET /agent` and `/api/agent`.
     agents(talk) {
         for route in ["/agent", "/api/agent"] {
@@ -100,7 +37,7 @@ interaction!(
     }
 );
 
-interaction!(
+interaction!(own_server:
     /// The commands: `GET /command` and `/api/command`.
     commands(talk) {
         for route in ["/command", "/api/command"] {
@@ -109,7 +46,7 @@ interaction!(
     }
 );
 
-interaction!(
+interaction!(own_server:
     /// What the TUI reads besides, all empty with nothing configured: statuses, workspaces,
     /// capabilities, console, resources, LSP, formatters, MCP, skills, models, references,
     /// integrations.
