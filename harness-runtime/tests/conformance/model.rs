@@ -275,53 +275,14 @@ fn compare(
     expected: &Transcript,
     actual: &Transcript,
 ) -> anyhow::Result<()> {
-    let (expected, actual) = set_aside(interaction, expected, actual)?;
+    let listed = DELIBERATE.iter().filter(|d| d.interaction == interaction);
+    let (expected, actual) = crate::reference::set_aside(listed, expected, actual)?;
     match first_difference(&expected, &actual) {
         None => Ok(()),
         Some(difference) => anyhow::bail!(
             "`{interaction}`: the scripted model's answer differs from {source} (values are \
              placeholders) at {difference}; make src/model/ answer as the real upstream does"
         ),
-    }
-}
-
-/// Both transcripts without the deliberately different fields; a listed field that no longer
-/// differs is an error.
-fn set_aside(
-    interaction: &str,
-    expected: &Transcript,
-    actual: &Transcript,
-) -> anyhow::Result<(Transcript, Transcript)> {
-    let mut expected = serde_json::to_value(expected)?;
-    let mut actual = serde_json::to_value(actual)?;
-    for d in DELIBERATE.iter().filter(|d| d.interaction == interaction) {
-        let (e, a) = (expected.pointer(d.field), actual.pointer(d.field));
-        anyhow::ensure!(
-            e != a,
-            "`{interaction}`: the deliberate difference at `{}` ({}) no longer occurs: both have \
-             {}; remove it from tests/conformance/model.rs",
-            d.field,
-            d.why,
-            e.map_or("nothing".to_owned(), Value::to_string)
-        );
-        for value in [&mut expected, &mut actual] {
-            remove(value, d.field);
-        }
-    }
-    Ok((
-        serde_json::from_value(expected)?,
-        serde_json::from_value(actual)?,
-    ))
-}
-
-/// Removes the object key at `pointer`.
-fn remove(value: &mut Value, pointer: &str) {
-    let Some((parent, key)) = pointer.rsplit_once('/') else {
-        return;
-    };
-    let key = key.replace("~1", "/").replace("~0", "~");
-    if let Some(Value::Object(map)) = value.pointer_mut(parent) {
-        map.remove(&key);
     }
 }
 
