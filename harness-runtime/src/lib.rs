@@ -122,7 +122,7 @@ mod timeline;
 
 pub use harness_macros::live_agent_test;
 pub use live::{Live, Skipped};
-pub use scenario::{AgentKind, ExploreOptions, ScenarioOptions};
+pub use scenario::{AgentKind, Budget, ExploreOptions, Passes, ScenarioOptions};
 pub use settings::Isolation;
 /// Scales a scenario's own ceilings by `LIVE_TIMEOUT_SCALE`, as the framework scales its own.
 pub use settings::scaled;

@@ -37,6 +37,15 @@ pub struct ScenarioOptions {
     /// `explore = N`: run the body repeatedly under different orderings of the product's
     /// traffic with its agent, searching for one that fails. `None`: one plain run.
     pub explore: Option<ExploreOptions>,
+    /// `passes = "K of N"`: a real-model scenario (live or recording) passes when K of up to N
+    /// runs pass, each on a fresh agent, stopping as soon as the verdict is decided. Replayed
+    /// from a cassette it runs once. `None`: one run decides.
+    pub passes: Option<Passes>,
+    /// `max_tokens = …`, `max_cost = …`, `max_first_token = "…"`, `max_turn = "…"`, …: limits
+    /// on what the scenario's turns spend, checked against what OpenCode and the model stream
+    /// report (from the cassette when replayed). A breach fails the scenario with the figure
+    /// and the limit.
+    pub budget: Budget,
 }
 
 impl ScenarioOptions {
@@ -50,6 +59,8 @@ impl ScenarioOptions {
         isolation: None,
         cassette: false,
         explore: None,
+        passes: None,
+        budget: Budget::NONE,
     };
 }
 
@@ -84,5 +95,60 @@ impl ExploreOptions {
     /// [`DEFAULT_WITHIN`](Self::DEFAULT_WITHIN).
     pub fn wall_clock(&self) -> Duration {
         self.within.unwrap_or(Self::DEFAULT_WITHIN)
+    }
+}
+
+/// `passes = "K of N"`: how many runs must pass (`needed`) out of at most `runs`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Passes {
+    /// K: the passes the verdict needs (1 ≤ K ≤ N).
+    pub needed: u32,
+    /// N: the most runs the verdict may take.
+    pub runs: u32,
+}
+
+/// A scenario's limits on what its turns spend. Every field is optional; `None` is no limit.
+/// Tokens and cost are what OpenCode reports for the scenario's assistant messages, summed over
+/// the scenario; the times are per model request (first token) and per turn.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Budget {
+    /// `max_tokens`: input + output + reasoning tokens of every turn together.
+    pub tokens: Option<u64>,
+    /// `max_input_tokens`.
+    pub input_tokens: Option<u64>,
+    /// `max_output_tokens`.
+    pub output_tokens: Option<u64>,
+    /// `max_reasoning_tokens`.
+    pub reasoning_tokens: Option<u64>,
+    /// `max_cost`: in the currency of the model's configured prices (OpenCode's `cost`).
+    pub cost: Option<f64>,
+    /// `max_first_token`: the time from a model request to its first streamed token, for every
+    /// request, before `LIVE_TIMEOUT_SCALE`.
+    pub first_token: Option<Duration>,
+    /// `max_turn`: the duration of every turn, before `LIVE_TIMEOUT_SCALE`.
+    pub turn: Option<Duration>,
+}
+
+impl Budget {
+    /// No limit at all, usable in const context.
+    pub const NONE: Budget = Budget {
+        tokens: None,
+        input_tokens: None,
+        output_tokens: None,
+        reasoning_tokens: None,
+        cost: None,
+        first_token: None,
+        turn: None,
+    };
+
+    /// Whether any limit is set.
+    pub fn is_limited(&self) -> bool {
+        *self != Budget::NONE
+    }
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget::NONE
     }
 }
