@@ -37,6 +37,8 @@ pub(crate) const EXPLORE_QUIET: &str = "LIVE_EXPLORE_QUIET";
 /// `LIVE_EXPLORE_CONFIRM=<n>`: how many times a failing exploration replays its shrunk schedule
 /// to say how reliably it fails.
 pub(crate) const EXPLORE_CONFIRM: &str = "LIVE_EXPLORE_CONFIRM";
+/// `LIVE_MODEL_CONCURRENCY=<n>`: how many live-model scenarios (live, recording) run at once.
+pub(crate) const MODEL_CONCURRENCY: &str = "LIVE_MODEL_CONCURRENCY";
 /// `OPENCODE_CONFIG_CONTENT`: the user's OpenCode config of a real-model scenario (and the
 /// variable every agent gets its config through).
 pub(crate) const CONFIG_CONTENT: &str = "OPENCODE_CONFIG_CONTENT";

@@ -209,6 +209,25 @@ const EXPLORE_CONFIRM: Setting<u32> = Setting {
     },
 };
 
+/// How many live-model scenarios run at once unless `LIVE_MODEL_CONCURRENCY` says otherwise: a
+/// local model serves one request at a time.
+const DEFAULT_MODEL_CONCURRENCY: usize = 1;
+
+/// The most: beyond this a provider's rate limit, not the harness, decides.
+const MAX_MODEL_CONCURRENCY: usize = 64;
+
+const MODEL_CONCURRENCY: Setting<usize> = Setting {
+    name: names::MODEL_CONCURRENCY,
+    expected: "a whole number from 1 to 64, such as 1 (the default, for a local model) or 4",
+    parse: |text| {
+        text.bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| text.parse().ok())
+            .flatten()
+            .filter(|n| (1..=MAX_MODEL_CONCURRENCY).contains(n))
+    },
+};
+
 /// Every user setting, checked before any trial: a mistake is reported at once, not when the
 /// scenario that reads it runs (or, for a flag, never, running lax).
 pub(crate) fn check_all() -> Result<(), Vec<InvalidSetting>> {
@@ -228,6 +247,7 @@ pub(crate) fn check_all() -> Result<(), Vec<InvalidSetting>> {
         EXPLORE_SEED.read().err(),
         EXPLORE_QUIET.read().err(),
         EXPLORE_CONFIRM.read().err(),
+        MODEL_CONCURRENCY.read().err(),
     ]
     .into_iter()
     .flatten()
@@ -344,6 +364,16 @@ pub(crate) fn explore_confirm() -> u32 {
         .ok()
         .flatten()
         .unwrap_or(DEFAULT_EXPLORE_CONFIRM)
+}
+
+/// How many live-model scenarios run at once: `LIVE_MODEL_CONCURRENCY` or 1. An invalid value
+/// counts as the default; the runner reported it before any trial.
+pub(crate) fn model_concurrency() -> usize {
+    MODEL_CONCURRENCY
+        .read()
+        .ok()
+        .flatten()
+        .unwrap_or(DEFAULT_MODEL_CONCURRENCY)
 }
 
 #[cfg(test)]
@@ -562,6 +592,23 @@ mod tests {
                 .unwrap_err()
                 .contains("LIVE_EXPLORE_SEED has leading or trailing whitespace")
         );
+    }
+
+    #[test]
+    fn the_model_concurrency_is_a_whole_number_from_1_to_64() {
+        assert_eq!(MODEL_CONCURRENCY.parse_raw(None), Ok(None));
+        for (text, n) in [("1", 1), ("4", 4), ("64", MAX_MODEL_CONCURRENCY)] {
+            assert_eq!(MODEL_CONCURRENCY.test_read(text), Ok(Some(n)), "{text}");
+        }
+        for bad in ["0", "65", "-1", "+2", "two", "1.5"] {
+            assert_eq!(
+                MODEL_CONCURRENCY.test_read(bad).unwrap_err(),
+                "LIVE_MODEL_CONCURRENCY must be a whole number from 1 to 64, such as 1 (the \
+                 default, for a local model) or 4",
+                "{bad}"
+            );
+        }
+        const { assert!(DEFAULT_MODEL_CONCURRENCY <= MAX_MODEL_CONCURRENCY) };
     }
 
     #[test]
