@@ -25,3 +25,14 @@ pub(crate) enum ModelPlan {
         path: PathBuf,
     },
 }
+
+impl ModelPlan {
+    /// Whether the scenario talks to the real model (and takes one of the run's live-model
+    /// slots, `LIVE_MODEL_CONCURRENCY`). Exhaustive: a new plan must say.
+    pub(crate) fn is_real_model(&self) -> bool {
+        match self {
+            ModelPlan::Live | ModelPlan::Record { .. } => true,
+            ModelPlan::Scripted | ModelPlan::Replay { .. } => false,
+        }
+    }
+}

@@ -5,6 +5,7 @@ mod cli;
 pub(crate) mod descriptor;
 mod entry;
 mod explore;
+mod live_slots;
 mod order;
 mod panic;
 mod registry;
