@@ -71,7 +71,14 @@ fn run(
             return Ok(Completion::ignored_with(reason));
         }
     }
-    match admission::admit(scenario, mode.strict) {
+    let admission = admission::admit(scenario, mode.strict);
+    // One live-model slot (`LIVE_MODEL_CONCURRENCY`) for the scenario's whole run, every run of
+    // its body included; taken before its ceiling starts.
+    let _slot = match &admission {
+        Admission::Run(resolution) => super::live_slots::take(&resolution.plan, &name),
+        _ => None,
+    };
+    match admission {
         Admission::Run(resolution) if scenario.options.explore.is_some() => {
             super::explore::execute(scenario, name, &resolution, report)
         }
