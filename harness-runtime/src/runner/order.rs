@@ -12,6 +12,11 @@
 //!    holding a thread idle while the other waits behind a server start and a restart.
 //! 3. Scenarios on shared servers.
 //!
+//! Live-model scenarios (the real model, live or recording) beyond the first
+//! `LIVE_MODEL_CONCURRENCY` of them start after every other: they would wait for a live-model
+//! slot holding a test thread ([`live_slots`](super::live_slots)), which by then blocks nothing.
+//! The first ones start in their group's place, so the model is busy from the start.
+//!
 //! Name order within each group (and module). `--list` stays in name order; under nextest (a
 //! process per scenario) the order is nextest's.
 
@@ -23,6 +28,7 @@ use libtest_mimic::Arguments;
 use super::descriptor::Scenario;
 use crate::opencode;
 use crate::scenario::AgentKind;
+use crate::settings;
 
 /// The groups, in the order they start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -58,8 +64,57 @@ pub(crate) fn schedule(
         };
         // Stable: name order within a group and module.
         scenarios.sort_by_key(|s| (group(s), Reverse(module_size(s))));
+        let strict = settings::strict();
+        let live = |s: &Scenario| runs_live(s, args, strict);
+        scenarios = live_beyond_the_cap_last(scenarios, settings::model_concurrency(), live);
     }
     scenarios
+}
+
+/// `scenarios` with the live ones (by `live`) after the first `cap` of them moved to the end,
+/// each part in its order.
+fn live_beyond_the_cap_last(
+    scenarios: Vec<&'static Scenario>,
+    cap: usize,
+    live: impl Fn(&Scenario) -> bool,
+) -> Vec<&'static Scenario> {
+    let mut seen = 0;
+    let (mut first, mut last) = (Vec::new(), Vec::new());
+    for scenario in scenarios {
+        if live(scenario) {
+            seen += 1;
+            if seen > cap {
+                last.push(scenario);
+                continue;
+            }
+        }
+        first.push(scenario);
+    }
+    first.extend(last);
+    first
+}
+
+/// Whether `scenario` will run (the filters select it, it is not ignored, it is admitted) and
+/// talk to the real model.
+fn runs_live(scenario: &Scenario, args: &Arguments, strict: bool) -> bool {
+    let name = scenario.name();
+    // libtest-mimic's matching: whole names under `--exact`, else substrings.
+    let matches = |pattern: &str| {
+        if args.exact {
+            name == pattern
+        } else {
+            name.contains(pattern)
+        }
+    };
+    let selected =
+        args.filter.as_deref().is_none_or(matches) && !args.skip.iter().any(|s| matches(s));
+    let ignored = scenario.options.ignore.is_some() && !(args.ignored || args.include_ignored);
+    selected
+        && !ignored
+        && matches!(
+            super::admission::admit(scenario, strict),
+            super::admission::Admission::Run(resolution) if resolution.plan.is_real_model()
+        )
 }
 
 #[cfg(test)]
@@ -141,6 +196,24 @@ mod tests {
                 "f_fixture"
             ]
         );
+    }
+
+    #[test]
+    fn live_scenarios_beyond_the_cap_start_after_every_other() {
+        let all: Vec<&'static Scenario> = ["live_a", "x", "live_b", "y", "live_c", "z"]
+            .into_iter()
+            .map(|f| scenario(f, ScenarioOptions::DEFAULT))
+            .collect();
+        let live = |s: &Scenario| s.function.starts_with("live_");
+        let order = |cap| -> Vec<&str> {
+            live_beyond_the_cap_last(all.clone(), cap, live)
+                .iter()
+                .map(|s| s.function)
+                .collect()
+        };
+        assert_eq!(order(1), ["live_a", "x", "y", "z", "live_b", "live_c"]);
+        assert_eq!(order(2), ["live_a", "x", "live_b", "y", "z", "live_c"]);
+        assert_eq!(order(3), ["live_a", "x", "live_b", "y", "live_c", "z"]);
     }
 
     #[test]
