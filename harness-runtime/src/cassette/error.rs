@@ -26,13 +26,15 @@ pub(crate) enum CassetteError {
         #[source]
         source: std::io::Error,
     },
-    /// `LIVE_CASSETTE=replay`, and the scenario has no cassette.
+    /// `LIVE_CASSETTE=replay` or `verify`, and the scenario has no cassette.
     #[error(
-        "{var}=replay, but there is no cassette at {path}: record one with `{command}`, or unset \
+        "{var}={mode}, but there is no cassette at {path}: record one with `{command}`, or unset \
          {var} to run the real model when the cassette is missing",
         var = crate::settings::CASSETTE
     )]
     Missing {
+        /// `replay` or `verify`.
+        mode: &'static str,
         /// The file, as shown.
         path: String,
         /// The command that records it.
@@ -130,7 +132,12 @@ impl CassetteError {
                 path: redact(path),
                 source,
             },
-            Self::Missing { path, command } => Self::Missing {
+            Self::Missing {
+                mode,
+                path,
+                command,
+            } => Self::Missing {
+                mode,
                 path: redact(path),
                 command: redact(command),
             },

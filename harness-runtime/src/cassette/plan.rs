@@ -144,14 +144,17 @@ pub(crate) fn resolve(
     let plan = match settings.mode {
         CassetteMode::Auto if found => ModelPlan::Replay { path },
         CassetteMode::Auto | CassetteMode::Live => ModelPlan::Live,
-        CassetteMode::Replay if found => ModelPlan::Replay { path },
-        CassetteMode::Replay => {
+        CassetteMode::Replay | CassetteMode::Missing if found => ModelPlan::Replay { path },
+        // Verifying records into memory through the relay and compares at the end.
+        CassetteMode::Verify if found => ModelPlan::Record { path },
+        CassetteMode::Replay | CassetteMode::Verify => {
             return Err(CassetteError::Missing {
+                mode: settings.mode.value(),
                 path: shown,
                 command: rerecord_command(name),
             });
         }
-        CassetteMode::Record => ModelPlan::Record { path },
+        CassetteMode::Record | CassetteMode::Missing => ModelPlan::Record { path },
     };
     Ok(Resolution {
         plan,

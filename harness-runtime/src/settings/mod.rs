@@ -24,8 +24,9 @@ pub use prerequisite::MissingPrerequisite;
 pub(crate) use prerequisite::unit_test_runs;
 pub(crate) use rule::{Flaw, raw, text};
 pub(crate) use user::{
-    CassetteMode, ReportPlace, cassette_dir, cassette_mode, check_all, explore_confirm,
-    explore_quiet, explore_seed, fixture_bin, isolation, keep_roots, model_concurrency,
-    opencode_bin, report_place, sandbox_setting, schedule, snapshot_dir, strict, timeout_scale,
+    CassetteMode, ReportPlace, cassette_dir, cassette_max_age, cassette_mode, check_all,
+    explore_confirm, explore_quiet, explore_seed, fixture_bin, isolation, keep_roots,
+    model_concurrency, opencode_bin, report_place, sandbox_setting, schedule, snapshot_dir, strict,
+    timeout_scale,
 };
 pub use user::{Isolation, scaled};

@@ -19,10 +19,13 @@ pub(crate) const OPENCODE_BIN: &str = "LIVE_OPENCODE_BIN";
 pub(crate) const FIXTURE_BIN: &str = "LIVE_FIXTURE_BIN";
 /// `LIVE_SNAPSHOT_DIR`: where snapshots are read and written, instead of `<test crate>/snapshots`.
 pub(crate) const SNAPSHOT_DIR: &str = "LIVE_SNAPSHOT_DIR";
-/// `LIVE_CASSETTE=auto|replay|record|live`: how `cassette` scenarios get their model.
+/// `LIVE_CASSETTE=auto|replay|record|live|verify|missing`: how `cassette` scenarios get their
+/// model.
 pub(crate) const CASSETTE: &str = "LIVE_CASSETTE";
 /// `LIVE_CASSETTE_DIR`: where cassettes are read and written, instead of `<test crate>/cassettes`.
 pub(crate) const CASSETTE_DIR: &str = "LIVE_CASSETTE_DIR";
+/// `LIVE_CASSETTE_MAX_AGE=<duration>`: a replayed cassette older than this is stale.
+pub(crate) const CASSETTE_MAX_AGE: &str = "LIVE_CASSETTE_MAX_AGE";
 /// `LIVE_SANDBOX`: whether agents run confined by Landlock (on by default).
 pub(crate) const SANDBOX: &str = "LIVE_SANDBOX";
 /// `LIVE_REPORT=<dir>|off`: where the run report goes, instead of `<target dir>/live-report`.

@@ -33,6 +33,11 @@ pub(crate) enum CassetteMode {
     Record,
     /// The real model, whether a cassette exists or not; nothing is recorded.
     Live,
+    /// The real model through the relay, recorded in memory and compared with the cassette
+    /// (verdict and structure); nothing is written.
+    Verify,
+    /// Replay the cassette when it exists, else record it.
+    Missing,
 }
 
 impl CassetteMode {
@@ -43,6 +48,8 @@ impl CassetteMode {
             CassetteMode::Replay => "replay",
             CassetteMode::Record => "record",
             CassetteMode::Live => "live",
+            CassetteMode::Verify => "verify",
+            CassetteMode::Missing => "missing",
         }
     }
 }
@@ -105,13 +112,15 @@ const SNAPSHOT_DIR: Setting<PathBuf> = Setting {
 
 const CASSETTE: Setting<CassetteMode> = Setting {
     name: names::CASSETTE,
-    expected: "`auto` (the default), `replay`, `record` or `live`",
+    expected: "`auto` (the default), `replay`, `record`, `live`, `verify` or `missing`",
     parse: |text| {
         [
             CassetteMode::Auto,
             CassetteMode::Replay,
             CassetteMode::Record,
             CassetteMode::Live,
+            CassetteMode::Verify,
+            CassetteMode::Missing,
         ]
         .into_iter()
         .find(|mode| mode.value() == text)
@@ -122,6 +131,19 @@ const CASSETTE_DIR: Setting<PathBuf> = Setting {
     name: names::CASSETTE_DIR,
     expected: "a directory such as `cassettes` (a relative one is taken from the test crate's root)",
     parse: path,
+};
+
+/// The shortest `LIVE_CASSETTE_MAX_AGE`: a cassette's date is a day, so is its age.
+const MIN_CASSETTE_MAX_AGE: Duration = Duration::from_secs(24 * 60 * 60);
+
+const CASSETTE_MAX_AGE: Setting<Duration> = Setting {
+    name: names::CASSETTE_MAX_AGE,
+    expected: "a duration of at least one day, such as 30d or 12weeks",
+    parse: |text| {
+        humantime::parse_duration(text)
+            .ok()
+            .filter(|age| *age >= MIN_CASSETTE_MAX_AGE)
+    },
 };
 
 /// Where the run report goes (`LIVE_REPORT`).
@@ -242,6 +264,7 @@ pub(crate) fn check_all() -> Result<(), Vec<InvalidSetting>> {
         SNAPSHOT_DIR.read().err(),
         CASSETTE.read().err(),
         CASSETTE_DIR.read().err(),
+        CASSETTE_MAX_AGE.read().err(),
         REPORT.read().err(),
         read_schedule(raw(names::SCHEDULE).as_deref()).err(),
         EXPLORE_SEED.read().err(),
@@ -321,6 +344,12 @@ pub(crate) fn cassette_mode() -> Result<CassetteMode, InvalidSetting> {
 /// `LIVE_CASSETTE_DIR`, if set.
 pub(crate) fn cassette_dir() -> Result<Option<PathBuf>, InvalidSetting> {
     CASSETTE_DIR.read()
+}
+
+/// `LIVE_CASSETTE_MAX_AGE`, if set (an invalid value counts as unset; the runner reported it
+/// before any trial).
+pub(crate) fn cassette_max_age() -> Option<Duration> {
+    CASSETTE_MAX_AGE.read().ok().flatten()
 }
 
 /// `LIVE_REPORT`, if set.
@@ -485,20 +514,23 @@ mod tests {
     }
 
     #[test]
-    fn cassette_modes_are_the_four_words_unpadded() {
+    fn cassette_modes_are_the_six_words_unpadded() {
         assert_eq!(CASSETTE.parse_raw(None), Ok(None));
         for mode in [
             CassetteMode::Auto,
             CassetteMode::Replay,
             CassetteMode::Record,
             CassetteMode::Live,
+            CassetteMode::Verify,
+            CassetteMode::Missing,
         ] {
             assert_eq!(CASSETTE.test_read(mode.value()), Ok(Some(mode)));
         }
         for other in ["Replay", "play", "1", "on"] {
             assert_eq!(
                 CASSETTE.test_read(other).unwrap_err(),
-                "LIVE_CASSETTE must be `auto` (the default), `replay`, `record` or `live`",
+                "LIVE_CASSETTE must be `auto` (the default), `replay`, `record`, `live`, \
+                 `verify` or `missing`",
                 "{other}"
             );
         }
@@ -514,6 +546,29 @@ mod tests {
                 .unwrap_err()
                 .contains("LIVE_CASSETTE is empty")
         );
+    }
+
+    /// A cassette's age is counted in days: less than a day is refused, as is what is no
+    /// duration.
+    #[test]
+    fn a_cassette_max_age_is_a_duration_of_a_day_or_more() {
+        assert_eq!(CASSETTE_MAX_AGE.parse_raw(None), Ok(None));
+        assert_eq!(
+            CASSETTE_MAX_AGE.test_read("30d"),
+            Ok(Some(Duration::from_secs(30 * 24 * 3600)))
+        );
+        assert_eq!(
+            CASSETTE_MAX_AGE.test_read("2weeks"),
+            Ok(Some(Duration::from_secs(14 * 24 * 3600)))
+        );
+        for bad in ["30", "12h", "0d", "thirty days", "-1d"] {
+            assert_eq!(
+                CASSETTE_MAX_AGE.test_read(bad).unwrap_err(),
+                "LIVE_CASSETTE_MAX_AGE must be a duration of at least one day, such as 30d or \
+                 12weeks",
+                "{bad}"
+            );
+        }
     }
 
     fn schedule_of(value: &str) -> Result<Option<Schedule>, String> {
