@@ -42,6 +42,11 @@ pub(crate) const EXPLORE_QUIET: &str = "LIVE_EXPLORE_QUIET";
 pub(crate) const EXPLORE_CONFIRM: &str = "LIVE_EXPLORE_CONFIRM";
 /// `LIVE_MODEL_CONCURRENCY=<n>`: how many live-model scenarios (live, recording) run at once.
 pub(crate) const MODEL_CONCURRENCY: &str = "LIVE_MODEL_CONCURRENCY";
+/// `LIVE_RUN_MAX_TOKENS=<n>`: the run's ceiling on live-model tokens; once spent, new
+/// live-model scenarios are not started.
+pub(crate) const RUN_MAX_TOKENS: &str = "LIVE_RUN_MAX_TOKENS";
+/// `LIVE_RUN_MAX_COST=<number>`: the run's ceiling on live-model cost, as `LIVE_RUN_MAX_TOKENS`.
+pub(crate) const RUN_MAX_COST: &str = "LIVE_RUN_MAX_COST";
 /// `OPENCODE_CONFIG_CONTENT`: the user's OpenCode config of a real-model scenario (and the
 /// variable every agent gets its config through).
 pub(crate) const CONFIG_CONTENT: &str = "OPENCODE_CONFIG_CONTENT";
