@@ -58,7 +58,7 @@ pub(crate) fn regenerate(report: &Path, run_id: &str) -> Result<PathBuf, ReportE
     Ok(index)
 }
 
-fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
+pub(super) fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
     let name = path
         .file_name()
         .and_then(|n| n.to_str())
@@ -71,7 +71,7 @@ fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
     })
 }
 
-fn lock(path: &Path) -> Result<Flock<fs::File>, ReportError> {
+pub(super) fn lock(path: &Path) -> Result<Flock<fs::File>, ReportError> {
     let deadline = Instant::now() + crate::settings::scaled(LOCK_CEILING);
     loop {
         let file = fs::OpenOptions::new()
