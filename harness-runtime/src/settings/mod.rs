@@ -24,9 +24,9 @@ pub use prerequisite::MissingPrerequisite;
 pub(crate) use prerequisite::unit_test_runs;
 pub(crate) use rule::{Flaw, raw, text};
 pub(crate) use user::{
-    CassetteMode, ReportPlace, cassette_dir, cassette_max_age, cassette_mode, check_all,
-    explore_confirm, explore_quiet, explore_seed, fixture_bin, isolation, keep_roots,
-    model_concurrency, opencode_bin, report_place, sandbox_setting, schedule, snapshot_dir, strict,
-    timeout_scale,
+    CassetteMode, HistoryPlace, ReportPlace, cassette_dir, cassette_max_age, cassette_mode,
+    check_all, explore_confirm, explore_quiet, explore_seed, fixture_bin, history_place, isolation,
+    keep_roots, model_concurrency, opencode_bin, report_place, sandbox_setting, schedule,
+    snapshot_dir, strict, timeout_scale,
 };
 pub use user::{Isolation, scaled};

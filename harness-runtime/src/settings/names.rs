@@ -30,6 +30,9 @@ pub(crate) const CASSETTE_MAX_AGE: &str = "LIVE_CASSETTE_MAX_AGE";
 pub(crate) const SANDBOX: &str = "LIVE_SANDBOX";
 /// `LIVE_REPORT=<dir>|off`: where the run report goes, instead of `<target dir>/live-report`.
 pub(crate) const REPORT: &str = "LIVE_REPORT";
+/// `LIVE_HISTORY=<dir>|off`: where each scenario's outcomes across runs are kept, instead of
+/// `<report dir>/history`.
+pub(crate) const HISTORY: &str = "LIVE_HISTORY";
 /// `LIVE_SCHEDULE=da2a.1>b7c1.1,…|fifo`: replay this one schedule instead of exploring.
 pub(crate) const SCHEDULE: &str = "LIVE_SCHEDULE";
 /// `LIVE_EXPLORE_SEED=<u64>`: the base seed of every exploration's random search.

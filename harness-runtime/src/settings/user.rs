@@ -164,6 +164,24 @@ const REPORT: Setting<ReportPlace> = Setting {
     },
 };
 
+/// Where each scenario's outcomes across runs are kept (`LIVE_HISTORY`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum HistoryPlace {
+    /// `off` (or `0`, `false`, `no`): no history.
+    Off,
+    /// This folder (a relative one is taken from the working directory).
+    Dir(PathBuf),
+}
+
+const HISTORY: Setting<HistoryPlace> = Setting {
+    name: names::HISTORY,
+    expected: "a directory for the history of outcomes, or `off`",
+    parse: |text| match text {
+        "off" | "0" | "false" | "no" => Some(HistoryPlace::Off),
+        _ => path(text).map(HistoryPlace::Dir),
+    },
+};
+
 /// What a flawed `LIVE_SCHEDULE` is told to be.
 const SCHEDULE_EXPECTED: &str = "a schedule as a failing exploration prints it, such as `da2a.1>b7c1.1,caea.3>3566.2` or `fifo`";
 
@@ -266,6 +284,7 @@ pub(crate) fn check_all() -> Result<(), Vec<InvalidSetting>> {
         CASSETTE_DIR.read().err(),
         CASSETTE_MAX_AGE.read().err(),
         REPORT.read().err(),
+        HISTORY.read().err(),
         read_schedule(raw(names::SCHEDULE).as_deref()).err(),
         EXPLORE_SEED.read().err(),
         EXPLORE_QUIET.read().err(),
@@ -355,6 +374,11 @@ pub(crate) fn cassette_max_age() -> Option<Duration> {
 /// `LIVE_REPORT`, if set.
 pub(crate) fn report_place() -> Result<Option<ReportPlace>, InvalidSetting> {
     REPORT.read()
+}
+
+/// `LIVE_HISTORY`, if set.
+pub(crate) fn history_place() -> Result<Option<HistoryPlace>, InvalidSetting> {
+    HISTORY.read()
 }
 
 /// `LIVE_SCHEDULE`: the one schedule an exploring scenario replays instead of exploring, if set.
@@ -709,6 +733,22 @@ mod tests {
             );
         }
         const { assert!(DEFAULT_EXPLORE_CONFIRM <= MAX_EXPLORE_CONFIRM) };
+    }
+
+    #[test]
+    fn the_history_is_a_folder_or_off() {
+        assert_eq!(HISTORY.parse_raw(None), Ok(None));
+        assert_eq!(HISTORY.test_read("off"), Ok(Some(HistoryPlace::Off)));
+        assert_eq!(
+            HISTORY.test_read("ci-cache/history"),
+            Ok(Some(HistoryPlace::Dir(PathBuf::from("ci-cache/history"))))
+        );
+        assert!(
+            HISTORY
+                .test_read("")
+                .unwrap_err()
+                .starts_with("LIVE_HISTORY is empty")
+        );
     }
 
     #[test]
