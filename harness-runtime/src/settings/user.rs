@@ -268,6 +268,28 @@ const MODEL_CONCURRENCY: Setting<usize> = Setting {
     },
 };
 
+const RUN_MAX_TOKENS: Setting<u64> = Setting {
+    name: names::RUN_MAX_TOKENS,
+    expected: "a whole number of tokens of at least 1, such as 200000",
+    parse: |text| {
+        text.bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| text.parse().ok())
+            .flatten()
+            .filter(|n| *n >= 1)
+    },
+};
+
+const RUN_MAX_COST: Setting<f64> = Setting {
+    name: names::RUN_MAX_COST,
+    expected: "a positive number in the currency of the model's configured prices, such as 0.5",
+    parse: |text| {
+        text.parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite() && *v > 0.0)
+    },
+};
+
 /// Every user setting, checked before any trial: a mistake is reported at once, not when the
 /// scenario that reads it runs (or, for a flag, never, running lax).
 pub(crate) fn check_all() -> Result<(), Vec<InvalidSetting>> {
@@ -290,6 +312,8 @@ pub(crate) fn check_all() -> Result<(), Vec<InvalidSetting>> {
         EXPLORE_QUIET.read().err(),
         EXPLORE_CONFIRM.read().err(),
         MODEL_CONCURRENCY.read().err(),
+        RUN_MAX_TOKENS.read().err(),
+        RUN_MAX_COST.read().err(),
     ]
     .into_iter()
     .flatten()
@@ -419,6 +443,18 @@ pub(crate) fn explore_confirm() -> u32 {
         .unwrap_or(DEFAULT_EXPLORE_CONFIRM)
 }
 
+/// `LIVE_RUN_MAX_TOKENS`, if set (an invalid value counts as unset; the runner reported it
+/// before any trial).
+pub(crate) fn run_max_tokens() -> Option<u64> {
+    RUN_MAX_TOKENS.read().ok().flatten()
+}
+
+/// `LIVE_RUN_MAX_COST`, if set (an invalid value counts as unset; the runner reported it before
+/// any trial).
+pub(crate) fn run_max_cost() -> Option<f64> {
+    RUN_MAX_COST.read().ok().flatten()
+}
+
 /// How many live-model scenarios run at once: `LIVE_MODEL_CONCURRENCY` or 1. An invalid value
 /// counts as the default; the runner reported it before any trial.
 pub(crate) fn model_concurrency() -> usize {
@@ -432,6 +468,25 @@ pub(crate) fn model_concurrency() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_run_ceiling_takes_a_positive_whole_number_of_tokens_and_a_positive_cost() {
+        assert_eq!(RUN_MAX_TOKENS.test_read("4000"), Ok(Some(4000)));
+        assert_eq!(RUN_MAX_COST.test_read("0.5"), Ok(Some(0.5)));
+        for bad in ["0", "-1", "4k", "1.5"] {
+            assert_eq!(
+                RUN_MAX_TOKENS.test_read(bad).unwrap_err(),
+                format!(
+                    "LIVE_RUN_MAX_TOKENS must be a whole number of tokens of at least 1, such as \
+                     200000 (it is {bad:?})"
+                ),
+                "{bad}"
+            );
+        }
+        for bad in ["0", "-0.1", "NaN", "inf", "cheap"] {
+            assert!(RUN_MAX_COST.test_read(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn valid_scales_parse_and_unset_is_none() {
