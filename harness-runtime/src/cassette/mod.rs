@@ -23,6 +23,7 @@ mod scenario;
 mod scrub;
 mod stream_redaction;
 mod tape;
+mod timing;
 mod upstream;
 mod wire;
 
@@ -43,5 +44,6 @@ pub(crate) use plan::{CassetteSettings, resolve};
 pub(crate) use plan::{Resolution, plan, resolution};
 pub(crate) use replay_config::PROVIDER_ID as REPLAY_PROVIDER_ID;
 pub(crate) use scenario::{finish_scenario, record_config, replay_config};
+pub(crate) use timing::{RequestTiming, model_requests};
 // The plan's type is the model slot's, which carries it; the runner knows it by this name.
 pub(crate) use crate::model::ModelPlan;

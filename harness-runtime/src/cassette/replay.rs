@@ -39,6 +39,8 @@ pub(crate) struct Replay {
     /// paths back.
     redactor: Arc<Redactor>,
     used: Mutex<Vec<bool>>,
+    /// The interactions served, in the order they were, with when (ms since the epoch).
+    served: Mutex<Vec<(usize, u64)>>,
     misses: Mutex<Vec<Unmatched>>,
 }
 
@@ -79,6 +81,7 @@ impl Replay {
             scenario: scenario.to_owned(),
             redactor: Arc::clone(redactor),
             used,
+            served: Mutex::default(),
             misses: Mutex::default(),
         })
     }
@@ -86,6 +89,12 @@ impl Replay {
     /// The cassette served.
     pub(crate) fn cassette(&self) -> &Cassette {
         &self.cassette
+    }
+
+    /// Which interactions were served, in the order they were, each with when (ms since the
+    /// epoch): what a replayed scenario's model requests took when recorded.
+    pub(crate) fn served(&self) -> Vec<(usize, u64)> {
+        lock(&self.served).clone()
     }
 
     /// The interaction answering the request body `raw` (marked used), or the request's
@@ -100,6 +109,10 @@ impl Replay {
         let index = find_unused(&self.cassette.interactions, &used, &request)
             .ok_or_else(|| Box::new(request))?;
         used[index] = true;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| u64::try_from(since.as_millis()).unwrap_or(u64::MAX));
+        lock(&self.served).push((index, now));
         Ok((index, &self.cassette.interactions[index].response))
     }
 

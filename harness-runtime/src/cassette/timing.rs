@@ -1,0 +1,174 @@
+//! How long the model took, from recorded streams: each request's time to its first token and
+//! its whole duration, from the chunks' `after_ms`. Recording, they are the relay's (the model's
+//! own pace); replaying, the cassette's served interactions (what the model took when it was
+//! recorded: a replay sends without the recorded pauses).
+
+use serde_json::Value;
+
+use super::format::{Interaction, RecordedResponse};
+use super::relay::Relay;
+use super::replay::Replay;
+use crate::model::{ModelSlot, ScriptedModel};
+
+/// One model request's timing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RequestTiming {
+    /// From the request to the first chunk carrying model output (text, reasoning or a tool
+    /// call); `None` when no chunk did (an HTTP error, a whole body, a dropped request).
+    pub(crate) first_token_ms: Option<u64>,
+    /// From the request to the stream's last chunk; `None` for an answer not streamed.
+    pub(crate) duration_ms: Option<u64>,
+    /// When a replay served it (ms since the epoch), to place it in a turn; `None` recording.
+    pub(crate) served_at_ms: Option<u64>,
+}
+
+/// The timing of `interaction`'s response, as recorded.
+pub(crate) fn timing(interaction: &Interaction) -> RequestTiming {
+    let RecordedResponse::Stream { chunks, .. } = &interaction.response else {
+        return RequestTiming::default();
+    };
+    let mut elapsed = 0u64;
+    let mut first_token_ms = None;
+    for chunk in chunks {
+        elapsed = elapsed.saturating_add(chunk.after_ms);
+        if first_token_ms.is_none() && carries_output(&chunk.data) {
+            first_token_ms = Some(elapsed);
+        }
+    }
+    RequestTiming {
+        first_token_ms,
+        duration_ms: (!chunks.is_empty()).then_some(elapsed),
+        served_at_ms: None,
+    }
+}
+
+/// The model requests of the scenario of `slot`, in order: a recording relay's (live traffic
+/// through the relay too), or the interactions a replay served; empty for the scripted model
+/// (its pace is its script's).
+pub(crate) fn model_requests(slot: &ModelSlot) -> Vec<RequestTiming> {
+    let Some(model) = slot.started() else {
+        return Vec::new();
+    };
+    if let Some(replay) = ScriptedModel::recorded::<Replay>(model) {
+        let interactions = &replay.cassette().interactions;
+        return replay
+            .served()
+            .into_iter()
+            .filter_map(|(index, at)| {
+                let interaction = interactions.get(index)?;
+                Some(RequestTiming {
+                    served_at_ms: Some(at),
+                    ..timing(interaction)
+                })
+            })
+            .collect();
+    }
+    match ScriptedModel::recorded::<Relay>(model) {
+        Some(relay) => relay.interactions().iter().map(timing).collect(),
+        None => Vec::new(),
+    }
+}
+
+/// Whether a chunk's payload carries model output: OpenAI's `choices[].delta` with content,
+/// reasoning or tool calls, or Ollama's `message` with content, thinking or tool calls. A
+/// role-only first chunk, a finish or a usage chunk does not.
+fn carries_output(data: &Value) -> bool {
+    let filled = |value: Option<&Value>| match value {
+        Some(Value::String(text)) => !text.is_empty(),
+        Some(Value::Array(items)) => !items.is_empty(),
+        _ => false,
+    };
+    let output = |delta: &Value| {
+        ["content", "reasoning_content", "reasoning", "thinking", "tool_calls"]
+            .iter()
+            .any(|field| filled(delta.get(field)))
+    };
+    let openai = data
+        .get("choices")
+        .and_then(Value::as_array)
+        .is_some_and(|choices| {
+            choices
+                .iter()
+                .any(|c| c.get("delta").is_some_and(|d| output(d)))
+        });
+    openai || data.get("message").is_some_and(|m| output(m))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cassette::format::{Chunk, NormalizedRequest, StreamEnd, WireApi};
+    use serde_json::json;
+
+    fn stream(chunks: &[(u64, Value)]) -> Interaction {
+        Interaction {
+            request: NormalizedRequest {
+                api: WireApi::OpenAi,
+                model: "m".into(),
+                stream: true,
+                tools: vec![],
+                tool_choice: None,
+                response_format: None,
+                roles: vec![],
+                last_user_text: None,
+                tool_results: vec![],
+            },
+            response: RecordedResponse::Stream {
+                status: 200,
+                content_type: "text/event-stream".into(),
+                headers: Default::default(),
+                chunks: chunks
+                    .iter()
+                    .map(|(after_ms, data)| Chunk {
+                        after_ms: *after_ms,
+                        event: None,
+                        data: data.clone(),
+                    })
+                    .collect(),
+                end: StreamEnd::Complete,
+            },
+        }
+    }
+
+    #[test]
+    fn the_first_token_is_the_first_chunk_with_output_not_the_role_chunk() {
+        let interaction = stream(&[
+            (40, json!({"choices": [{"delta": {"role": "assistant"}}]})),
+            (2000, json!({"choices": [{"delta": {"content": ""}}]})),
+            (410, json!({"choices": [{"delta": {"content": "Hi"}}]})),
+            (30, json!({"choices": [{"delta": {}, "finish_reason": "stop"}]})),
+            (5, json!("[DONE]")),
+        ]);
+        assert_eq!(
+            timing(&interaction),
+            RequestTiming {
+                first_token_ms: Some(2450),
+                duration_ms: Some(2485),
+                served_at_ms: None
+            }
+        );
+    }
+
+    #[test]
+    fn reasoning_tool_calls_and_ollama_lines_count_as_output() {
+        for data in [
+            json!({"choices": [{"delta": {"reasoning_content": "hm"}}]}),
+            json!({"choices": [{"delta": {"tool_calls": [{"index": 0}]}}]}),
+            json!({"message": {"role": "assistant", "content": "Hi"}, "done": false}),
+            json!({"message": {"role": "assistant", "content": "", "thinking": "hm"}}),
+        ] {
+            assert_eq!(timing(&stream(&[(7, data.clone())])).first_token_ms, Some(7), "{data}");
+        }
+        let silent = stream(&[(7, json!({"message": {"role": "assistant", "content": ""}}))]);
+        assert_eq!(timing(&silent).first_token_ms, None);
+    }
+
+    #[test]
+    fn an_answer_not_streamed_has_no_timing() {
+        let mut interaction = stream(&[]);
+        interaction.response = RecordedResponse::Dropped {
+            detail: "reset".into(),
+        };
+        assert_eq!(timing(&interaction), RequestTiming::default());
+    }
+}
