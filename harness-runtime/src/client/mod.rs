@@ -18,6 +18,7 @@ mod prompt;
 mod session;
 mod session_memory;
 mod stream;
+mod tokens;
 pub(crate) mod turn;
 mod types;
 
@@ -31,6 +32,8 @@ pub use session::Session;
 pub use policy::{Ask, AskAnswer, AskCallback, AskPolicy, PermissionPolicy, QuestionPolicy};
 pub use prompt::{DEFAULT_TURN_CEILING, Prompt};
 pub use turn::{AskOutcome, Interaction, ToolCall, Turn, TurnMessage};
+// What a message spent (`MessageInfo::tokens`, `MessageInfo::cost`).
+pub use tokens::TokenCounts;
 // The event stream.
 pub use events::Event;
 pub use stream::{DEFAULT_MAX_FRAME_BYTES, DEFAULT_SILENCE, EventStream, StreamOptions};
