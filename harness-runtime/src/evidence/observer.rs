@@ -106,6 +106,9 @@ struct Shared {
     redactor: Arc<Redactor>,
     scope: Scope,
     log: Mutex<SessionLog>,
+    /// Every message's info in its last known state, in order of first appearance: what the
+    /// scenario's turns spent (tokens, cost) and when they ran, for its budget.
+    messages: Mutex<Vec<crate::client::MessageInfo>>,
     /// The subscription's state; every change (each event applied) wakes whoever waits on it.
     link: watch::Sender<Link>,
     /// Wakes the task: the agent (re)started.
@@ -152,6 +155,7 @@ impl Observer {
                 redactor,
                 scope,
                 log: Mutex::default(),
+                messages: Mutex::default(),
                 link: watch::Sender::new(Link::default()),
                 wake: Notify::new(),
             }),
@@ -231,6 +235,22 @@ impl Observer {
             }
         }
         self.shared.log().observed(&fetched, &self.shared.redactor)
+    }
+
+    /// Every message the agent reported (`message.updated`), each in its last known state, in
+    /// order of first appearance; after letting the events the agent already sent arrive when
+    /// it runs. Read from the events, not from the agent: a session OpenCode no longer lists
+    /// the messages of (a structured prompt's) and a stopped agent's count too.
+    pub(crate) async fn messages(
+        &self,
+        source: &dyn ObserverSource,
+    ) -> Vec<crate::client::MessageInfo> {
+        self.settle(source).await;
+        self.shared
+            .messages
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Lets the events the agent already sent reach the observer before its server stops: a
@@ -477,7 +497,16 @@ fn apply(shared: &Shared, data: &str, unreadable: &mut HashSet<String>) {
         return;
     }
     match Event::parse(&payload.to_string(), &shared.redactor) {
-        Ok(event) => shared.log().feed(&event),
+        Ok(event) => {
+            if let Event::MessageUpdated { info, .. } = &event {
+                let mut messages = shared.messages.lock().unwrap_or_else(|e| e.into_inner());
+                match messages.iter_mut().find(|m| m.id == info.id) {
+                    Some(known) => *known = info.clone(),
+                    None => messages.push(info.clone()),
+                }
+            }
+            shared.log().feed(&event)
+        }
         Err(e) => {
             if unreadable.insert(kind.to_string()) {
                 shared

@@ -134,6 +134,13 @@ impl Agent {
         self.inner.observer.observed(&source).await
     }
 
+    /// Every message the agent reported while the scenario ran (whoever drove it), each in its
+    /// last known state: what the scenario's budget is checked against.
+    pub(crate) async fn messages_seen(&self) -> Vec<crate::client::MessageInfo> {
+        let source = ObservedAgent(Arc::downgrade(&self.inner));
+        self.inner.observer.messages(&source).await
+    }
+
     /// Starts the forwarder in front of this agent (once), forwarding to its current port and,
     /// on a shared server, naming its workspace where a request names no directory.
     pub(crate) fn start_forwarder(&self, wire: &Arc<crate::forward::Wire>) -> std::io::Result<()> {

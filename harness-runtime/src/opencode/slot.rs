@@ -19,6 +19,16 @@ impl AgentSlot {
         self.agents.push(agent);
     }
 
+    /// Every message each agent reported while the scenario ran (see
+    /// [`Agent::messages_seen`]), agent after agent.
+    pub(crate) async fn messages_seen(&self) -> Vec<crate::client::MessageInfo> {
+        let mut all = Vec::new();
+        for agent in &self.agents {
+            all.extend(agent.messages_seen().await);
+        }
+        all
+    }
+
     /// Stops every agent of the scenario; removes roots when `passed` (and `LIVE_KEEP` is unset),
     /// otherwise keeps them and prints each path once.
     pub(crate) async fn finish(&mut self, passed: bool, redactor: &Redactor) -> Result<(), String> {
