@@ -19,6 +19,7 @@ mod plan;
 mod relay;
 mod replay;
 mod replay_config;
+mod retry;
 mod scenario;
 mod scrub;
 mod stream_redaction;
@@ -43,7 +44,9 @@ pub(crate) use file::load;
 pub(crate) use plan::{CassetteSettings, resolve};
 pub(crate) use plan::{Resolution, plan, resolution};
 pub(crate) use replay_config::PROVIDER_ID as REPLAY_PROVIDER_ID;
-pub(crate) use scenario::{finish_scenario, record_config, replay_config};
+pub(crate) use scenario::{
+    finish_scenario, live_config, record_config, replay_config, upstream_gave_up,
+};
 pub(crate) use timing::{RequestTiming, model_requests};
 // The plan's type is the model slot's, which carries it; the runner knows it by this name.
 pub(crate) use crate::model::ModelPlan;
