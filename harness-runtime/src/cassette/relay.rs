@@ -3,14 +3,22 @@
 //! line) while it is put on the tape (redacted when the cassette is written, once each streamed
 //! text is whole).
 //!
-//! Upstream failures are relayed as they happened: a non-2xx answer as it is, no connection as
-//! a reset connection, a body that breaks as a body that breaks. A stream OpenCode leaves
-//! stays on the tape as `client_closed` (its provisional end until the upstream ends it).
+//! A 429 or 5xx answer is asked again first ([`retry`](super::retry)), each retry on the
+//! scenario's progress line; what the upstream answered then is relayed. An error the relay gave
+//! up retrying goes to OpenCode but not on the tape (it is not the model's answer), unless the
+//! scenario asked for upstream errors to be recorded (`Live::record_upstream_errors`): then
+//! every answer is relayed and recorded as it came, with no retry.
+//!
+//! Other upstream failures are relayed as they happened: a non-2xx answer as it is, no
+//! connection as a reset connection, a body that breaks as a body that breaks. A stream
+//! OpenCode leaves stays on the tape as `client_closed` (its provisional end until the upstream
+//! ends it).
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
 
 use axum::body::Body as AxumBody;
 use axum::http::header;
@@ -24,6 +32,7 @@ use futures::{Stream, StreamExt};
 use super::error::CassetteError;
 use super::format::{Interaction, StreamEnd, WireApi, chunk_data};
 use super::normalize::normalize;
+use super::retry::{self, MAX_RETRIES, Retries};
 use super::tape::{Head, Tape};
 use super::upstream::Upstream;
 use super::wire::{is_sse, ndjson_line, response_head, sse_event};
@@ -45,6 +54,21 @@ pub(crate) struct Relay {
     /// redacted with it when read.
     redactor: Arc<Redactor>,
     tape: Arc<Tape>,
+    /// `<topic>::<fn>`: the retries' progress lines are the scenario's.
+    scenario: String,
+    /// The scenario asked for upstream errors to be relayed and recorded as they came.
+    keep_errors: Arc<AtomicBool>,
+    /// The requests whose retries were spent: what the scenario's failure says.
+    gave_up: Mutex<Vec<GaveUp>>,
+}
+
+/// A request the relay stopped retrying.
+#[derive(Clone, Copy, Debug)]
+struct GaveUp {
+    /// The last answer's.
+    status: u16,
+    /// Answers of that request that were errors (its retries and the first).
+    errors: u32,
 }
 
 /// One streamed frame: the SSE event name (when not `message`) and the payload.
@@ -71,8 +95,14 @@ impl RecordedAnswers for Relay {
 }
 
 impl Relay {
-    /// A relay to `upstream`, redacting with the scenario's `redactor`.
-    pub(crate) fn new(upstream: Upstream, redactor: &Arc<Redactor>) -> Result<Self, CassetteError> {
+    /// A relay to `upstream` for `scenario`, redacting with its `redactor`; `keep_errors` (the
+    /// scenario's, read at each answer) switches retries off.
+    pub(crate) fn new(
+        upstream: Upstream,
+        redactor: &Arc<Redactor>,
+        scenario: &str,
+        keep_errors: Arc<AtomicBool>,
+    ) -> Result<Self, CassetteError> {
         let client = reqwest::Client::builder()
             .connect_timeout(crate::settings::scaled(CONNECT_TIMEOUT))
             // The upstream is named by the user's config, not by proxy variables.
@@ -86,7 +116,91 @@ impl Relay {
             client,
             redactor: Arc::clone(redactor),
             tape: Arc::default(),
+            scenario: scenario.to_owned(),
+            keep_errors,
+            gave_up: Mutex::default(),
         })
+    }
+
+    /// When the relay gave up retrying some request: which answers, how often, and what to do.
+    pub(crate) fn gave_up(&self) -> Option<String> {
+        let gave_up = self
+            .gave_up
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if gave_up.is_empty() {
+            return None;
+        }
+        let errors: u32 = gave_up.iter().map(|g| g.errors).sum();
+        let mut statuses: Vec<u16> = gave_up.iter().map(|g| g.status).collect();
+        statuses.dedup();
+        let statuses: Vec<String> = statuses.iter().map(u16::to_string).collect();
+        let limited = if statuses.iter().all(|s| s == "429") {
+            "rate-limited"
+        } else {
+            "refused"
+        };
+        Some(format!(
+            "the upstream {limited} this scenario {errors} times ({} for {} request(s), each \
+             retried up to {MAX_RETRIES} times before its last answer went to OpenCode, \
+             unrecorded): lower {} or the provider's load, or set {}=2 to wait longer",
+            statuses.join(", "),
+            gave_up.len(),
+            crate::settings::MODEL_CONCURRENCY,
+            crate::settings::TIMEOUT_SCALE,
+        ))
+    }
+
+    /// A progress line of the scenario.
+    fn say(&self, line: &str) {
+        crate::progress::progress(&self.scenario, &self.redactor.redact(line));
+    }
+
+    /// Sends `request` upstream, asking again after a 429 or 5xx while the retries allow and the
+    /// scenario did not ask for errors as they come. An error given up on is discarded from
+    /// the tape (entry `index`).
+    async fn send(
+        &self,
+        request: &ChatRequest<'_>,
+        index: usize,
+    ) -> reqwest::Result<reqwest::Response> {
+        let mut retries = Retries::new();
+        loop {
+            let response = self
+                .client
+                .post(&self.upstream.chat_url)
+                .headers(self.upstream.headers.clone())
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(request.body.clone())
+                .send()
+                .await?;
+            let status = response.status().as_u16();
+            if !retry::retryable(status) || self.keep_errors.load(Ordering::Relaxed) {
+                return Ok(response);
+            }
+            let Some(wait) = retries.next(response.headers(), SystemTime::now()) else {
+                let errors = retries.done + 1;
+                self.gave_up
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(GaveUp { status, errors });
+                self.tape.discard(index);
+                self.say(&format!(
+                    "model: upstream answered {status} {errors} time(s); no more retries, \
+                     relaying it to OpenCode (not recorded)"
+                ));
+                return Ok(response);
+            };
+            self.say(&format!(
+                "model: upstream answered {status}, retrying in {} ({} of {MAX_RETRIES})",
+                retry::shown(wait),
+                retries.done
+            ));
+            drop(response);
+            tokio::time::sleep(wait).await;
+            self.tape.restart(index);
+        }
     }
 
     /// The real provider.
@@ -107,14 +221,7 @@ impl Relay {
             &self.redactor.with_fresh_numbering(),
         );
         let index = self.tape.begin(normalized);
-        let sent = self
-            .client
-            .post(&self.upstream.chat_url)
-            .headers(self.upstream.headers.clone())
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(request.body.clone())
-            .send()
-            .await;
+        let sent = self.send(request, index).await;
         let response = match sent {
             Ok(response) => response,
             Err(error) => {

@@ -29,6 +29,8 @@ struct Entry {
     response: Option<RecordedResponse>,
     /// When the request arrived, or the last chunk was recorded.
     last: Instant,
+    /// Left out of the recording: an upstream error the relay gave up retrying.
+    discarded: bool,
 }
 
 /// The head of a response: status, content type, the headers worth keeping.
@@ -52,8 +54,21 @@ impl Tape {
             request,
             response: None,
             last: Instant::now(),
+            discarded: false,
         });
         entries.len() - 1
+    }
+
+    /// Request `index` was sent again after a retried answer: its timing starts now, as if it
+    /// had arrived now (the wait was the relay's, not the model's).
+    pub(crate) fn restart(&self, index: usize) {
+        self.entries()[index].last = Instant::now();
+    }
+
+    /// Request `index` is left out of the recording: the upstream's answer was an error the
+    /// relay gave up retrying, which is not the model's answer.
+    pub(crate) fn discard(&self, index: usize) {
+        self.entries()[index].discarded = true;
     }
 
     /// A whole body answered request `index`.
@@ -114,6 +129,7 @@ impl Tape {
         let ids = redactor.with_fresh_numbering();
         self.entries()
             .iter()
+            .filter(|entry| !entry.discarded)
             .map(|entry| Interaction {
                 request: entry.request.clone(),
                 response: match &entry.response {
@@ -227,5 +243,34 @@ mod tests {
             RecordedResponse::Dropped { .. }
         ));
         let _ = third;
+    }
+
+    #[test]
+    fn a_discarded_request_is_left_out() {
+        let tape = Tape::default();
+        let head = Head {
+            status: 429,
+            content_type: "application/json".into(),
+            headers: BTreeMap::new(),
+        };
+        let refused = tape.begin(request("refused"));
+        let answered = tape.begin(request("answered"));
+        tape.body(refused, head.clone(), json!({}));
+        tape.discard(refused);
+        tape.restart(answered);
+        tape.body(
+            answered,
+            Head {
+                status: 200,
+                ..head
+            },
+            json!({}),
+        );
+        let interactions = tape.interactions(&Redactor::default());
+        assert_eq!(interactions.len(), 1);
+        assert_eq!(
+            interactions[0].request.last_user_text.as_deref(),
+            Some("answered")
+        );
     }
 }
