@@ -56,11 +56,52 @@ pub(crate) fn record_config(
     for secret in &upstream.secrets {
         redactor.add_secret(secret);
     }
+    relayed_config(slot, upstream, &user_config, redactor)
+}
+
+/// Live: like [`record_config`] (the same relay, its retries and timing), but nothing is ever
+/// written: [`finish_scenario`] writes for [`ModelPlan::Record`] only. `Err` when the provider
+/// cannot be relayed (an `https://` one: the relay speaks plain HTTP); the caller then talks to
+/// it directly.
+///
+/// Panics unless the plan is [`ModelPlan::Live`] (the caller routes by plan).
+pub(crate) fn live_config(
+    slot: &ModelSlot,
+    user_config: Value,
+    redactor: &Arc<Redactor>,
+) -> Result<Value, CassetteError> {
+    if !matches!(slot.plan(), ModelPlan::Live) {
+        panic!("live_config for a scenario planned as {:?}", slot.plan());
+    }
+    let upstream = Upstream::from_config(&user_config, &|name| std::env::var(name).ok())?;
+    for secret in &upstream.secrets {
+        redactor.add_secret(secret);
+    }
+    relayed_config(slot, upstream, &user_config, redactor)
+}
+
+/// `user_config` pointed at the scenario's relay to `upstream` (started on first use).
+fn relayed_config(
+    slot: &ModelSlot,
+    upstream: Upstream,
+    user_config: &Value,
+    redactor: &Arc<Redactor>,
+) -> Result<Value, CassetteError> {
     let model = slot.model()?;
-    let relay = model.serve_recorded(|| Relay::new(upstream, redactor))?;
+    let relay = model.serve_recorded(|| {
+        Relay::new(upstream, redactor, slot.scenario(), slot.upstream_errors())
+    })?;
     let upstream = relay.upstream();
     let base_url = base_url(model, upstream.recorded.api);
-    Ok(upstream.relay_config(&user_config, &base_url))
+    Ok(upstream.relay_config(user_config, &base_url))
+}
+
+/// When the relay (recording or live) gave up retrying an upstream error: what the scenario's
+/// failure says about it.
+pub(crate) fn upstream_gave_up(slot: &ModelSlot) -> Option<String> {
+    slot.started()
+        .and_then(ScriptedModel::recorded::<Relay>)
+        .and_then(|relay| relay.gave_up())
 }
 
 /// Ends the model's part of a scenario run by the runner, whatever its plan: the script's
