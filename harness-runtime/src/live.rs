@@ -83,6 +83,10 @@ pub enum FinishError {
     /// tail of its output.
     #[error("{0}")]
     Product(String),
+    /// The real model's upstream kept answering 429 or 5xx after the relay's retries: how
+    /// often, and what to do (after a failing body only: it explains the failure).
+    #[error("{0}")]
+    Upstream(String),
     /// Wire or product gates the scenario armed that nothing ever entered (a product that
     /// never sent that request, or never passed that point): named by their spelling.
     #[error(
@@ -274,6 +278,14 @@ impl Live {
         }
     }
 
+    /// Asks the relay to the real model (recording or live) to pass the upstream's 429 and 5xx
+    /// answers on as they come, each recorded in the cassette, instead of retrying them: for a
+    /// scenario about how OpenCode meets those errors. Call it before the first agent's turn.
+    /// Scripted and replayed scenarios are unaffected.
+    pub fn record_upstream_errors(&self) {
+        self.model.record_upstream_errors();
+    }
+
     /// The scenario's gates and counters: arm a point, wait until an operation entered it,
     /// release it; read how many prompts, replies, aborts and process exits happened.
     pub fn gates(&self) -> &Gates {
@@ -314,6 +326,10 @@ impl Live {
         // Products first: they talk to the agents and, through them, to the model.
         let products = self.products.finish().await.map_err(FinishError::Product);
         let (name, redactor) = (&self.info.name, &self.redactor);
+        let upstream = match crate::cassette::upstream_gave_up(&self.model) {
+            Some(note) if !passed => Err(FinishError::Upstream(redactor.redact(&note))),
+            _ => Ok(()),
+        };
         let model =
             crate::cassette::finish_scenario(&mut self.model, redactor, passed, &|message| {
                 progress(name, redactor, message)
@@ -327,7 +343,7 @@ impl Live {
             )
             .await
             .map_err(FinishError::Agents);
-        gates.and(products).and(model).and(agents)
+        gates.and(products).and(upstream).and(model).and(agents)
     }
 
     /// The ordered recorder of this scenario's evidence.

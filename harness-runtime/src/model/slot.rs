@@ -1,6 +1,7 @@
 //! The scenario's model slot: lazy start, OpenCode config, the end-of-scenario check.
 
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Value, json};
 
@@ -31,6 +32,9 @@ pub struct ModelSlot {
     plan: ModelPlan,
     /// `<topic>::<fn>`, for the cassette and the command that re-records it.
     scenario: String,
+    /// The scenario asked for the real model's upstream errors as they come (no retry, recorded):
+    /// shared with the relay, which reads it at each answer.
+    upstream_errors: Arc<AtomicBool>,
 }
 
 impl ModelSlot {
@@ -69,6 +73,17 @@ impl ModelSlot {
     pub(crate) fn set_plan(&mut self, plan: ModelPlan, scenario: &str) {
         self.plan = plan;
         self.scenario = scenario.to_string();
+    }
+
+    /// Asks the relay (recording or live) to relay and record the upstream's 429 and 5xx
+    /// answers as they come instead of retrying them.
+    pub(crate) fn record_upstream_errors(&self) {
+        self.upstream_errors.store(true, Ordering::Relaxed);
+    }
+
+    /// The flag of [`record_upstream_errors`](Self::record_upstream_errors), for the relay.
+    pub(crate) fn upstream_errors(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.upstream_errors)
     }
 
     /// The plan set by [`set_plan`](Self::set_plan).

@@ -33,6 +33,13 @@ pub(crate) trait ModelConfigs {
         user_config: Value,
         redactor: &Arc<Redactor>,
     ) -> Result<Value, CassetteError>;
+    /// `user_config` pointed at a relay that records nothing (live: retries and timing);
+    /// [`CassetteError::Upstream`] when the provider cannot be relayed.
+    fn live(
+        &mut self,
+        user_config: Value,
+        redactor: &Arc<Redactor>,
+    ) -> Result<Value, CassetteError>;
 }
 
 impl ModelConfigs for ModelSlot {
@@ -58,6 +65,14 @@ impl ModelConfigs for ModelSlot {
         redactor: &Arc<Redactor>,
     ) -> Result<Value, CassetteError> {
         cassette::record_config(self, user_config, redactor)
+    }
+
+    fn live(
+        &mut self,
+        user_config: Value,
+        redactor: &Arc<Redactor>,
+    ) -> Result<Value, CassetteError> {
+        cassette::live_config(self, user_config, redactor)
     }
 }
 
@@ -119,7 +134,24 @@ fn choose_with(
     let permission = options.permission.clone();
     match model.plan().clone() {
         ModelPlan::Scripted => Ok(model.scripted(permission)),
-        ModelPlan::Live => user_config(options, scenario, &lookup),
+        ModelPlan::Live => {
+            let config = user_config(options, scenario, &lookup)?;
+            register_secrets(&config, redactor);
+            match model.live(config.clone(), redactor) {
+                Ok(relayed) => Ok(relayed),
+                // An `https://` provider, or a config naming no model: talked to directly, as
+                // before the relay, without its retries and timing.
+                Err(CassetteError::Upstream(why)) => {
+                    let line = format!(
+                        "model: live, directly (the relay cannot take this provider: {why}): \
+                         429 and 5xx answers are not retried, turns are not timed"
+                    );
+                    crate::progress::progress(name, &redactor.redact(&line));
+                    Ok(config)
+                }
+                Err(error) => Err(cassette_error(Cassette::Live, &error, name, redactor)),
+            }
+        }
         ModelPlan::Record { .. } => {
             // An explicit config is taken as it is (a tool building cassettes names its own
             // upstream); else the user's, adapted to the scenario.
@@ -165,6 +197,7 @@ fn user_config(
 enum Cassette {
     Replay,
     Record,
+    Live,
 }
 
 /// An error of a cassette plan, redacted, with what to do about it.
@@ -182,6 +215,13 @@ fn cassette_error(
                  it with {}=live",
                 cassette::rerecord_command(name),
                 crate::settings::CASSETTE,
+            ),
+        ),
+        Cassette::Live => (
+            "relay",
+            format!(
+                "check the provider {MODEL_ENV} names in {CONFIG_ENV} (its `npm` package and \
+                 `options.baseURL`)"
             ),
         ),
         Cassette::Record => (
@@ -299,6 +339,8 @@ mod tests {
     struct Configs {
         plan: ModelPlan,
         fail: bool,
+        /// Live: the relay takes the provider (else it is talked to directly).
+        relays: bool,
         asked: Vec<(&'static str, Value)>,
     }
 
@@ -307,6 +349,7 @@ mod tests {
             Configs {
                 plan,
                 fail: false,
+                relays: false,
                 asked: Vec::new(),
             }
         }
@@ -342,6 +385,15 @@ mod tests {
                 .into());
             }
             Ok(json!({"recording": true}))
+        }
+
+        fn live(&mut self, user: Value, _: &Arc<Redactor>) -> Result<Value, CassetteError> {
+            self.asked.push(("live", user));
+            if self.relays {
+                Ok(json!({"relayed": true}))
+            } else {
+                Err(CassetteError::Upstream("an https:// provider".into()))
+            }
         }
     }
 
@@ -428,12 +480,20 @@ mod tests {
         let redactor = Arc::new(Redactor::for_scenario());
         let options = AgentOptions::default().permission(json!({"bash": "ask"}));
 
-        // Live: the user's config, adapted; the model is implied by `cassette`.
+        // Live: the user's config, adapted; the model is implied by `cassette`. Handed to the
+        // relay, and as it is when the relay cannot take its provider.
         let mut live = Configs::new(ModelPlan::Live);
         let config = choose_in(&options, &CASSETTE, &mut live, &redactor).unwrap();
         assert_eq!(config["model"], "ollama/gemma3:270m");
         assert_eq!(config["permission"], json!({"bash": "ask"}));
-        assert!(live.asked.is_empty());
+        assert_eq!(live.asked, [("live", config.clone())]);
+        let mut relayed = Configs::new(ModelPlan::Live);
+        relayed.relays = true;
+        assert_eq!(
+            choose_in(&options, &CASSETTE, &mut relayed, &redactor).unwrap(),
+            json!({"relayed": true})
+        );
+        assert_eq!(relayed.asked, [("live", config.clone())]);
 
         // Record: the same adapted config, handed to the relay; its secrets registered first.
         let mut record = Configs::new(ModelPlan::Record {

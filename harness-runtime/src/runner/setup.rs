@@ -96,9 +96,11 @@ pub(super) fn finish(
     match finish {
         Ok(Ok(Ok(()))) => None,
         // Verdicts on what the scenario did, not failures to clean up after it.
-        Ok(Ok(Err(verdict @ (FinishError::Product(_) | FinishError::UnreachedGates(_))))) => {
-            Some(redact(verdict.to_string()))
-        }
+        Ok(Ok(Err(
+            verdict @ (FinishError::Product(_)
+            | FinishError::UnreachedGates(_)
+            | FinishError::Upstream(_)),
+        ))) => Some(redact(verdict.to_string())),
         Ok(Ok(Err(message))) => Some(redact(format!("cleanup failed: {message}"))),
         Ok(Err(_elapsed)) => Some(format!(
             "cleanup did not finish within {}: agents may still be stopping; \
