@@ -7,6 +7,9 @@
 
 mod error;
 mod exploration;
+mod history;
+mod history_file;
+mod history_run;
 mod location;
 mod page;
 mod record;
@@ -16,6 +19,7 @@ mod writer;
 // The exploring runner builds the diagram's steps as it lands.
 #[allow(unused_imports)]
 pub(crate) use exploration::{DiagramStep, ExplorationRecord};
+pub(crate) use history_run::{add_history, conclude_history};
 pub(crate) use location::{report_dir, run_id};
 pub(crate) use record::{Outcome, ScenarioRecord};
 pub(crate) use writer::{regenerate, write_scenario};
