@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::exploration::ExplorationRecord;
+use super::history::HistorySummary;
 use crate::redact::Redactor;
 use crate::timeline::{Collected, Entry, KeptRoot, SnapshotDiff};
 
@@ -61,6 +62,9 @@ pub(crate) struct ScenarioRecord {
     /// An exploring scenario's search (`explore = N`, or a `LIVE_SCHEDULE` replay).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) exploration: Option<ExplorationRecord>,
+    /// Its outcomes across recent runs, this one's last (`LIVE_HISTORY`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) history: Option<HistorySummary>,
 }
 
 impl ScenarioRecord {
@@ -86,6 +90,7 @@ impl ScenarioRecord {
             failure: None,
             kept_roots: Vec::new(),
             exploration: None,
+            history: None,
         }
     }
 
