@@ -115,7 +115,8 @@ impl TrialReport {
             }
             None => Arc::new(Redactor::for_scenario()),
         };
-        let record = record.redacted(&redactor);
+        let mut record = record.redacted(&redactor);
+        report::add_history(dir, report::run_id(), &mut record);
         match report::write_scenario(dir, report::run_id(), &record, &redactor) {
             Ok(()) => WROTE.store(true, Ordering::SeqCst),
             Err(e) => crate::progress::progress(&name, &format!("run report: {e}")),
@@ -140,6 +141,10 @@ pub(crate) fn conclude() {
     let Some(dir) = dir().filter(|_| WROTE.load(Ordering::SeqCst)) else {
         return;
     };
+    // The history's lines (each failure: new, a known flake, a repeat) before the report's.
+    for line in report::conclude_history(dir) {
+        eprintln!("live history: {line}");
+    }
     match report::regenerate(dir, report::run_id()) {
         Ok(index) => {
             let cwd = std::env::current_dir().unwrap_or_default();
