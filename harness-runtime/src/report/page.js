@@ -143,6 +143,39 @@
     return line;
   }
 
+  // A scenario's recent runs (its history): what a failure is, the pass rate, and a strip of
+  // the outcomes kept, oldest first, each with its time and failure in the tooltip.
+  var STANDING = { 'new': 'new failure', flake: 'known flake', repeat: 'repeat failure', first: 'first failure', unsure: 'new?' };
+  function passRate(h) {
+    return h.verdicts ? 'passed ' + h.passed + ' of the last ' + plural(h.verdicts, 'run', 'runs') + ' (' +
+      Math.round(100 * h.passed / h.verdicts) + '%)' : 'no pass or failure on record yet';
+  }
+  function pastLine(p) {
+    return p.at.replace('T', ' ').replace(/:\d\dZ$/, ' UTC') + '  ' + p.outcome + (p.failure ? ': ' + p.failure : '');
+  }
+  function historyBadge(h) {
+    var title = (h.line ? h.line + '\n' : '') + passRate(h) + '\n' + h.recent.slice().reverse().map(pastLine).join('\n');
+    var box = el('span', { 'class': 'history', 'data-history': h.standing || 'none', title: title });
+    if (h.standing) {
+      box.appendChild(el('span', { 'class': 'badge badge-' + h.standing, text: STANDING[h.standing] || h.standing }));
+    }
+    var strip = el('span', { 'class': 'strip' });
+    h.recent.forEach(function (p) { strip.appendChild(el('span', { 'class': 'past past-' + p.outcome })); });
+    box.appendChild(strip);
+    if (h.verdicts) { box.appendChild(el('span', { 'class': 'rate', text: Math.round(100 * h.passed / h.verdicts) + '%' })); }
+    return box;
+  }
+  function historyList(h) {
+    var box = el('div', { 'class': 'history-detail' });
+    box.appendChild(el('p', { 'class': 'history-summary', text: (h.line ? h.line + '; ' : '') + passRate(h) }));
+    var list = el('ol', { 'class': 'history-list' });
+    h.recent.slice().reverse().forEach(function (p, i) {
+      list.appendChild(el('li', { 'class': 'history-item history-' + p.outcome, text: pastLine(p) + (i === 0 ? ' (this run)' : '') }));
+    });
+    box.appendChild(list);
+    return box;
+  }
+
   var LANE_OF = { request: 'to-agent', response: 'to-product', event: 'to-product event' };
 
   // The run as a sequence diagram: product, forwarder and agent lanes; a request an arrow to
@@ -228,6 +261,7 @@
     var box = el('div', { 'class': 'details' });
     if (s.failure) { box.appendChild(section('Failure', el('pre', { 'class': 'failure', text: s.failure }))); }
     if (s.reason) { box.appendChild(section('Reason', el('pre', { text: s.reason }))); }
+    if (s.history) { box.appendChild(section('History', historyList(s.history))); }
     if (s.exploration) { box.appendChild(section('Exploration', exploration(s))); }
     if (s.entries.length) {
       box.appendChild(section('Timeline', timeline(s)));
@@ -262,9 +296,11 @@
     }
     var attrs = { 'class': 'scenario', 'data-outcome': s.outcome, 'data-name': s.name, 'data-index': index };
     if (s.exploration) { attrs['data-explored'] = s.exploration.failed ? 'failed' : 'passed'; }
+    var outcomeCell = el('td', { 'class': 'outcome outcome-' + s.outcome, text: s.outcome });
+    if (s.history) { outcomeCell.appendChild(historyBadge(s.history)); }
     var row = el('tr', attrs, [
       nameCell,
-      el('td', { 'class': 'outcome outcome-' + s.outcome, text: s.outcome }),
+      outcomeCell,
       el('td', { 'class': 'duration', text: ms(s.duration_ms) }),
       el('td', { text: s.agent }),
       el('td', { text: s.isolation }),
