@@ -6,6 +6,8 @@
 //!   decided at run time, a cassette scenario's model plan); driven by `tests/runner.rs`;
 //! - `explore`: exploring scenarios of product points only (no agent), one passing, one failing
 //!   in one order, for the settings and messages of exploration; driven by `tests/runner.rs`;
+//! - `history`: a scenario that fails when asked (no agent), run after run for the report's
+//!   history; driven by `tests/report.rs`;
 //! - `snapshot`: writes a snapshot for `tests/snapshots.rs` (requires `SELFTEST_SCRATCH`);
 //! - `round_trip`: `cassette` scenarios recorded from a scripted upstream, then replayed without
 //!   it; driven by `tests/cassettes`;
@@ -21,6 +23,7 @@
 mod canary;
 mod cassette;
 mod explore;
+mod history;
 mod hygiene;
 mod hygiene_probe;
 mod killed;
