@@ -9,7 +9,9 @@ async fn fails_when_asked(live: &mut Live) -> anyhow::Result<()> {
     match std::env::var("SELFTEST_HISTORY_FAIL") {
         Ok(secret) => {
             live.secret(&secret);
-            Err(anyhow::anyhow!("asked to fail, with the key {secret}\nsecond line"))
+            Err(anyhow::anyhow!(
+                "asked to fail, with the key {secret}\nsecond line"
+            ))
         }
         Err(_) => Ok(()),
     }
