@@ -94,6 +94,7 @@ compile_error!(
      (without the /proc-based cleanup of detached processes)"
 );
 
+mod budget;
 mod cassette;
 mod chat_body;
 pub mod client;

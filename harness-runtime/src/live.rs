@@ -43,6 +43,8 @@ pub struct Live {
     pub(crate) gates: Arc<crate::gates::Gates>,
     pub(crate) wire: Arc<crate::forward::Wire>,
     pub(crate) skip: Option<Skip>,
+    /// What the scenario's turns spent, measured when it finished (for the run report).
+    pub(crate) spend: Option<crate::budget::Spend>,
     /// In an exploring scenario's run: the evidence every run must agree on.
     pub(crate) baseline: Option<Arc<crate::evidence::Baseline>>,
     /// A later run of an exploring scenario: provisioning's progress lines (which server,
@@ -87,6 +89,10 @@ pub enum FinishError {
     /// often, and what to do (after a failing body only: it explains the failure).
     #[error("{0}")]
     Upstream(String),
+    /// Limits of the scenario's budget (`max_tokens`, `max_cost`, `max_first_token`,
+    /// `max_turn`, …) its turns broke: each with the figure and the limit, one per line.
+    #[error("{0}")]
+    Budget(String),
     /// Wire or product gates the scenario armed that nothing ever entered (a product that
     /// never sent that request, or never passed that point): named by their spelling.
     #[error(
@@ -124,6 +130,7 @@ impl Live {
             redactor,
             info,
             skip: None,
+            spend: None,
             baseline: None,
             repeated: false,
         }
@@ -325,6 +332,7 @@ impl Live {
         self.gates.release_all();
         // Products first: they talk to the agents and, through them, to the model.
         let products = self.products.finish().await.map_err(FinishError::Product);
+        let budget = self.spent(passed).await;
         let (name, redactor) = (&self.info.name, &self.redactor);
         let upstream = match crate::cassette::upstream_gave_up(&self.model) {
             Some(note) if !passed => Err(FinishError::Upstream(redactor.redact(&note))),
@@ -338,12 +346,47 @@ impl Live {
         let agents = self
             .agents
             .finish(
-                passed && model.is_ok() && products.is_ok() && gates.is_ok(),
+                passed && model.is_ok() && products.is_ok() && gates.is_ok() && budget.is_ok(),
                 &self.redactor,
             )
             .await
             .map_err(FinishError::Agents);
-        gates.and(products).and(upstream).and(model).and(agents)
+        gates
+            .and(products)
+            .and(budget)
+            .and(upstream)
+            .and(model)
+            .and(agents)
+    }
+
+    /// Measures what the turns spent, before the agents stop (kept for the run report; a
+    /// live-model scenario's added to the run's ceiling), and checks the budget: a breach is a
+    /// verdict on a run that otherwise `passed` (a skip or a failure already says how it ended).
+    /// A recording that breached is still written: its replay breaches the same way.
+    async fn spent(&mut self, passed: bool) -> Result<(), FinishError> {
+        let spend = crate::budget::measure(&self.agents, &self.model).await;
+        let budget = &self.info.options.budget;
+        let scale = crate::settings::timeout_scale().unwrap_or(1.0);
+        let breaches = crate::budget::breaches(budget, &spend, scale);
+        for limit in crate::budget::unchecked(budget, &spend) {
+            progress(
+                &self.info.name,
+                &self.redactor,
+                &format!(
+                    "budget: {limit} not checked: no model stream was timed (the scripted \
+                     model's pace is its script's)"
+                ),
+            );
+        }
+        if crate::budget::is_live_model(self.model.plan()) {
+            crate::budget::add_to_run(&spend);
+        }
+        self.spend = Some(spend);
+        if passed && self.skip.is_none() && !breaches.is_empty() {
+            Err(FinishError::Budget(breaches.join("\n")))
+        } else {
+            Ok(())
+        }
     }
 
     /// The ordered recorder of this scenario's evidence.

@@ -14,6 +14,7 @@ mod location;
 mod page;
 mod record;
 mod run;
+mod usage;
 mod writer;
 
 // The exploring runner builds the diagram's steps as it lands.
@@ -22,6 +23,7 @@ pub(crate) use exploration::{DiagramStep, ExplorationRecord};
 pub(crate) use history_run::{add_history, conclude_history};
 pub(crate) use location::{report_dir, run_id};
 pub(crate) use record::{Outcome, ScenarioRecord};
+pub(crate) use usage::UsageRecord;
 pub(crate) use writer::{regenerate, write_scenario};
 
 #[cfg(test)]

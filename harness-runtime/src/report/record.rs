@@ -65,6 +65,9 @@ pub(crate) struct ScenarioRecord {
     /// Its outcomes across recent runs, this one's last (`LIVE_HISTORY`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) history: Option<HistorySummary>,
+    /// What its turns spent (tokens, cost, times), when its agents reported any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) usage: Option<super::UsageRecord>,
 }
 
 impl ScenarioRecord {
@@ -91,6 +94,7 @@ impl ScenarioRecord {
             kept_roots: Vec::new(),
             exploration: None,
             history: None,
+            usage: None,
         }
     }
 

@@ -50,6 +50,10 @@ pub fn run() -> ExitCode {
     let conclusion = libtest_mimic::run(&args, trials);
     // The runner owns the shared servers (`LIVE_ISOLATION=shared`): none outlives it.
     crate::opencode::shutdown_shared();
+    // Which live-model scenarios the run's ceiling kept from running, if any.
+    if let Some(line) = crate::budget::run_summary() {
+        eprintln!("{line}");
+    }
     // Last, so its line is the runner's last: where the run report is.
     report_hook::conclude();
     conclusion.exit_code()

@@ -39,6 +39,8 @@ struct Ran {
     redactor: Arc<Redactor>,
     evidence: Vec<(String, serde_json::Value)>,
     model: String,
+    /// What its turns spent (budgets, #32).
+    usage: Option<report::UsageRecord>,
 }
 
 impl TrialReport {
@@ -65,6 +67,7 @@ impl TrialReport {
         *self.ran.borrow_mut() = Some(Ran {
             redactor: Arc::clone(live.redactor()),
             evidence: live.evidence().entries(),
+            usage: live.spend.as_ref().and_then(report::UsageRecord::of),
             model: model_name(resolution),
         });
     }
@@ -111,6 +114,7 @@ impl TrialReport {
             Some(ran) => {
                 record.evidence = ran.evidence;
                 record.model = ran.model;
+                record.usage = ran.usage;
                 ran.redactor
             }
             None => Arc::new(Redactor::for_scenario()),

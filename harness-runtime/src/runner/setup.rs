@@ -99,7 +99,8 @@ pub(super) fn finish(
         Ok(Ok(Err(
             verdict @ (FinishError::Product(_)
             | FinishError::UnreachedGates(_)
-            | FinishError::Upstream(_)),
+            | FinishError::Upstream(_)
+            | FinishError::Budget(_)),
         ))) => Some(redact(verdict.to_string())),
         Ok(Ok(Err(message))) => Some(redact(format!("cleanup failed: {message}"))),
         Ok(Err(_elapsed)) => Some(format!(

@@ -78,6 +78,7 @@ fn run(
         Admission::Run(resolution) => super::live_slots::take(&resolution.plan, &name),
         _ => None,
     };
+    let admission = within_run_ceiling(admission, &name, mode.strict);
     match admission {
         Admission::Run(resolution) if scenario.options.explore.is_some() => {
             super::explore::execute(scenario, name, &resolution, report)
@@ -90,6 +91,26 @@ fn run(
             progress(&name, &format!("skipped: {reason}"));
             Ok(Completion::ignored_with(reason))
         }
+    }
+}
+
+/// `admission`, unless the scenario talks to the real model and the run's live-model ceiling
+/// (`LIVE_RUN_MAX_TOKENS`, `LIVE_RUN_MAX_COST`) is spent: then skipped (failed under
+/// `LIVE_STRICT=1`) with the ceiling and the spend. Decided once it has its live-model slot, so
+/// what the scenarios before it spent counts.
+fn within_run_ceiling(admission: Admission, name: &str, strict: bool) -> Admission {
+    let Admission::Run(resolution) = &admission else {
+        return admission;
+    };
+    if !crate::budget::is_live_model(&resolution.plan) {
+        return admission;
+    }
+    match crate::budget::admit_live(name) {
+        Ok(()) => admission,
+        Err(reason) if strict => Admission::Fail(format!(
+            "{reason} (LIVE_STRICT=1 makes a scenario the ceiling kept from running a failure)"
+        )),
+        Err(reason) => Admission::Skip(reason),
     }
 }
 
