@@ -20,6 +20,10 @@
       summary.appendChild(el('span', { id: 'count-' + p[0], 'class': 'outcome-' + p[0], text: p[1] + ' ' + p[0] }));
     });
   summary.appendChild(el('span', { 'class': 'run', text: 'run ' + data.run_id }));
+  var avoided = data.scenarios.reduce(function (sum, s) { return sum + ((s.usage && s.usage.avoided_cost) || 0); }, 0);
+  if (avoided > 0) {
+    summary.appendChild(el('span', { 'class': 'avoided', text: 'replays avoided cost ' + String(Number(avoided.toFixed(6))) }));
+  }
 
   function timeline(s) {
     var end = s.duration_ms;
@@ -109,6 +113,36 @@
   }
 
   function plural(n, one, many) { return n + ' ' + (n === 1 ? one : many); }
+
+  // What a scenario's turns spent: the totals, the slowest first token, the cost a replay
+  // avoided, and a row per turn. Replayed times are the recording's.
+  function usageCost(v) { return String(Number(v.toFixed(6))); }
+  function usage(u) {
+    var box = el('div', { 'class': 'usage' });
+    var line = (u.input + u.output + u.reasoning) + ' tokens (input ' + u.input + ', output ' + u.output +
+      ', reasoning ' + u.reasoning + (u.cache_read ? ', cache read ' + u.cache_read : '') +
+      (u.cache_write ? ', cache write ' + u.cache_write : '') + '), cost ' + usageCost(u.cost);
+    if (u.slowest_first_token) {
+      line += '; slowest first token ' + ms(u.slowest_first_token[1]) + ' (request ' + u.slowest_first_token[0] +
+        ' of ' + u.requests + ')';
+    }
+    if (u.clock === 'recorded') { line += '; times as recorded'; }
+    box.appendChild(el('p', { 'class': 'usage-summary', text: line }));
+    if (u.avoided_cost !== undefined && u.avoided_cost !== null) {
+      box.appendChild(el('p', { 'class': 'usage-avoided', text: 'replayed: avoided cost ' + usageCost(u.avoided_cost) }));
+    }
+    if (u.turns.length) {
+      var table = el('table', { 'class': 'usage-turns' }, [el('tr', {}, ['turn', 'input', 'output', 'reasoning', 'cost', 'steps', 'time']
+        .map(function (h) { return el('th', { text: h }); }))]);
+      u.turns.forEach(function (t, i) {
+        table.appendChild(el('tr', {}, [String(i + 1), String(t.input), String(t.output), String(t.reasoning), usageCost(t.cost),
+          String(t.steps), t.duration_ms === undefined || t.duration_ms === null ? '' : ms(t.duration_ms)]
+          .map(function (v) { return el('td', { text: v }); })));
+      });
+      box.appendChild(table);
+    }
+    return box;
+  }
 
   // The search in one line: how many schedules ran, whether the space was exhausted, and the
   // failing schedule with how it was found, shrunk and reproduced.
@@ -262,6 +296,7 @@
     if (s.failure) { box.appendChild(section('Failure', el('pre', { 'class': 'failure', text: s.failure }))); }
     if (s.reason) { box.appendChild(section('Reason', el('pre', { text: s.reason }))); }
     if (s.history) { box.appendChild(section('History', historyList(s.history))); }
+    if (s.usage) { box.appendChild(section('Usage', usage(s.usage))); }
     if (s.exploration) { box.appendChild(section('Exploration', exploration(s))); }
     if (s.entries.length) {
       box.appendChild(section('Timeline', timeline(s)));
