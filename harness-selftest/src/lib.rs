@@ -4,6 +4,7 @@
 //! machine has (`prerequisites`, used by harness-runtime's tests too), and the cases of the
 //! cassette round trip, which its scenarios and its test share (`round_trip`).
 
+pub mod budgets;
 pub mod files;
 pub mod prerequisites;
 pub mod procs;

@@ -11,6 +11,8 @@
 //! - `snapshot`: writes a snapshot for `tests/snapshots.rs` (requires `SELFTEST_SCRATCH`);
 //! - `round_trip`: `cassette` scenarios recorded from a scripted upstream, then replayed without
 //!   it; driven by `tests/cassettes`;
+//! - `budgets`: `cassette` scenarios whose budgets (tokens, cost, first token) their turns
+//!   break, and one the run's ceiling keeps from starting; driven by `tests/budgets`;
 //! - `hygiene`, `hygiene_probe`, `killed`, `canary`, `shared`, `shared_death`: processes, roots
 //!   and secrets left by whole runs; driven by `tests/hygiene.rs`;
 //! - `reliability`: a hundred mixed fixture scenarios, real-OpenCode ones for the heavy run,
@@ -20,6 +22,7 @@
 //! Everything that starts agents requires `SELFTEST_SCRATCH` (which only a sandboxed run sets),
 //! so a plain run of the binary reports it skipped instead of starting servers.
 
+mod budgets;
 mod canary;
 mod cassette;
 mod explore;
