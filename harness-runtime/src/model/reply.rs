@@ -70,11 +70,13 @@ pub(crate) enum Body {
         text: String,
         calls: Vec<ScriptedToolCall>,
     },
-    /// A non-2xx answer with this JSON body, and a `retry-after-ms` header when set.
+    /// A non-2xx answer with this JSON body, and `retry-after-ms` / `Retry-After` headers when
+    /// set.
     HttpError {
         status: u16,
         body: Value,
         retry_after_ms: Option<u64>,
+        retry_after_secs: Option<u64>,
     },
     /// Some text deltas, then a failure.
     MidStream { text: String, end: MidStreamEnd },
@@ -148,6 +150,7 @@ impl Reply {
             status,
             body: body.into(),
             retry_after_ms: None,
+            retry_after_secs: None,
         })
     }
 
@@ -157,6 +160,18 @@ impl Reply {
     pub fn with_retry_after_ms(mut self, ms: u64) -> Self {
         if let Body::HttpError { retry_after_ms, .. } = &mut self.body {
             *retry_after_ms = Some(ms);
+        }
+        self
+    }
+
+    /// Sends a `Retry-After: <secs>` header with an HTTP error (ignored by other replies): the
+    /// standard header, in whole seconds, that rate-limited providers send.
+    pub fn with_retry_after(mut self, secs: u64) -> Self {
+        if let Body::HttpError {
+            retry_after_secs, ..
+        } = &mut self.body
+        {
+            *retry_after_secs = Some(secs);
         }
         self
     }

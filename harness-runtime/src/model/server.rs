@@ -175,6 +175,7 @@ async fn answer_common(
             status,
             body,
             retry_after_ms,
+            retry_after_secs,
         } => {
             let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
             let mut response = (status, Json(body.clone())).into_response();
@@ -183,6 +184,11 @@ async fn answer_common(
                     header::HeaderName::from_static("retry-after-ms"),
                     header::HeaderValue::from(*ms),
                 );
+            }
+            if let Some(secs) = retry_after_secs {
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, header::HeaderValue::from(*secs));
             }
             Some(response)
         }
