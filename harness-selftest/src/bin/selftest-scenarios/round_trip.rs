@@ -81,6 +81,8 @@ async fn error_mid_stream(live: &mut Live) -> anyhow::Result<()> {
 
 #[live_agent_test(cassette, timeout = "180s", requires = ["SELFTEST_SCRATCH", "LIVE_CASSETTE_DIR", "LIVE_SNAPSHOT_DIR"])]
 async fn server_error_then_text(live: &mut Live) -> anyhow::Result<()> {
+    // The upstream's error is what this case records: relayed as it comes, not retried.
+    live.record_upstream_errors();
     round_trip(live, prompt(case::SERVER_ERROR)).await
 }
 
@@ -91,5 +93,7 @@ async fn dropped_connection_then_text(live: &mut Live) -> anyhow::Result<()> {
 
 #[live_agent_test(cassette, timeout = "180s", requires = ["SELFTEST_SCRATCH", "LIVE_CASSETTE_DIR", "LIVE_SNAPSHOT_DIR"])]
 async fn refused_request(live: &mut Live) -> anyhow::Result<()> {
+    // The upstream's error is what this case records: relayed as it comes, not retried.
+    live.record_upstream_errors();
     round_trip(live, prompt(case::REFUSED_REQUEST)).await
 }
