@@ -8,6 +8,7 @@ pub mod budgets;
 pub mod files;
 pub mod prerequisites;
 pub mod procs;
+pub mod rate_limits;
 pub mod round_trip;
 pub mod run;
 pub mod sandbox;

@@ -11,6 +11,8 @@
 //! - `snapshot`: writes a snapshot for `tests/snapshots.rs` (requires `SELFTEST_SCRATCH`);
 //! - `round_trip`: `cassette` scenarios recorded from a scripted upstream, then replayed without
 //!   it; driven by `tests/cassettes`;
+//! - `rate_limits`: a recording retried after a 429, a live turn through the relay, and
+//!   scenarios timing the cap of `LIVE_MODEL_CONCURRENCY`; driven by `tests/rate_limits`;
 //! - `budgets`: `cassette` scenarios whose budgets (tokens, cost, first token) their turns
 //!   break, and one the run's ceiling keeps from starting; driven by `tests/budgets`;
 //! - `hygiene`, `hygiene_probe`, `killed`, `canary`, `shared`, `shared_death`: processes, roots
@@ -31,6 +33,7 @@ mod hygiene;
 mod hygiene_probe;
 mod killed;
 mod outcomes;
+mod rate_limits;
 mod reliability;
 mod requirements;
 mod round_trip;
