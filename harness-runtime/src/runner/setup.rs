@@ -95,12 +95,14 @@ pub(super) fn finish(
     }));
     match finish {
         Ok(Ok(Ok(()))) => None,
+        // The budget's figures and limits are the verdict: numbers and option names only, the
+        // runner's own words, so not redacted (that would make every duration `[duration]`).
+        Ok(Ok(Err(FinishError::Budget(breaches)))) => Some(breaches),
         // Verdicts on what the scenario did, not failures to clean up after it.
         Ok(Ok(Err(
             verdict @ (FinishError::Product(_)
             | FinishError::UnreachedGates(_)
-            | FinishError::Upstream(_)
-            | FinishError::Budget(_)),
+            | FinishError::Upstream(_)),
         ))) => Some(redact(verdict.to_string())),
         Ok(Ok(Err(message))) => Some(redact(format!("cleanup failed: {message}"))),
         Ok(Err(_elapsed)) => Some(format!(
