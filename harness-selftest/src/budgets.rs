@@ -32,8 +32,11 @@ pub fn script_upstream(model: &ScriptedModel) {
                 .reply(Reply::text("A long and costly answer.").with_usage(input, output)),
         )
         .rule(
-            Rule::when(asks(SLOW_FIRST_TOKEN))
-                .reply(Reply::text("A slow answer.").in_deltas(2).slow(FIRST_TOKEN_DELAY)),
+            Rule::when(asks(SLOW_FIRST_TOKEN)).reply(
+                Reply::text("A slow answer.")
+                    .in_deltas(2)
+                    .slow(FIRST_TOKEN_DELAY),
+            ),
         )
         .rule(Rule::when(asks(NOT_STARTED)).reply(Reply::text("Never sent.")));
 }

@@ -34,10 +34,7 @@ const NOT_STARTED: &str = "not started: the run's live-model ceiling LIVE_RUN_MA
                            spent (995 tokens, cost 0.00995 spent by 2 live-model run(s))";
 
 fn main() -> ExitCode {
-    prerequisites::run([
-        test!(budgets_fail_with_their_figures_live_and_replayed_and_the_ceiling_stops_the_run)
-            .needs(OpenCode),
-    ])
+    prerequisites::run([test!(breaches_live_and_replayed_and_the_run_ceiling).needs(OpenCode)])
 }
 
 /// The scripted upstream, on a runtime of its own while the scenario binary runs.
@@ -155,7 +152,7 @@ fn first_token_seconds(line: &str) -> f64 {
 /// tokens: the slow stream and the costly turn fail their budgets with figures measured from
 /// the upstream, and the third is not started. Run 2 replays the first two with the upstream
 /// stopped: the same breaches, from the cassettes.
-fn budgets_fail_with_their_figures_live_and_replayed_and_the_ceiling_stops_the_run() {
+fn breaches_live_and_replayed_and_the_run_ceiling() {
     let cassettes = tempfile::tempdir().expect("a temp dir for cassettes");
     let mut upstream = Upstream::start();
     let config = upstream.config();
@@ -177,7 +174,9 @@ fn budgets_fail_with_their_figures_live_and_replayed_and_the_ceiling_stops_the_r
         .assert_stdout(COST_BREACH)
         .assert_nowhere("max_output_tokens 100")
         .assert_result("budgets::then_not_started", "ignored")
-        .assert_stderr(&format!("[live] budgets::then_not_started: skipped: {NOT_STARTED}\n"))
+        .assert_stderr(&format!(
+            "[live] budgets::then_not_started: skipped: {NOT_STARTED}\n"
+        ))
         .assert_stderr(&format!(
             "live run ceiling: 1 live-model scenario(s) not run: budgets::then_not_started \
              (LIVE_RUN_MAX_TOKENS=500; 995 tokens, cost 0.00995 spent by 2 live-model run(s))"
@@ -196,7 +195,11 @@ fn budgets_fail_with_their_figures_live_and_replayed_and_the_ceiling_stops_the_r
     assert_eq!(upstream.requests(), 2, "\n{recorded}");
     for scenario in ["budgets__first_token_slow", "budgets__over_tokens"] {
         let file = cassettes.path().join(format!("{scenario}.json"));
-        assert!(file.exists(), "{} was not written\n{recorded}", file.display());
+        assert!(
+            file.exists(),
+            "{} was not written\n{recorded}",
+            file.display()
+        );
     }
 
     upstream.stop();
@@ -231,14 +234,24 @@ fn budgets_fail_with_their_figures_live_and_replayed_and_the_ceiling_stops_the_r
     assert_eq!(usage["input"], 900, "{usage:#}");
     assert_eq!(usage["output"], 80, "{usage:#}");
     assert_eq!(usage["clock"], "recorded", "{usage:#}");
-    assert_eq!(usage["turns"].as_array().map(Vec::len), Some(1), "{usage:#}");
-    let avoided = usage["avoided_cost"].as_f64().expect("a replay's avoided cost");
+    assert_eq!(
+        usage["turns"].as_array().map(Vec::len),
+        Some(1),
+        "{usage:#}"
+    );
+    let avoided = usage["avoided_cost"]
+        .as_f64()
+        .expect("a replay's avoided cost");
     assert!((avoided - 0.0098).abs() < 1e-9, "{usage:#}");
     let slow = &scenario(&data, "budgets::first_token_slow")["usage"];
-    let (request, ms) = (&slow["slowest_first_token"][0], &slow["slowest_first_token"][1]);
+    let (request, ms) = (
+        &slow["slowest_first_token"][0],
+        &slow["slowest_first_token"][1],
+    );
     assert_eq!(request, 1, "{slow:#}");
     assert!(
-        ms.as_u64().is_some_and(|ms| ms >= FIRST_TOKEN_DELAY.as_millis() as u64),
+        ms.as_u64()
+            .is_some_and(|ms| ms >= FIRST_TOKEN_DELAY.as_millis() as u64),
         "{slow:#}"
     );
 }
