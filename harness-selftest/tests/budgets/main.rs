@@ -208,7 +208,7 @@ fn breaches_live_and_replayed_and_the_run_ceiling() {
         cassettes.path(),
         &[
             "--test-threads",
-            "1",
+            "2",
             "budgets::first_token_slow",
             "budgets::over_tokens",
         ],
