@@ -152,9 +152,10 @@ impl Relay {
         ))
     }
 
-    /// A progress line of the scenario.
+    /// A progress line of the scenario: the relay's own words (statuses, counts, waits), not
+    /// redacted (a wait would read `[duration]`).
     fn say(&self, line: &str) {
-        crate::progress::progress(&self.scenario, &self.redactor.redact(line));
+        crate::progress::progress(&self.scenario, line);
     }
 
     /// Sends `request` upstream, asking again after a 429 or 5xx while the retries allow and the
