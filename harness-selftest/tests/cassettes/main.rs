@@ -112,6 +112,8 @@ fn recorded_turns_replay_as_recorded_without_a_model() {
         &["--test-threads", "2", "round_trip::"],
         &[
             ("LIVE_CASSETTE", "record"),
+            // Both threads record, as before the cap (its default, 1, is for a local model).
+            ("LIVE_MODEL_CONCURRENCY", "2"),
             ("OPENCODE_CONFIG_CONTENT", &config),
             ("TEST_OLLAMA_MODEL", MODEL),
             ("INSTA_UPDATE", "always"),
