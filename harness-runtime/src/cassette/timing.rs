@@ -73,25 +73,33 @@ pub(crate) fn model_requests(slot: &ModelSlot) -> Vec<RequestTiming> {
 /// reasoning or tool calls, or Ollama's `message` with content, thinking or tool calls. A
 /// role-only first chunk, a finish or a usage chunk does not.
 fn carries_output(data: &Value) -> bool {
-    let filled = |value: Option<&Value>| match value {
-        Some(Value::String(text)) => !text.is_empty(),
-        Some(Value::Array(items)) => !items.is_empty(),
-        _ => false,
-    };
-    let output = |delta: &Value| {
-        ["content", "reasoning_content", "reasoning", "thinking", "tool_calls"]
-            .iter()
-            .any(|field| filled(delta.get(field)))
-    };
     let openai = data
         .get("choices")
         .and_then(Value::as_array)
         .is_some_and(|choices| {
             choices
                 .iter()
-                .any(|c| c.get("delta").is_some_and(|d| output(d)))
+                .filter_map(|c| c.get("delta"))
+                .any(has_output)
         });
-    openai || data.get("message").is_some_and(|m| output(m))
+    openai || data.get("message").is_some_and(has_output)
+}
+
+/// Whether an OpenAI delta or an Ollama message has text, reasoning or tool calls.
+fn has_output(delta: &Value) -> bool {
+    [
+        "content",
+        "reasoning_content",
+        "reasoning",
+        "thinking",
+        "tool_calls",
+    ]
+    .iter()
+    .any(|field| match delta.get(field) {
+        Some(Value::String(text)) => !text.is_empty(),
+        Some(Value::Array(items)) => !items.is_empty(),
+        _ => false,
+    })
 }
 
 #[cfg(test)]
@@ -136,7 +144,10 @@ mod tests {
             (40, json!({"choices": [{"delta": {"role": "assistant"}}]})),
             (2000, json!({"choices": [{"delta": {"content": ""}}]})),
             (410, json!({"choices": [{"delta": {"content": "Hi"}}]})),
-            (30, json!({"choices": [{"delta": {}, "finish_reason": "stop"}]})),
+            (
+                30,
+                json!({"choices": [{"delta": {}, "finish_reason": "stop"}]}),
+            ),
             (5, json!("[DONE]")),
         ]);
         assert_eq!(
@@ -157,7 +168,11 @@ mod tests {
             json!({"message": {"role": "assistant", "content": "Hi"}, "done": false}),
             json!({"message": {"role": "assistant", "content": "", "thinking": "hm"}}),
         ] {
-            assert_eq!(timing(&stream(&[(7, data.clone())])).first_token_ms, Some(7), "{data}");
+            assert_eq!(
+                timing(&stream(&[(7, data.clone())])).first_token_ms,
+                Some(7),
+                "{data}"
+            );
         }
         let silent = stream(&[(7, json!({"message": {"role": "assistant", "content": ""}}))]);
         assert_eq!(timing(&silent).first_token_ms, None);

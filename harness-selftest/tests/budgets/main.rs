@@ -177,10 +177,10 @@ fn breaches_live_and_replayed_and_the_run_ceiling() {
         .assert_stderr(&format!(
             "[live] budgets::then_not_started: skipped: {NOT_STARTED}\n"
         ))
-        .assert_stderr(&format!(
+        .assert_stderr(
             "live run ceiling: 1 live-model scenario(s) not run: budgets::then_not_started \
-             (LIVE_RUN_MAX_TOKENS=500; 995 tokens, cost 0.00995 spent by 2 live-model run(s))"
-        ));
+             (LIVE_RUN_MAX_TOKENS=500; 995 tokens, cost 0.00995 spent by 2 live-model run(s))",
+        );
     let live_line = first_token_line(&recorded).to_owned();
     assert!(
         live_line.ends_with("> max_first_token 300ms (request 1 of 1)"),
