@@ -373,8 +373,7 @@ impl Live {
                 &self.info.name,
                 &self.redactor,
                 &format!(
-                    "budget: {limit} not checked: no model stream was timed (the scripted \
-                     model's pace is its script's)"
+                    "budget: {limit} not checked: no model request streamed an answer to time"
                 ),
             );
         }

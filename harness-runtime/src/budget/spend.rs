@@ -50,7 +50,7 @@ pub(crate) struct Spend {
     /// The turns, in order.
     pub(crate) turns: Vec<TurnSpend>,
     /// Each model request's time to its first token in ms, in order (`None`: no token came).
-    /// Empty for the scripted model, whose pace is its script's.
+    /// Relayed or replayed: from the recorded chunks; scripted: as the script streamed.
     pub(crate) first_tokens_ms: Vec<Option<u64>>,
 }
 

@@ -3,8 +3,6 @@
 //! own pace); replaying, the cassette's served interactions (what the model took when it was
 //! recorded: a replay sends without the recorded pauses).
 
-use serde_json::Value;
-
 use super::format::{Interaction, RecordedResponse};
 use super::relay::Relay;
 use super::replay::Replay;
@@ -31,7 +29,7 @@ pub(crate) fn timing(interaction: &Interaction) -> RequestTiming {
     let mut first_token_ms = None;
     for chunk in chunks {
         elapsed = elapsed.saturating_add(chunk.after_ms);
-        if first_token_ms.is_none() && carries_output(&chunk.data) {
+        if first_token_ms.is_none() && crate::model::carries_output(&chunk.data) {
             first_token_ms = Some(elapsed);
         }
     }
@@ -43,8 +41,8 @@ pub(crate) fn timing(interaction: &Interaction) -> RequestTiming {
 }
 
 /// The model requests of the scenario of `slot`, in order: a recording relay's (live traffic
-/// through the relay too), or the interactions a replay served; empty for the scripted model
-/// (its pace is its script's).
+/// through the relay too), the interactions a replay served, or the scripted model's streams
+/// (their first token as streamed; no duration).
 pub(crate) fn model_requests(slot: &ModelSlot) -> Vec<RequestTiming> {
     let Some(model) = slot.started() else {
         return Vec::new();
@@ -65,48 +63,22 @@ pub(crate) fn model_requests(slot: &ModelSlot) -> Vec<RequestTiming> {
     }
     match ScriptedModel::recorded::<Relay>(model) {
         Some(relay) => relay.interactions().iter().map(timing).collect(),
-        None => Vec::new(),
+        None => model
+            .first_tokens_ms()
+            .into_iter()
+            .map(|first_token_ms| RequestTiming {
+                first_token_ms,
+                ..RequestTiming::default()
+            })
+            .collect(),
     }
-}
-
-/// Whether a chunk's payload carries model output: OpenAI's `choices[].delta` with content,
-/// reasoning or tool calls, or Ollama's `message` with content, thinking or tool calls. A
-/// role-only first chunk, a finish or a usage chunk does not.
-fn carries_output(data: &Value) -> bool {
-    let openai = data
-        .get("choices")
-        .and_then(Value::as_array)
-        .is_some_and(|choices| {
-            choices
-                .iter()
-                .filter_map(|c| c.get("delta"))
-                .any(has_output)
-        });
-    openai || data.get("message").is_some_and(has_output)
-}
-
-/// Whether an OpenAI delta or an Ollama message has text, reasoning or tool calls.
-fn has_output(delta: &Value) -> bool {
-    [
-        "content",
-        "reasoning_content",
-        "reasoning",
-        "thinking",
-        "tool_calls",
-    ]
-    .iter()
-    .any(|field| match delta.get(field) {
-        Some(Value::String(text)) => !text.is_empty(),
-        Some(Value::Array(items)) => !items.is_empty(),
-        _ => false,
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cassette::format::{Chunk, NormalizedRequest, StreamEnd, WireApi};
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn stream(chunks: &[(u64, Value)]) -> Interaction {
         Interaction {
@@ -176,6 +148,37 @@ mod tests {
         }
         let silent = stream(&[(7, json!({"message": {"role": "assistant", "content": ""}}))]);
         assert_eq!(timing(&silent).first_token_ms, None);
+    }
+
+    /// The scripted model times its streams as they go out: a slow reply's first token comes
+    /// after its delay, a quick one's at once, a request not streamed has none.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_scripted_model_times_its_first_token_as_it_streams() {
+        use crate::model::Reply;
+        let slot = ModelSlot::default();
+        let model = slot.model().unwrap();
+        model
+            .reply(
+                Reply::text("slow")
+                    .in_deltas(2)
+                    .slow(std::time::Duration::from_millis(300)),
+            )
+            .reply(Reply::text("quick"))
+            .reply(Reply::text("whole"));
+        let client = reqwest::Client::new();
+        let url = format!("{}/chat/completions", model.base_url());
+        for stream in [true, true, false] {
+            let body = json!({"model": "m", "stream": stream,
+                              "messages": [{"role": "user", "content": "hi"}]});
+            let response = client.post(&url).json(&body).send().await.unwrap();
+            response.bytes().await.unwrap();
+        }
+        let first = model_requests(&slot);
+        assert_eq!(first.len(), 3, "{first:?}");
+        let slow = first[0].first_token_ms.unwrap();
+        assert!(slow >= 300, "{first:?}");
+        assert!(first[1].first_token_ms.unwrap() < slow, "{first:?}");
+        assert_eq!(first[2].first_token_ms, None, "{first:?}");
     }
 
     #[test]

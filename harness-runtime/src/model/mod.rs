@@ -15,6 +15,7 @@ mod error;
 pub(crate) mod frames;
 mod ollama;
 mod openai;
+mod output;
 mod plan;
 mod recorded_answers;
 mod recording;
@@ -29,6 +30,7 @@ mod wire_error;
 pub(crate) mod slot;
 
 pub use error::ModelError;
+pub(crate) use output::carries_output;
 pub(crate) use plan::ModelPlan;
 pub(crate) use recorded_answers::{ChatRequest, RecordedAnswers};
 pub use recording::{Answer, Api, ModelRequest, ModelRequestSummary};

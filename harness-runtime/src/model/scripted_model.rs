@@ -24,6 +24,9 @@ pub(crate) struct Shared {
     /// What answers chat requests instead of the script, set once (a cassette replayed or
     /// recorded); unset, the script answers.
     recorded: OnceLock<Arc<dyn RecordedAnswers>>,
+    /// Each scripted stream's time to its first output chunk in ms, by request `seq`, as it
+    /// was streamed: a scenario's time-to-first-token budget on the scripted model.
+    first_tokens: Mutex<std::collections::HashMap<usize, u64>>,
 }
 
 impl Shared {
@@ -34,6 +37,7 @@ impl Shared {
             addr,
             arrivals: watch::channel(0).0,
             recorded: OnceLock::new(),
+            first_tokens: Mutex::default(),
         }
     }
 
@@ -46,6 +50,15 @@ impl Shared {
         // A panic while holding the lock cannot leave the script half-updated (every update
         // is one push or pop), so a poisoned lock is still usable.
         self.script.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Notes that request `seq`'s stream sent its first output `ms` after the request came.
+    pub(crate) fn note_first_token(&self, seq: usize, ms: u64) {
+        self.first_tokens
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(seq)
+            .or_insert(ms);
     }
 
     /// Records `request` answered by `answer` (recorded answers), numbering it, and wakes
@@ -122,6 +135,23 @@ pub struct ScriptedModel {
 }
 
 impl ScriptedModel {
+    /// Each request's time to its first output chunk in ms, in request order, as the script
+    /// streamed it (`None`: not streamed, or no output).
+    pub(crate) fn first_tokens_ms(&self) -> Vec<Option<u64>> {
+        let first = self
+            .shared
+            .first_tokens
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        self.shared
+            .script()
+            .requests
+            .iter()
+            .map(|r| first.get(&r.seq).copied())
+            .collect()
+    }
+
     /// Queues `reply` for the next request no rule answers (replies are used in order).
     pub fn reply(&self, reply: Reply) -> &Self {
         self.shared.script().push(reply);

@@ -207,13 +207,37 @@ async fn answer_common(
     }
 }
 
-fn streaming(content_type: &'static str, steps: Vec<frames::Step>, reply: &Reply) -> Response {
+/// The streamed answer of `steps`, noting in `timer`'s model when its first output went out.
+fn streaming(
+    content_type: &'static str,
+    steps: Vec<frames::Step>,
+    reply: &Reply,
+    timer: FirstToken,
+) -> Response {
+    use futures::StreamExt;
+    let mut noted = false;
+    let body = frames::body(steps, reply.delay).inspect(move |frame| {
+        if let (false, Ok(bytes)) = (noted, frame)
+            && super::output::frame_carries_output(bytes)
+        {
+            noted = true;
+            let ms = u64::try_from(timer.arrived.elapsed().as_millis()).unwrap_or(u64::MAX);
+            timer.shared.note_first_token(timer.seq, ms);
+        }
+    });
     Response::builder()
         .status(StatusCode::OK)
         .header(header::CONTENT_TYPE, content_type)
         .header(header::CACHE_CONTROL, "no-cache")
-        .body(AxumBody::from_stream(frames::body(steps, reply.delay)))
+        .body(AxumBody::from_stream(body))
         .expect("static response parts are valid")
+}
+
+/// What a scripted stream needs to time its first token: the request's arrival and number.
+struct FirstToken {
+    shared: Arc<Shared>,
+    seq: usize,
+    arrived: std::time::Instant,
 }
 
 /// What both chat APIs do first: leave the request to the recorded answers when some were
@@ -251,6 +275,7 @@ async fn openai_chat(
     Extension(reset): Extension<ResetConnection>,
     body: Bytes,
 ) -> Response {
+    let arrived = std::time::Instant::now();
     let (request, reply, model) = match prepare(&shared, Api::OpenAi, &body, &reset).await {
         Ok(prepared) => prepared,
         Err(response) => return response,
@@ -262,7 +287,12 @@ async fn openai_chat(
     };
     if request.stream {
         let steps = openai::stream_steps(&reply, &meta, request.include_usage);
-        streaming("text/event-stream", steps, &reply)
+        let timer = FirstToken {
+            shared: Arc::clone(&shared),
+            seq: request.seq,
+            arrived,
+        };
+        streaming("text/event-stream", steps, &reply, timer)
     } else {
         Json(openai::completion(&reply, &meta)).into_response()
     }
@@ -273,13 +303,19 @@ async fn ollama_chat(
     Extension(reset): Extension<ResetConnection>,
     body: Bytes,
 ) -> Response {
+    let arrived = std::time::Instant::now();
     let (request, reply, model) = match prepare(&shared, Api::Ollama, &body, &reset).await {
         Ok(prepared) => prepared,
         Err(response) => return response,
     };
     if request.stream {
         let steps = ollama::stream_steps(&reply, &model);
-        streaming("application/x-ndjson", steps, &reply)
+        let timer = FirstToken {
+            shared: Arc::clone(&shared),
+            seq: request.seq,
+            arrived,
+        };
+        streaming("application/x-ndjson", steps, &reply, timer)
     } else {
         Json(ollama::completion(&reply, &model)).into_response()
     }
