@@ -33,6 +33,8 @@ mod fault_tests;
 #[cfg(test)]
 mod round_trip_tests;
 #[cfg(test)]
+mod retry_tests;
+#[cfg(test)]
 mod test_support;
 
 pub(crate) use command::rerecord_command;
