@@ -37,6 +37,8 @@ async fn an_openai_recording_replays_every_answer_as_it_was_relayed() {
     let path = cassette_path(dir.path());
     let config = user_config(&upstream.base_url(), "@ai-sdk/openai-compatible");
     let (mut recording, relay_config) = Side::recording(&path, &config);
+    // The 500 below is recorded as it came, not retried.
+    recording.slot.record_upstream_errors();
     assert_no_canary(&relay_config.to_string());
     let ws = recording.workspace();
     upstream
@@ -266,6 +268,18 @@ async fn an_ollama_native_recording_replays_line_for_line() {
     recording.finish(true).unwrap();
     let cassette: Cassette = serde_json::from_str(&cassette_text(&path)).unwrap();
     assert_eq!(cassette.recorded.npm, "ollama-ai-provider-v2");
+    // The provenance: who recorded it (the test side's OpenCode), when, and the verdict; the
+    // model as configured and as the upstream named itself in its lines.
+    let provenance = cassette
+        .provenance
+        .as_ref()
+        .expect("a recording has provenance");
+    assert_eq!(provenance.opencode.as_deref(), Some("1.0.0-test"));
+    assert_eq!(provenance.model, "scripted-model");
+    assert_eq!(provenance.upstream_models, ["scripted-model"]);
+    assert_eq!(provenance.date, super::provenance::today());
+    assert_eq!(provenance.harness, env!("CARGO_PKG_VERSION"));
+    assert_eq!(provenance.verdict, super::format::Verdict::Passed);
     assert!(matches!(
         &cassette.interactions[0].response,
         RecordedResponse::Stream { content_type, chunks, end: StreamEnd::Complete, .. }
