@@ -6,6 +6,7 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{ItemFn, ReturnType, parse_quote};
 
+use crate::budget::BudgetOptions;
 use crate::options::{Agent, Isolation, Options};
 use crate::signature;
 
@@ -108,6 +109,16 @@ fn render(func: &ItemFn, options: &Options) -> TokenStream {
         });
     }
 
+    if let Some(passes) = &options.passes {
+        let (needed, runs) = (passes.needed, passes.runs);
+        fields.push(quote! {
+            passes: ::core::option::Option::Some(#krate::Passes { needed: #needed, runs: #runs }),
+        });
+    }
+    if let Some(budget) = budget(&krate, &options.budget) {
+        fields.push(quote! { budget: #budget, });
+    }
+
     // Spanned at the function's name, so insta's `line!()` inside reports the line `line` holds.
     let snapshot_assertion = respan(
         quote!(#krate::__private::snapshot_assertion!()),
@@ -153,6 +164,49 @@ fn render(func: &ItemFn, options: &Options) -> TokenStream {
             }
         };
     }
+}
+
+/// The `Budget` literal, or `None` when the scenario sets no limit (the runtime's default).
+fn budget(krate: &syn::Path, budget: &BudgetOptions) -> Option<TokenStream> {
+    let some = |value: Option<TokenStream>| match value {
+        Some(value) => quote!(::core::option::Option::Some(#value)),
+        None => quote!(::core::option::Option::None),
+    };
+    let tokens = |limit: Option<u64>| some(limit.map(|limit| quote!(#limit)));
+    let millis = |limit: Option<u64>| {
+        some(limit.map(|millis| quote!(::core::time::Duration::from_millis(#millis))))
+    };
+    let limited = budget.tokens.is_some()
+        || budget.input_tokens.is_some()
+        || budget.output_tokens.is_some()
+        || budget.reasoning_tokens.is_some()
+        || budget.cost.is_some()
+        || budget.first_token_ms.is_some()
+        || budget.turn_ms.is_some();
+    if !limited {
+        return None;
+    }
+    let total = tokens(budget.tokens);
+    let input = tokens(budget.input_tokens);
+    let output = tokens(budget.output_tokens);
+    let reasoning = tokens(budget.reasoning_tokens);
+    let cost = some(budget.cost.map(|cost| {
+        let cost = Literal::f64_suffixed(cost);
+        quote!(#cost)
+    }));
+    let first_token = millis(budget.first_token_ms);
+    let turn = millis(budget.turn_ms);
+    Some(quote! {
+        #krate::Budget {
+            tokens: #total,
+            input_tokens: #input,
+            output_tokens: #output,
+            reasoning_tokens: #reasoning,
+            cost: #cost,
+            first_token: #first_token,
+            turn: #turn,
+        }
+    })
 }
 
 /// `tokens` with every span set to `span` (a path and a macro call's empty parentheses).
@@ -350,6 +404,123 @@ mod tests {
             both.contains("`explore_points` shapes an exploration"),
             "{both}"
         );
+    }
+
+    #[test]
+    fn passes_and_budgets_are_emitted_only_when_given() {
+        let item = quote!(
+            async fn probe(live: &mut Live) {}
+        );
+        let out = expand(
+            quote!(
+                cassette,
+                passes = "3 of 5",
+                max_tokens = 4000,
+                max_cost = 0.05,
+                max_first_token = "2s"
+            ),
+            item.clone(),
+        );
+        assert!(!out.contains("compile_error"), "{out}");
+        assert!(
+            out.contains("passes : :: core :: option :: Option :: Some (:: harness_runtime :: Passes { needed : 3u32 , runs : 5u32 })"),
+            "{out}"
+        );
+        assert!(
+            out.contains("tokens : :: core :: option :: Option :: Some (4000u64)"),
+            "{out}"
+        );
+        assert!(
+            out.contains("input_tokens : :: core :: option :: Option :: None"),
+            "{out}"
+        );
+        assert!(
+            out.contains("cost : :: core :: option :: Option :: Some (0.05f64)"),
+            "{out}"
+        );
+        assert!(
+            out.contains("first_token : :: core :: option :: Option :: Some (:: core :: time :: Duration :: from_millis (2000u64))"),
+            "{out}"
+        );
+        assert!(
+            out.contains("turn : :: core :: option :: Option :: None"),
+            "{out}"
+        );
+        let out = expand(
+            quote!(
+                requires = ["OPENCODE_CONFIG_CONTENT"],
+                passes = "1 of 1",
+                max_cost = "2"
+            ),
+            item.clone(),
+        );
+        assert!(!out.contains("compile_error"), "{out}");
+        assert!(out.contains("Some (2f64)"), "{out}");
+        let out = expand(quote!(timeout = "60s"), item);
+        assert!(!out.contains("passes"), "{out}");
+        assert!(!out.contains("budget"), "{out}");
+    }
+
+    #[test]
+    fn passes_and_budgets_refuse_what_they_cannot_mean() {
+        let item = quote!(
+            async fn probe(live: &mut Live) {}
+        );
+        for (args, message) in [
+            (quote!(cassette, passes = "3/5"), "malformed `passes"),
+            (quote!(cassette, passes = 3), "`passes` takes"),
+            (quote!(cassette, passes = "0 of 5"), "K must be at least 1"),
+            (quote!(cassette, passes = "0 of 0"), "N must be at least 1"),
+            (quote!(cassette, passes = "4 of 3"), "k > n"),
+            (quote!(cassette, passes = "3 of 500"), "at most 100 runs"),
+            (quote!(passes = "3 of 5"), "add `cassette`"),
+            (
+                quote!(requires = ["TEST_MODEL"], passes = "3 of 5"),
+                "add `cassette`",
+            ),
+            (
+                quote!(cassette, explore = 3, passes = "3 of 5"),
+                "remove one of them",
+            ),
+            (quote!(max_tokens = 0), "allows no token"),
+            (
+                quote!(max_input_tokens = "4000"),
+                "`max_input_tokens` takes a whole number",
+            ),
+            (
+                quote!(max_output_tokens = 1.5),
+                "`max_output_tokens` takes a whole number",
+            ),
+            (
+                quote!(max_reasoning_tokens = -1),
+                "`max_reasoning_tokens` takes a whole number",
+            ),
+            (quote!(max_tokens), "`max_tokens` needs a value"),
+            (quote!(max_cost = 0.0), "allows no cost"),
+            (
+                quote!(max_cost = -0.5),
+                "`max_cost` takes a positive number",
+            ),
+            (
+                quote!(max_cost = "cheap"),
+                "`max_cost` takes a positive number",
+            ),
+            (
+                quote!(max_cost = "inf"),
+                "`max_cost` takes a positive number",
+            ),
+            (
+                quote!(max_first_token = 2),
+                "`max_first_token` takes a duration in a string",
+            ),
+            (quote!(max_turn = "30"), "`max_turn`: missing unit"),
+            (quote!(max_turn = "0s"), "longer than zero"),
+        ] {
+            let out = expand(args.clone(), item.clone());
+            assert!(out.contains("compile_error"), "{args}: {out}");
+            assert!(out.contains(message), "{args}: {out}");
+            assert!(!out.contains("submit"), "{args}: {out}");
+        }
     }
 
     #[test]

@@ -4,11 +4,13 @@
 
 #![forbid(unsafe_code)]
 
+mod budget;
 mod duration;
 mod expand;
 /// OpenCode's routes and event types: the runtime's generated file, copied.
 mod opencode_api;
 mod options;
+mod passes;
 mod signature;
 // The runtime's file, copied: the attribute only checks spellings, so what the runtime needs to
 // match them goes unused here.
@@ -31,6 +33,11 @@ use proc_macro::TokenStream;
 /// `LIVE_TIMEOUT_SCALE`; 5 minutes by default) and `explore_points = ["event session.idle"]`
 /// (the decision points, as wire and product gate spellings; by default every request, response
 /// and product point and the events about sessions) — both only with `explore`,
+/// `passes = "3 of 5"` (a real model's verdict: K passes out of at most N runs, N ≤ 100, each on
+/// a fresh agent, stopping once decided; only with `cassette` or
+/// `requires = ["OPENCODE_CONFIG_CONTENT"]`, not with `explore`), the budgets
+/// `max_tokens = 4000`, `max_input_tokens`, `max_output_tokens`, `max_reasoning_tokens` (whole
+/// numbers ≥ 1), `max_cost = 0.05` (positive), `max_first_token = "2s"`, `max_turn = "30s"`,
 /// `crate = "path::to::harness_runtime"`.
 #[proc_macro_attribute]
 pub fn live_agent_test(args: TokenStream, item: TokenStream) -> TokenStream {

@@ -7,7 +7,9 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Ident, Lit, LitStr, Token};
 
+use crate::budget::BudgetOptions;
 use crate::duration::parse_millis;
+use crate::passes::PassesOption;
 
 /// Every option the attribute accepts, in the order the docs list them.
 const NAMES: &[&str] = &[
@@ -21,6 +23,14 @@ const NAMES: &[&str] = &[
     "explore",
     "explore_for",
     "explore_points",
+    "passes",
+    "max_tokens",
+    "max_input_tokens",
+    "max_output_tokens",
+    "max_reasoning_tokens",
+    "max_cost",
+    "max_first_token",
+    "max_turn",
     "crate",
 ];
 
@@ -73,6 +83,10 @@ pub(crate) struct Options {
     pub(crate) explore_for: Option<(u64, Ident)>,
     /// `explore_points = [...]`, with the option's name.
     pub(crate) explore_points: Option<(Vec<LitStr>, Ident)>,
+    /// `passes = "K of N"`.
+    pub(crate) passes: Option<PassesOption>,
+    /// `max_tokens = …`, `max_cost = …`, `max_first_token = "…"`, … (see `crate::budget`).
+    pub(crate) budget: BudgetOptions,
     pub(crate) krate: Option<syn::Path>,
 }
 
@@ -171,6 +185,39 @@ impl Options {
                     ),
                 ));
             }
+        }
+        errors.extend(self.passes_conflicts());
+        errors
+    }
+
+    /// `passes` samples a real model: a scripted scenario is deterministic, and an exploring
+    /// one already runs its body many times for its own search.
+    fn passes_conflicts(&self) -> Vec<syn::Error> {
+        let Some(passes) = &self.passes else {
+            return Vec::new();
+        };
+        let mut errors = Vec::new();
+        let real_model = self.cassette.is_some()
+            || self.requires.as_ref().is_some_and(|vars| {
+                vars.iter()
+                    .any(|var| var.value().contains("OPENCODE_CONFIG_CONTENT"))
+            });
+        if !real_model {
+            errors.push(syn::Error::new(
+                passes.span,
+                "`passes` decides over several runs of a real model, and this scenario's model \
+                 is scripted (deterministic: one run decides): add `cassette` (recorded and \
+                 replayed) or `requires = [\"OPENCODE_CONFIG_CONTENT\"]` (live only), or \
+                 remove `passes`",
+            ));
+        }
+        if self.explore.is_some() {
+            errors.push(syn::Error::new(
+                passes.span,
+                "`passes` and `explore` both run the body many times, for different ends: an \
+                 exploration searches orderings for one failure, a verdict samples a real \
+                 model; remove one of them",
+            ));
         }
         errors
     }
@@ -306,6 +353,12 @@ impl Options {
                         ));
                     }
                 });
+            }
+            "passes" => {
+                self.passes = Some(crate::passes::parse(value)?);
+            }
+            _ if crate::budget::NAMES.contains(&name) => {
+                self.budget.set(name, value)?;
             }
             "crate" => {
                 let path = string(

@@ -1,0 +1,33 @@
+use harness_runtime::{Budget, Live, Passes, live_agent_test};
+
+#[live_agent_test(cassette, passes = "3 of 5", max_tokens = 4000, max_cost = 0.05)]
+async fn recorded_verdict(live: &mut Live) {
+    assert_eq!(live.options().passes, Some(Passes { needed: 3, runs: 5 }));
+}
+
+#[live_agent_test(requires = ["OPENCODE_CONFIG_CONTENT"], passes = "1 of 1")]
+async fn live_verdict(_live: &mut Live) {}
+
+#[live_agent_test(
+    max_tokens = 4000,
+    max_input_tokens = 3000,
+    max_output_tokens = 800,
+    max_reasoning_tokens = 200,
+    max_cost = "0.5",
+    max_first_token = "2s",
+    max_turn = "1m30s"
+)]
+async fn scripted_budget(live: &mut Live) {
+    let budget: Budget = live.options().budget;
+    assert_eq!(budget.cost, Some(0.5));
+}
+
+#[live_agent_test(max_cost = 1)]
+async fn whole_cost(_live: &mut Live) {}
+
+fn main() {
+    let _ = recorded_verdict;
+    let _ = live_verdict;
+    let _ = scripted_budget;
+    let _ = whole_cost;
+}

@@ -1,0 +1,6 @@
+use harness_runtime::{Live, live_agent_test};
+
+#[live_agent_test(max_tokens = 0)]
+async fn thrifty(_live: &mut Live) {}
+
+fn main() {}
