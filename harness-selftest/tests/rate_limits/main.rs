@@ -121,7 +121,9 @@ fn run(args: &[&str], env: &[(&str, &str)]) -> Finished {
     let sandbox = Sandbox::new();
     let mut command = sandbox.command(SCENARIOS, args);
     // No scenario here shares a server: none is warmed for nothing.
-    command.env("LIVE_ISOLATION", "server").envs(env.iter().copied());
+    command
+        .env("LIVE_ISOLATION", "server")
+        .envs(env.iter().copied());
     let finished = sandbox.run(command, scaled(RUN_CEILING));
     if let Err(left) = sandbox.wait_until_clean(&finished, scaled(Duration::from_secs(10))) {
         panic!(
