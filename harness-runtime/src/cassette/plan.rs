@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::command::{rerecord_command, shown};
 use super::error::CassetteError;
+use super::provenance::{Freshness, ThisRun, freshness, read_provenance, today};
 use crate::model::ModelPlan;
 use crate::scenario::ScenarioOptions;
 use crate::settings::{self, CassetteMode};
@@ -52,6 +53,9 @@ struct Cassette {
     shown: String,
     /// `<topic>::<fn>`, for the command that records it.
     scenario: String,
+    /// For a replay: whether its provenance says it is stale (`None`: not read, or the file
+    /// could not be; the replay names what is wrong with it).
+    freshness: Option<Freshness>,
 }
 
 impl Resolution {
@@ -65,7 +69,13 @@ impl Resolution {
         let cassette = self.cassette.as_ref()?;
         let shown = &cassette.shown;
         Some(match &self.plan {
-            ModelPlan::Replay { .. } => format!("model: replay {shown}"),
+            ModelPlan::Replay { .. } => match self.freshness_note() {
+                Some(note) => format!("model: replay {shown}, {note}"),
+                None => format!("model: replay {shown}"),
+            },
+            ModelPlan::Record { .. } if cassette.mode == CassetteMode::Verify => {
+                format!("model: verify {shown} against the real model (nothing is written)")
+            }
             ModelPlan::Record { .. } => format!("model: record → {shown}"),
             ModelPlan::Live if cassette.mode == CassetteMode::Live => {
                 format!("model: live ({}=live)", settings::CASSETTE)
@@ -73,6 +83,44 @@ impl Resolution {
             ModelPlan::Live => format!("model: live (no cassette at {shown})"),
             ModelPlan::Scripted => unreachable!("a cassette scenario is never scripted"),
         })
+    }
+
+    /// Whether the scenario runs live to compare with its cassette (`LIVE_CASSETTE=verify`).
+    pub(crate) fn is_verify(&self) -> bool {
+        matches!(self.plan, ModelPlan::Record { .. })
+            && self
+                .cassette
+                .as_ref()
+                .is_some_and(|c| c.mode == CassetteMode::Verify)
+    }
+
+    /// What a replay's provenance says, for its progress line and the report: `stale: …` or
+    /// that it is unknown; `None` when it is fresh.
+    pub(crate) fn freshness_note(&self) -> Option<String> {
+        match self.cassette.as_ref()?.freshness.as_ref()? {
+            Freshness::Fresh => None,
+            Freshness::Unknown => {
+                Some("provenance unknown (recorded before cassettes kept it)".to_owned())
+            }
+            Freshness::Stale(reasons) => Some(format!("stale: {}", reasons.join("; "))),
+        }
+    }
+
+    /// The failure of a stale replay under `LIVE_STRICT=1`: why it is stale and the command
+    /// that records it again. An unknown provenance is not stale.
+    pub(crate) fn stale_failure(&self) -> Option<String> {
+        let cassette = self.cassette.as_ref()?;
+        let Some(Freshness::Stale(reasons)) = &cassette.freshness else {
+            return None;
+        };
+        Some(format!(
+            "cassette {} is stale: {}; record it again with `{}` ({}=1 makes a stale cassette \
+             a failure)",
+            cassette.shown,
+            reasons.join("; "),
+            rerecord_command(&cassette.scenario),
+            settings::STRICT
+        ))
     }
 
     /// For a scenario that went live only because its cassette is missing (`LIVE_CASSETTE=auto`):
@@ -96,16 +144,38 @@ pub(crate) fn plan(
     name: &str,
     manifest_dir: &Path,
 ) -> Result<ModelPlan, CassetteError> {
-    resolution(options, name, manifest_dir).map(|resolved| resolved.plan)
+    resolve(options, name, manifest_dir, CassetteSettings::from_env).map(|resolved| resolved.plan)
 }
 
-/// [`plan`] with how it came about, from this process's environment.
+/// [`plan`] with how it came about, from this process's environment; a replay's provenance is
+/// compared with `opencode_version` (the OpenCode that will run, when known), today and
+/// `LIVE_CASSETTE_MAX_AGE`.
 pub(crate) fn resolution(
     options: &ScenarioOptions,
     name: &str,
     manifest_dir: &Path,
+    opencode_version: impl FnOnce() -> Option<String>,
 ) -> Result<Resolution, CassetteError> {
-    resolve(options, name, manifest_dir, CassetteSettings::from_env)
+    let mut resolved = resolve(options, name, manifest_dir, CassetteSettings::from_env)?;
+    if matches!(resolved.plan, ModelPlan::Replay { .. }) {
+        let opencode = opencode_version();
+        let today = today();
+        let run = ThisRun {
+            opencode: opencode.as_deref(),
+            max_age: settings::cassette_max_age(),
+            today: &today,
+        };
+        assess(&mut resolved, run);
+    }
+    Ok(resolved)
+}
+
+/// Reads a replay's provenance and says whether it is stale for `run`.
+fn assess(resolved: &mut Resolution, run: ThisRun<'_>) {
+    if let (ModelPlan::Replay { path }, Some(cassette)) = (&resolved.plan, &mut resolved.cassette) {
+        cassette.freshness =
+            read_provenance(path).map(|provenance| freshness(provenance.as_ref(), run));
+    }
 }
 
 /// [`resolution`] with the settings given (read only for a `cassette` scenario); the file's
@@ -163,6 +233,7 @@ pub(crate) fn resolve(
             found,
             shown,
             scenario: name.to_string(),
+            freshness: None,
         }),
     })
 }
@@ -200,11 +271,13 @@ mod tests {
         dir
     }
 
-    const MODES: [CassetteMode; 4] = [
+    const MODES: [CassetteMode; 6] = [
         CassetteMode::Auto,
         CassetteMode::Replay,
         CassetteMode::Record,
         CassetteMode::Live,
+        CassetteMode::Verify,
+        CassetteMode::Missing,
     ];
 
     #[test]
@@ -215,12 +288,14 @@ mod tests {
             for mode in MODES {
                 let resolved = resolve(&cassette_options(), NAME, dir.path(), with(mode));
                 let expected = match (mode, found) {
-                    (CassetteMode::Auto | CassetteMode::Replay, true) => {
+                    (CassetteMode::Auto | CassetteMode::Replay | CassetteMode::Missing, true) => {
                         Ok(ModelPlan::Replay { path: path.clone() })
                     }
                     (CassetteMode::Auto | CassetteMode::Live, _) => Ok(ModelPlan::Live),
-                    (CassetteMode::Record, _) => Ok(ModelPlan::Record { path: path.clone() }),
-                    (CassetteMode::Replay, false) => Err(()),
+                    (CassetteMode::Record, _)
+                    | (CassetteMode::Missing, false)
+                    | (CassetteMode::Verify, true) => Ok(ModelPlan::Record { path: path.clone() }),
+                    (CassetteMode::Replay | CassetteMode::Verify, false) => Err(()),
                 };
                 assert_eq!(
                     resolved.as_ref().map(|r| r.plan.clone()).map_err(|_| ()),
@@ -255,6 +330,142 @@ mod tests {
             "{error}"
         );
         assert!(!error.contains(&*dir.path().to_string_lossy()), "{error}");
+    }
+
+    #[test]
+    fn verify_without_a_cassette_says_so() {
+        let dir = crate_dir(false);
+        let error = resolve(
+            &cassette_options(),
+            NAME,
+            dir.path(),
+            with(CassetteMode::Verify),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.starts_with(
+                "LIVE_CASSETTE=verify, but there is no cassette at \
+                 cassettes/probes__basic_turn.json: record one with `"
+            ),
+            "{error}"
+        );
+    }
+
+    /// The replay of a cassette with the provenance `provenance` (JSON), assessed against
+    /// OpenCode 1.18.33 on 2026-12-02 with a maximum age of 30 days.
+    fn assessed(provenance: Option<serde_json::Value>) -> Resolution {
+        let dir = crate_dir(true);
+        let mut file = serde_json::json!({"format": 1});
+        if let Some(provenance) = provenance {
+            file["provenance"] = provenance;
+        }
+        let path = dir.path().join("cassettes/probes__basic_turn.json");
+        std::fs::write(&path, file.to_string()).unwrap();
+        let mut resolved = resolve(
+            &cassette_options(),
+            NAME,
+            dir.path(),
+            with(CassetteMode::Auto),
+        )
+        .unwrap();
+        let run = ThisRun {
+            opencode: Some("1.18.33"),
+            max_age: Some(std::time::Duration::from_secs(30 * 24 * 3600)),
+            today: "2026-12-02",
+        };
+        assess(&mut resolved, run);
+        resolved
+    }
+
+    fn recorded(opencode: &str, date: &str) -> serde_json::Value {
+        serde_json::json!({
+            "opencode": opencode, "model": "m", "upstream_models": [], "date": date,
+            "harness": "0.1.0", "verdict": {"outcome": "passed"}
+        })
+    }
+
+    #[test]
+    fn a_stale_replay_says_why_and_fails_only_when_strict_asks() {
+        let fresh = assessed(Some(recorded("1.18.33", "2026-11-30")));
+        assert_eq!(
+            fresh.progress_line().unwrap(),
+            "model: replay cassettes/probes__basic_turn.json"
+        );
+        assert_eq!(
+            (fresh.freshness_note(), fresh.stale_failure()),
+            (None, None)
+        );
+
+        let stale = assessed(Some(recorded("1.17.0", "2026-11-30")));
+        assert_eq!(
+            stale.progress_line().unwrap(),
+            "model: replay cassettes/probes__basic_turn.json, stale: recorded with OpenCode \
+             1.17.0, this is 1.18.33"
+        );
+        let failure = stale.stale_failure().unwrap();
+        assert!(
+            failure.starts_with(
+                "cassette cassettes/probes__basic_turn.json is stale: recorded with OpenCode \
+                 1.17.0, this is 1.18.33; record it again with `LIVE_CASSETTE=record cargo test \
+                 --test "
+            ),
+            "{failure}"
+        );
+        assert!(
+            failure.ends_with(
+                " -- probes::basic_turn --exact` (LIVE_STRICT=1 makes a stale cassette a failure)"
+            ),
+            "{failure}"
+        );
+
+        let old = assessed(Some(recorded("1.18.33", "2026-01-02")));
+        assert_eq!(
+            old.freshness_note().unwrap(),
+            "stale: recorded on 2026-01-02, 334 days ago, past LIVE_CASSETTE_MAX_AGE=30days"
+        );
+    }
+
+    #[test]
+    fn a_replay_without_provenance_says_it_is_unknown_and_never_fails_for_it() {
+        let unknown = assessed(None);
+        assert_eq!(
+            unknown.progress_line().unwrap(),
+            "model: replay cassettes/probes__basic_turn.json, provenance unknown (recorded \
+             before cassettes kept it)"
+        );
+        assert_eq!(unknown.stale_failure(), None);
+    }
+
+    #[test]
+    fn verify_says_it_writes_nothing_and_missing_records_like_record() {
+        let dir = crate_dir(true);
+        let verify = resolve(
+            &cassette_options(),
+            NAME,
+            dir.path(),
+            with(CassetteMode::Verify),
+        )
+        .unwrap();
+        assert!(verify.is_verify());
+        assert_eq!(
+            verify.progress_line().unwrap(),
+            "model: verify cassettes/probes__basic_turn.json against the real model (nothing \
+             is written)"
+        );
+        let empty = crate_dir(false);
+        let missing = resolve(
+            &cassette_options(),
+            NAME,
+            empty.path(),
+            with(CassetteMode::Missing),
+        )
+        .unwrap();
+        assert!(!missing.is_verify());
+        assert_eq!(
+            missing.progress_line().unwrap(),
+            "model: record → cassettes/probes__basic_turn.json"
+        );
     }
 
     #[test]
