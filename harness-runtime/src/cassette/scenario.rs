@@ -8,10 +8,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::command::display_path;
+use super::command::{display_path, rerecord_command};
+use super::drift::drift;
 use super::error::CassetteError;
-use super::file::save;
-use super::format::{Cassette, FORMAT, WireApi};
+use super::file::{load, save};
+use super::format::{Cassette, FORMAT, Verdict, WireApi};
+use super::provenance::provenance;
 use super::relay::Relay;
 use super::replay::Replay;
 use super::replay_config::opencode_config;
@@ -104,61 +106,130 @@ pub(crate) fn upstream_gave_up(slot: &ModelSlot) -> Option<String> {
         .and_then(|relay| relay.gave_up())
 }
 
+/// How a scenario's run ended and what ran it: what a recording keeps as its provenance, and a
+/// verifying run compares with the cassette's.
+#[derive(Clone, Debug)]
+pub(crate) struct RunEnd {
+    /// Passed, skipped (with the reason) or failed: the body's verdict.
+    pub(crate) verdict: Verdict,
+    /// The OpenCode version the scenario's agent reported, when known.
+    pub(crate) opencode: Option<String>,
+}
+
 /// Ends the model's part of a scenario run by the runner, whatever its plan: the script's
 /// check ([`ModelSlot::finish`]), or a replay's, which fails on a request that matched
 /// nothing, naming the field that differs and the command that records again. A recording is
-/// then written (as pending when `passed` is false or the check failed, saying so through
-/// `progress`).
+/// then written with its provenance (as pending when the run failed or the check did, saying so
+/// through `progress`); under `LIVE_CASSETTE=verify` it is compared with the cassette instead
+/// and nothing is written. Returns what the run report shows of it (a verifying run's drift).
 pub(crate) fn finish_scenario(
     slot: &mut ModelSlot,
     redactor: &Redactor,
-    passed: bool,
+    end: RunEnd,
     progress: &dyn Fn(&str),
-) -> Result<(), CassetteError> {
+) -> Result<Option<String>, CassetteError> {
     let checked = match slot.started().and_then(ScriptedModel::recorded::<Replay>) {
         Some(replay) => replay.report(redactor),
         None => slot.finish(redactor).map_err(CassetteError::from),
     };
     let ModelPlan::Record { path } = slot.plan() else {
-        return checked;
+        return checked.map(|()| None);
+    };
+    let verdict = match (&checked, end.verdict) {
+        (Err(_), _) => Verdict::Failed,
+        (Ok(()), verdict) => verdict,
     };
     let relay = slot.started().and_then(ScriptedModel::recorded::<Relay>);
-    let written = match relay {
-        Some(relay) => write(
-            &relay,
-            slot.scenario(),
-            path,
-            redactor,
-            passed && checked.is_ok(),
-            progress,
-        ),
+    // The one process-wide mode, checked before any trial: a `Record` plan under `verify` is a
+    // verifying run (its cassette exists; see `plan::resolve`).
+    let verifying = crate::settings::cassette_mode() == Ok(crate::settings::CassetteMode::Verify);
+    let ended = match relay {
+        Some(relay) if verifying => verify(&relay, slot.scenario(), path, &verdict, progress),
+        Some(relay) => {
+            let end = RunEnd {
+                verdict,
+                opencode: end.opencode,
+            };
+            write(&relay, slot.scenario(), path, redactor, end, progress).map(|()| None)
+        }
         None => {
+            let what = if verifying {
+                "nothing verified"
+            } else {
+                "no cassette written"
+            };
             progress(&format!(
-                "no cassette written: the scenario started no agent, so nothing was recorded \
-                 ({} is unchanged)",
+                "{what}: the scenario started no agent, so nothing was recorded ({} is \
+                 unchanged)",
                 display_path(path)
             ));
-            Ok(())
+            Ok(None)
         }
     };
-    checked.and(written)
+    checked.and(ended.map_err(|error| error.redacted(redactor)))
 }
 
-/// Writes what `relay` recorded for `scenario` to `path`, or beside it as pending when not
-/// `passed`.
+/// Compares what `relay` recorded in memory (and the run's `verdict`) with the cassette at
+/// `path`, says so through `progress`, and returns the line for the report; drift fails only
+/// under `LIVE_STRICT=1` (a live model's run is a sample: drift is news, not a verdict).
+fn verify(
+    relay: &Relay,
+    scenario: &str,
+    path: &Path,
+    verdict: &Verdict,
+    progress: &dyn Fn(&str),
+) -> Result<Option<String>, CassetteError> {
+    let cassette = load(path, scenario)?;
+    let recorded_verdict = cassette.provenance.as_ref().map(|p| &p.verdict);
+    let found = drift(
+        recorded_verdict,
+        &cassette.interactions,
+        verdict,
+        &relay.interactions(),
+    );
+    let shown = display_path(path);
+    let unknown = if recorded_verdict.is_none() {
+        "; its verdict not compared: provenance unknown (recorded before cassettes kept it)"
+    } else {
+        ""
+    };
+    if found.is_empty() {
+        let line = format!("verify: no drift from {shown}{unknown}");
+        progress(&line);
+        return Ok(Some(line));
+    }
+    let line = format!("drift from {shown}: {}{unknown}", found.join("; "));
+    progress(&line);
+    if crate::settings::strict() {
+        return Err(CassetteError::Drift {
+            path: shown,
+            drift: found.join("; "),
+            command: rerecord_command(scenario),
+        });
+    }
+    Ok(Some(line))
+}
+
+/// Writes what `relay` recorded for `scenario` to `path` with its provenance, or beside it as
+/// pending when the run did not pass or skip.
 fn write(
     relay: &Relay,
     scenario: &str,
     path: &Path,
     redactor: &Redactor,
-    passed: bool,
+    end: RunEnd,
     progress: &dyn Fn(&str),
 ) -> Result<(), CassetteError> {
+    let passed = end.verdict != Verdict::Failed;
+    let recorded = relay.upstream().recorded.clone();
+    let interactions = relay.interactions();
+    let provenance = provenance(&recorded.model, end.opencode, &interactions, end.verdict);
     let recorded = Cassette {
         format: FORMAT,
         scenario: scenario.to_owned(),
-        recorded: relay.upstream().recorded.clone(),
-        interactions: relay.interactions(),
+        recorded,
+        provenance: Some(provenance),
+        interactions,
     };
     let written =
         save(path, &recorded, redactor, !passed).map_err(|error| error.redacted(redactor))?;
