@@ -68,7 +68,7 @@ impl TrialReport {
             redactor: Arc::clone(live.redactor()),
             evidence: live.evidence().entries(),
             usage: live.spend.as_ref().and_then(report::UsageRecord::of),
-            model: model_name(resolution),
+            model: model_name(resolution, live.cassette.note.as_deref()),
         });
     }
 
@@ -128,15 +128,24 @@ impl TrialReport {
     }
 }
 
-fn model_name(resolution: &Resolution) -> String {
-    match (&resolution.plan, resolution.is_cassette()) {
+/// The model the scenario talked to, with what its cassette says of the run: a replay's
+/// staleness or unknown provenance, a verifying run's drift (`note`).
+fn model_name(resolution: &Resolution, note: Option<&str>) -> String {
+    let name = match (&resolution.plan, resolution.is_cassette()) {
         (ModelPlan::Scripted, _) => "scripted",
         (ModelPlan::Replay { .. }, _) => "cassette (replay)",
+        (ModelPlan::Record { .. }, _) if resolution.is_verify() => "real (verifying a cassette)",
         (ModelPlan::Record { .. }, _) => "real (recording a cassette)",
         (ModelPlan::Live, true) => "real (cassette scenario, live)",
         (ModelPlan::Live, false) => "real",
+    };
+    match note
+        .map(str::to_owned)
+        .or_else(|| resolution.freshness_note())
+    {
+        Some(note) => format!("{name}; {note}"),
+        None => name.to_owned(),
     }
-    .to_owned()
 }
 
 /// Regenerates the index from every record of this run and names it on stderr (the runner's
