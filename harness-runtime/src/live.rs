@@ -43,6 +43,9 @@ pub struct Live {
     pub(crate) gates: Arc<crate::gates::Gates>,
     pub(crate) wire: Arc<crate::forward::Wire>,
     pub(crate) skip: Option<Skip>,
+    /// A cassette scenario's: the OpenCode version its agent reported (a recording's
+    /// provenance), and what its end says for the report (a verifying run's drift).
+    pub(crate) cassette: CassetteRun,
     /// What the scenario's turns spent, measured when it finished (for the run report).
     pub(crate) spend: Option<crate::budget::Spend>,
     /// In an exploring scenario's run: the evidence every run must agree on.
@@ -50,6 +53,16 @@ pub struct Live {
     /// A later run of an exploring scenario: provisioning's progress lines (which server,
     /// which sandbox) said it once already.
     pub(crate) repeated: bool,
+}
+
+/// What a cassette scenario's run learns for its cassette and its report.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CassetteRun {
+    /// The OpenCode version the first agent reported (`GET /global/health`) while recording or
+    /// verifying.
+    pub(crate) opencode: Option<String>,
+    /// The line the report shows: a verifying run's drift, or that it found none.
+    pub(crate) note: Option<String>,
 }
 
 /// Why a scenario ended as skipped rather than passed or failed.
@@ -130,6 +143,7 @@ impl Live {
             redactor,
             info,
             skip: None,
+            cassette: CassetteRun::default(),
             spend: None,
             baseline: None,
             repeated: false,
@@ -249,7 +263,28 @@ impl Live {
         if let Err(e @ ProvisionError::OpenCodeNotFound) = &provisioned {
             self.skip_with(e.to_string(), true);
         }
+        if let Ok(agent) = &provisioned {
+            self.note_opencode_version(agent).await;
+        }
         provisioned
+    }
+
+    /// While recording (or verifying) a cassette: the OpenCode version as the server reports
+    /// itself, else its npm package's, for the cassette's provenance. Once per scenario.
+    async fn note_opencode_version(&mut self, agent: &Agent) {
+        let recording = matches!(self.model.plan(), crate::model::ModelPlan::Record { .. });
+        if !recording || self.cassette.opencode.is_some() {
+            return;
+        }
+        let reported = agent
+            .client()
+            .health()
+            .await
+            .ok()
+            .map(|health| health.version);
+        self.cassette.opencode = reported
+            .filter(|version| !version.is_empty())
+            .or_else(|| crate::opencode::installed_version(&self.info.manifest_dir));
     }
 
     /// Starts a product that is a program (a CLI, a Node app on `@opencode-ai/sdk`) against
@@ -338,11 +373,21 @@ impl Live {
             Some(note) if !passed => Err(FinishError::Upstream(redactor.redact(&note))),
             _ => Ok(()),
         };
-        let model =
-            crate::cassette::finish_scenario(&mut self.model, redactor, passed, &|message| {
-                progress(name, redactor, message)
-            })
-            .map_err(|error| FinishError::Model(redactor.redact(&error.to_string())));
+        let end = crate::cassette::RunEnd {
+            verdict: match &self.skip {
+                Some(skip) => crate::cassette::Verdict::Skipped {
+                    reason: skip.reason.clone(),
+                },
+                None if passed => crate::cassette::Verdict::Passed,
+                None => crate::cassette::Verdict::Failed,
+            },
+            opencode: self.cassette.opencode.clone(),
+        };
+        let model = crate::cassette::finish_scenario(&mut self.model, redactor, end, &|message| {
+            progress(name, redactor, message)
+        })
+        .map(|note| self.cassette.note = note)
+        .map_err(|error| FinishError::Model(redactor.redact(&error.to_string())));
         let agents = self
             .agents
             .finish(

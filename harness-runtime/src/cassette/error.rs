@@ -89,6 +89,20 @@ pub(crate) enum CassetteError {
     /// start, or the script it also checks went wrong.
     #[error(transparent)]
     Model(#[from] ModelError),
+    /// `LIVE_CASSETTE=verify` under `LIVE_STRICT=1`: the live run differs from the cassette.
+    #[error(
+        "cassette {path}: the real model drifted from it: {drift}; record it again with \
+         `{command}` ({strict}=1 makes drift a failure)",
+        strict = crate::settings::STRICT
+    )]
+    Drift {
+        /// The file, as shown.
+        path: String,
+        /// Each difference, `; `-separated.
+        drift: String,
+        /// The command that records it again.
+        command: String,
+    },
     /// Requests of a replay matched no recorded interaction (each was answered with HTTP 400).
     #[error(
         "cassette {path}: {} request(s) matched no recorded interaction (answered with HTTP \
@@ -181,6 +195,15 @@ impl CassetteError {
                         nearest: redact(miss.nearest),
                     })
                     .collect(),
+                command: redact(command),
+            },
+            Self::Drift {
+                path,
+                drift,
+                command,
+            } => Self::Drift {
+                path: redact(path),
+                drift: redact(drift),
                 command: redact(command),
             },
             other @ (Self::Setting(_) | Self::Model(_)) => other,

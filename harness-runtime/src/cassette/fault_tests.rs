@@ -332,7 +332,11 @@ async fn a_recorded_scenario_that_started_no_agent_writes_nothing() {
     slot.set_plan(ModelPlan::Record { path: path.clone() }, SCENARIO);
     let lines = std::cell::RefCell::new(Vec::new());
     let redactor = crate::redact::Redactor::default();
-    super::scenario::finish_scenario(&mut slot, &redactor, true, &|l| {
+    let end = super::scenario::RunEnd {
+        verdict: super::format::Verdict::Passed,
+        opencode: None,
+    };
+    super::scenario::finish_scenario(&mut slot, &redactor, end, &|l| {
         lines.borrow_mut().push(l.to_owned())
     })
     .unwrap();

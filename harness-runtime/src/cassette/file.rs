@@ -163,6 +163,7 @@ mod tests {
                 model: "m".into(),
                 model_entry: json!({"name": "m"}),
             },
+            provenance: None,
             interactions: vec![Interaction {
                 request: NormalizedRequest {
                     api: WireApi::OpenAi,

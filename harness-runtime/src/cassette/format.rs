@@ -21,6 +21,10 @@ pub(crate) struct Cassette {
     pub(crate) scenario: String,
     /// Which provider and model answered.
     pub(crate) recorded: Recorded,
+    /// Who recorded it, when, and with what verdict; absent in cassettes recorded before
+    /// cassettes kept it (they replay, saying their provenance is unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) provenance: Option<Provenance>,
     /// Every request and its response, in arrival order.
     pub(crate) interactions: Vec<Interaction>,
 }
@@ -37,6 +41,50 @@ pub(crate) struct Recorded {
     pub(crate) model: String,
     /// `provider.<id>.models.<model>` of the user's config, without `options`/`headers`.
     pub(crate) model_entry: Value,
+}
+
+/// Where a recording came from: what a replay and a verifying run compare themselves with.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Provenance {
+    /// The OpenCode version that sent the requests, as its server reported itself (else its
+    /// npm package's); `None` when neither could be read.
+    pub(crate) opencode: Option<String>,
+    /// The model as configured (`TEST_OLLAMA_MODEL`).
+    pub(crate) model: String,
+    /// The `model` names the upstream's responses gave, each once, in order.
+    pub(crate) upstream_models: Vec<String>,
+    /// The UTC date of the recording, `YYYY-MM-DD`.
+    pub(crate) date: String,
+    /// The harness that recorded it (`harness-runtime`'s version).
+    pub(crate) harness: String,
+    /// The verdict of the run that recorded it.
+    pub(crate) verdict: Verdict,
+}
+
+/// How a scenario's run ended, as a cassette keeps it and a verifying run compares it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case", deny_unknown_fields)]
+pub(crate) enum Verdict {
+    /// The body passed.
+    Passed,
+    /// The body skipped (the model did not exercise the capability).
+    Skipped {
+        /// The skip's reason, redacted.
+        reason: String,
+    },
+    /// The body or its end failed.
+    Failed,
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Verdict::Passed => f.write_str("passed"),
+            Verdict::Skipped { reason } => write!(f, "skipped ({reason})"),
+            Verdict::Failed => f.write_str("failed"),
+        }
+    }
 }
 
 /// A chat API.
@@ -176,6 +224,58 @@ mod tests {
             assert_eq!(chunk_text(&chunk_data(text)), text);
         }
         assert_eq!(chunk_data(r#"{"a":1}"#), json!({"a": 1}));
+    }
+
+    fn provenance() -> Provenance {
+        Provenance {
+            opencode: Some("1.18.33".into()),
+            model: "gemma3:270m".into(),
+            upstream_models: vec!["gemma-3-270m-it-Q4_K_M.gguf".into()],
+            date: "2026-12-02".into(),
+            harness: "0.1.0".into(),
+            verdict: Verdict::Skipped {
+                reason: "the model did not call the bash tool".into(),
+            },
+        }
+    }
+
+    #[test]
+    fn provenance_round_trips_and_refuses_unknown_fields() {
+        let value = serde_json::to_value(provenance()).unwrap();
+        assert_eq!(
+            value["verdict"],
+            json!({"outcome": "skipped", "reason": "the model did not call the bash tool"})
+        );
+        assert_eq!(
+            serde_json::from_value::<Provenance>(value.clone()).unwrap(),
+            provenance()
+        );
+        for verdict in [Verdict::Passed, Verdict::Failed] {
+            let text = serde_json::to_string(&verdict).unwrap();
+            assert_eq!(serde_json::from_str::<Verdict>(&text).unwrap(), verdict);
+        }
+        let mut typo = value;
+        typo["dated"] = json!("2026-12-01");
+        let error = serde_json::from_value::<Provenance>(typo).unwrap_err();
+        assert!(error.to_string().contains("dated"), "{error}");
+    }
+
+    /// A cassette recorded before provenance reads as one without it, and is written back
+    /// without the field.
+    #[test]
+    fn a_cassette_without_provenance_reads_and_writes_without_it() {
+        let old = json!({
+            "format": 1, "scenario": "t::x",
+            "recorded": {"api": "openai", "npm": "p", "model": "m", "model_entry": {}},
+            "interactions": []
+        });
+        let cassette: Cassette = serde_json::from_value(old.clone()).unwrap();
+        assert_eq!(cassette.provenance, None);
+        assert_eq!(serde_json::to_value(&cassette).unwrap(), old);
+        let mut with = cassette;
+        with.provenance = Some(provenance());
+        let text = serde_json::to_string(&with).unwrap();
+        assert_eq!(serde_json::from_str::<Cassette>(&text).unwrap(), with);
     }
 
     #[test]

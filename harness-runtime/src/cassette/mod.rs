@@ -10,12 +10,14 @@
 //! handed the replay or the relay as its recorded answers (`crate::model::RecordedAnswers`).
 
 mod command;
+mod drift;
 mod error;
 mod file;
 mod format;
 mod matching;
 mod normalize;
 mod plan;
+mod provenance;
 mod relay;
 mod replay;
 mod replay_config;
@@ -39,6 +41,7 @@ mod test_support;
 
 pub(crate) use command::rerecord_command;
 pub(crate) use error::CassetteError;
+pub(crate) use format::Verdict;
 // `testing::read_cassette` reads a file as a replay does.
 #[cfg(feature = "testing")]
 pub(crate) use file::load;
@@ -47,7 +50,7 @@ pub(crate) use plan::{CassetteSettings, resolve};
 pub(crate) use plan::{Resolution, plan, resolution};
 pub(crate) use replay_config::PROVIDER_ID as REPLAY_PROVIDER_ID;
 pub(crate) use scenario::{
-    finish_scenario, live_config, record_config, replay_config, upstream_gave_up,
+    RunEnd, finish_scenario, live_config, record_config, replay_config, upstream_gave_up,
 };
 pub(crate) use timing::{RequestTiming, model_requests};
 // The plan's type is the model slot's, which carries it; the runner knows it by this name.

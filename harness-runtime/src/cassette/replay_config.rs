@@ -77,6 +77,7 @@ mod tests {
                 model: "big".into(),
                 model_entry: json!({"tool_call": true}),
             },
+            provenance: None,
             interactions: vec![interaction("big", &["bash"]), interaction("small", &[])],
         };
         let config = opencode_config(&cassette, "http://127.0.0.1:1/v1", json!({"bash": "ask"}));

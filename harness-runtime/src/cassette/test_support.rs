@@ -11,7 +11,8 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 
 use super::error::CassetteError;
-use super::scenario::{finish_scenario, record_config, replay_config};
+use super::format::Verdict;
+use super::scenario::{RunEnd, finish_scenario, record_config, replay_config};
 use crate::model::{ModelPlan, ModelSlot, ScriptedModel};
 use crate::redact::Redactor;
 
@@ -111,9 +112,19 @@ impl Side {
     /// Runs the scenario's end for its model.
     pub(super) fn finish(&mut self, passed: bool) -> Result<(), CassetteError> {
         let progress = &self.progress;
-        finish_scenario(&mut self.slot, &self.redactor, passed, &|line| {
+        let verdict = if passed {
+            Verdict::Passed
+        } else {
+            Verdict::Failed
+        };
+        let end = RunEnd {
+            verdict,
+            opencode: Some("1.0.0-test".into()),
+        };
+        finish_scenario(&mut self.slot, &self.redactor, end, &|line| {
             progress.borrow_mut().push(line.to_owned())
         })
+        .map(|_| ())
     }
 }
 

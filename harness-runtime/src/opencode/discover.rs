@@ -17,6 +17,28 @@ pub(crate) fn find_opencode(manifest_dir: &Path) -> Result<PathBuf, ProvisionErr
     locate(explicit, &starts, crate::settings::path_var())
 }
 
+/// The version of the OpenCode [`find_opencode`] runs, without running it: the `version` of the
+/// npm package it belongs to (`node_modules/opencode-ai/package.json` for the pinned one; the
+/// executable is `<package>/bin/…`, reached through `.bin`'s symlink). `None` when it is not in
+/// such a package (a binary of its own under `LIVE_OPENCODE_BIN`). Read once per process.
+pub(crate) fn installed_version(manifest_dir: &Path) -> Option<String> {
+    static VERSION: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    VERSION
+        .get_or_init(|| package_version(&find_opencode(manifest_dir).ok()?))
+        .clone()
+}
+
+/// The `version` of the npm package holding the executable `program`.
+fn package_version(program: &Path) -> Option<String> {
+    let program = std::fs::canonicalize(program).ok()?;
+    program.ancestors().skip(1).take(3).find_map(|dir| {
+        let text = std::fs::read_to_string(dir.join("package.json")).ok()?;
+        let package: serde_json::Value = serde_json::from_str(&text).ok()?;
+        package.get("bin")?;
+        Some(package.get("version")?.as_str()?.to_owned())
+    })
+}
+
 /// [`find_opencode`] with its inputs made explicit.
 pub(crate) fn locate(
     explicit: Option<PathBuf>,
@@ -64,6 +86,25 @@ mod tests {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, "#!/bin/sh\n").unwrap();
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[test]
+    fn the_version_is_the_package_of_the_executable() {
+        let dir = tempfile::tempdir().unwrap();
+        let package = dir.path().join("node_modules/opencode-ai");
+        executable(&package.join("bin/opencode.exe"));
+        std::fs::write(
+            package.join("package.json"),
+            r#"{"name": "opencode-ai", "version": "1.18.33", "bin": {"opencode": "./bin/opencode.exe"}}"#,
+        )
+        .unwrap();
+        let link = dir.path().join("node_modules/.bin/opencode");
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink("../opencode-ai/bin/opencode.exe", &link).unwrap();
+        assert_eq!(package_version(&link).as_deref(), Some("1.18.33"));
+        let alone = dir.path().join("alone/opencode");
+        executable(&alone);
+        assert_eq!(package_version(&alone), None);
     }
 
     #[test]

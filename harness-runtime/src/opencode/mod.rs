@@ -22,7 +22,7 @@ mod slot;
 
 pub use agent::Agent;
 pub use agent_client::DEFAULT_SESSION_TITLE;
-pub(crate) use discover::find_opencode;
+pub(crate) use discover::{find_opencode, installed_version};
 pub use error::ProvisionError;
 pub(crate) use models_catalog::ModelsCatalog;
 pub use options::AgentOptions;

@@ -40,11 +40,10 @@ impl Admission {
 
 /// The admission of `scenario` in this process's environment (`strict`: `LIVE_STRICT=1`).
 pub(crate) fn admit(scenario: &Scenario, strict: bool) -> Admission {
-    let resolved = cassette::resolution(
-        &scenario.options,
-        &scenario.name(),
-        Path::new(scenario.manifest_dir),
-    );
+    let manifest_dir = Path::new(scenario.manifest_dir);
+    let resolved = cassette::resolution(&scenario.options, &scenario.name(), manifest_dir, || {
+        crate::opencode::installed_version(manifest_dir)
+    });
     decide(&scenario.options, resolved, strict, settings::raw)
 }
 
@@ -60,6 +59,10 @@ fn decide(
         Ok(resolution) => resolution,
         Err(error) => return Admission::Fail(error.to_string()),
     };
+    // A stale cassette under LIVE_STRICT=1 fails before anything runs.
+    if let Some(stale) = resolution.stale_failure().filter(|_| strict) {
+        return Admission::Fail(stale);
+    }
     let needed = needed(options, &resolution);
     let Err(unmet) = requirements::check_with(&needed, lookup) else {
         return Admission::Run(resolution);
@@ -67,8 +70,13 @@ fn decide(
     let mut reason = requirements::describe(&unmet);
     let model_unmet = unmet.iter().any(|u| MODEL_VARS.contains(&u.var));
     if model_unmet && matches!(resolution.plan, ModelPlan::Record { .. }) {
+        let (mode, does) = if resolution.is_verify() {
+            ("verify", "runs")
+        } else {
+            ("record", "records")
+        };
         return Admission::Fail(format!(
-            "{reason} ({}=record records the real model, which needs them)",
+            "{reason} ({}={mode} {does} the real model, which needs them)",
             settings::CASSETTE
         ));
     }
@@ -174,14 +182,17 @@ mod tests {
         };
         for found in [true, false] {
             let dir = crate_dir(found);
-            for mode in [Auto, Replay, Record, Live] {
+            for mode in [Auto, Replay, Record, Live, Verify, Missing] {
                 for vars_set in [true, false] {
                     for strict in [false, true] {
                         let expected = match (mode, found, vars_set, strict) {
-                            (Auto | Replay, true, _, _) => "run replay",
-                            (Replay, false, _, _) => "fail",
-                            (Record, _, true, _) => "run record",
-                            (Record, _, false, _) => "fail",
+                            (Auto | Replay | Missing, true, _, _) => "run replay",
+                            (Replay | Verify, false, _, _) => "fail",
+                            // Verifying runs the real model through the relay, as recording.
+                            (Record | Verify, _, true, _) | (Missing, false, true, _) => {
+                                "run record"
+                            }
+                            (Record | Verify, _, false, _) | (Missing, false, false, _) => "fail",
                             (Auto | Live, false, true, _) | (Live, true, true, _) => "run live",
                             (Auto | Live, false, false, false) | (Live, true, false, false) => {
                                 "skip"
@@ -200,6 +211,24 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn verify_without_variables_fails_saying_it_runs_the_real_model() {
+        let options = ScenarioOptions {
+            cassette: true,
+            ..ScenarioOptions::DEFAULT
+        };
+        let dir = crate_dir(true);
+        let Admission::Fail(message) =
+            admission(&options, dir.path(), CassetteMode::Verify, &[], false)
+        else {
+            panic!("verifying without the model's variables did not fail");
+        };
+        assert!(
+            message.ends_with("(LIVE_CASSETTE=verify runs the real model, which needs them)"),
+            "{message}"
+        );
     }
 
     #[test]
