@@ -60,6 +60,19 @@ pub const AFTER_500_TEXT: &str = "Answered after the server error.";
 /// The answer after the retried reset.
 pub const AFTER_RESET_TEXT: &str = "Answered after the dropped connection.";
 
+/// What the changed upstream answers [`TOOL_CALL`] with instead of calling the tool.
+pub const DECLINED_TOOL_TEXT: &str = "I would rather not run anything.";
+
+/// Scripts `model` as the upstream of every case, changed: it answers [`TOOL_CALL`] in prose
+/// instead of calling the tool (a model that drifted since the recording).
+pub fn script_changed_upstream(model: &ScriptedModel) {
+    model.rule(
+        Rule::when(Matcher::last_user_text_contains(TOOL_CALL))
+            .reply(Reply::text(DECLINED_TOOL_TEXT)),
+    );
+    script_upstream(model);
+}
+
 /// Scripts `model` as the upstream of every case: rules on the prompt, the failure of a case
 /// once, then its answer (rules are tried in order).
 pub fn script_upstream(model: &ScriptedModel) {

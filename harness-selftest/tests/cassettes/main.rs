@@ -2,9 +2,11 @@
 //! scenarios of `selftest-scenarios` are recorded from a scripted upstream that this process
 //! runs (`upstream`), then replayed with the upstream stopped and no model variable set, and
 //! must give the evidence their recording wrote, byte for byte. Then a changed prompt, broken
-//! cassettes, and a scenario failing while it is recorded, each with the message it must give.
+//! cassettes, and a scenario failing while it is recorded, each with the message it must give;
+//! and the recordings' provenance, stale ones, `verify` and `missing` (`provenance`).
 
 mod files;
+mod provenance;
 mod upstream;
 
 use std::path::Path;
@@ -130,6 +132,7 @@ fn recorded_turns_replay_as_recorded_without_a_model() {
     recorded.assert_code(0);
     assert_output_clean(&recorded, &places);
     files::assert_each_case_recorded(places.cassettes());
+    provenance::assert_each_recording_has_provenance(places.cassettes());
     // Every request the upstream answered is in a cassette, and it missed none.
     let in_cassettes: usize = CASES
         .iter()
@@ -159,7 +162,11 @@ fn recorded_turns_replay_as_recorded_without_a_model() {
             .assert_result(&name, "ok")
             .assert_stderr(&format!("[live] {name}: model: replay {file}\n"));
     }
-    replayed.assert_code(0).assert_nowhere("model: record");
+    replayed
+        .assert_code(0)
+        .assert_nowhere("model: record")
+        .assert_nowhere("stale")
+        .assert_nowhere("provenance unknown");
     assert_output_clean(&replayed, &places);
     // The same evidence: the snapshots passed unchanged, and no new one was proposed.
     let after: Vec<String> = harness_selftest::files::files_under(places.snapshots())
@@ -174,6 +181,9 @@ fn recorded_turns_replay_as_recorded_without_a_model() {
     assert_an_edited_answer_is_what_replays(&places);
     assert_a_changed_prompt_misses(&places);
     assert_broken_cassettes_fail_naming_the_file(&places);
+    provenance::assert_stale_cassettes_warn_and_fail_under_strict(&places);
+    provenance::assert_verify_reports_drift_and_writes_nothing(&places);
+    provenance::assert_missing_records_only_the_missing(&places);
 
     let read = files::assert_no_canary_in_files(&[places.cassettes(), places.snapshots()]);
     assert_eq!(read, 2 * CASES.len(), "cassettes and snapshots");

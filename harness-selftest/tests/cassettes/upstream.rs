@@ -30,6 +30,11 @@ pub struct Upstream {
 impl Upstream {
     /// Starts the upstream, scripted for every case.
     pub fn start() -> Self {
+        Self::start_with(round_trip::script_upstream)
+    }
+
+    /// Starts the upstream, scripted by `script`.
+    pub fn start_with(script: fn(&harness_runtime::model::ScriptedModel)) -> Self {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -39,7 +44,7 @@ impl Upstream {
         let base_url = {
             let _context = runtime.enter();
             let model = slot.model().expect("the upstream starts on loopback");
-            round_trip::script_upstream(model);
+            script(model);
             model.base_url()
         };
         let addr = base_url
