@@ -16,8 +16,11 @@ pub const NOT_STARTED: &str = "Budgets: never asked";
 /// The usage the upstream reports for [`OVER_TOKENS`]: input, output.
 pub const TOKENS_SPENT: (u64, u64) = (900, 80);
 /// How long the upstream waits before each chunk after its first (the role-only one), so the
-/// first token of [`SLOW_FIRST_TOKEN`] comes no sooner.
+/// first token of [`SLOW_FIRST_TOKEN`] comes no sooner, and its turn takes at least
+/// [`SLOW_CHUNKS`] times as long.
 pub const FIRST_TOKEN_DELAY: Duration = Duration::from_millis(700);
+/// The chunks [`SLOW_FIRST_TOKEN`]'s answer waits before: its text, its finish, `[DONE]`.
+pub const SLOW_CHUNKS: u32 = 3;
 /// The model's configured prices (per million tokens, input and output): OpenCode reports
 /// `(900 + 80) × 10 / 1e6 = 0.0098` for [`OVER_TOKENS`].
 pub const PRICE_PER_MILLION: f64 = 10.0;
@@ -32,11 +35,8 @@ pub fn script_upstream(model: &ScriptedModel) {
                 .reply(Reply::text("A long and costly answer.").with_usage(input, output)),
         )
         .rule(
-            Rule::when(asks(SLOW_FIRST_TOKEN)).reply(
-                Reply::text("A slow answer.")
-                    .in_deltas(2)
-                    .slow(FIRST_TOKEN_DELAY),
-            ),
+            Rule::when(asks(SLOW_FIRST_TOKEN))
+                .reply(Reply::text("A slow answer.").slow(FIRST_TOKEN_DELAY)),
         )
         .rule(Rule::when(asks(NOT_STARTED)).reply(Reply::text("Never sent.")));
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use harness_runtime::scaled;
 use harness_runtime::testing::{MODEL_ID, ModelSlot};
-use harness_selftest::budgets::{self as case, FIRST_TOKEN_DELAY, PRICE_PER_MILLION};
+use harness_selftest::budgets::{self as case, FIRST_TOKEN_DELAY, PRICE_PER_MILLION, SLOW_CHUNKS};
 use harness_selftest::prerequisites::{self, Prerequisite::OpenCode};
 use harness_selftest::run::Finished;
 use harness_selftest::sandbox::Sandbox;
@@ -139,9 +139,19 @@ fn first_token_line(finished: &Finished) -> &str {
         .unwrap_or_else(|| panic!("no first-token breach\n{finished}"))
 }
 
-/// The seconds of `budget: first token after 0.71s > …`.
-fn first_token_seconds(line: &str) -> f64 {
+/// The `budget: turn 1 took …` line of `finished`.
+fn turn_line(finished: &Finished) -> &str {
+    finished
+        .stdout
+        .lines()
+        .find(|line| line.starts_with("budget: turn 1 took "))
+        .unwrap_or_else(|| panic!("no turn breach\n{finished}"))
+}
+
+/// The seconds of `budget: first token after 0.71s > …` or `budget: turn 1 took 2.90s > …`.
+fn seconds(line: &str) -> f64 {
     line.trim_start_matches("budget: first token after ")
+        .trim_start_matches("budget: turn 1 took ")
         .split('s')
         .next()
         .and_then(|s| s.parse().ok())
@@ -186,10 +196,16 @@ fn breaches_live_and_replayed_and_the_run_ceiling() {
         live_line.ends_with("> max_first_token 300ms (request 1 of 1)"),
         "{live_line}"
     );
-    let seconds = first_token_seconds(&live_line);
     assert!(
-        seconds >= FIRST_TOKEN_DELAY.as_secs_f64(),
+        seconds(&live_line) >= FIRST_TOKEN_DELAY.as_secs_f64(),
         "the first token came after the upstream's delay: {live_line}"
+    );
+    // The turn waited for every slow chunk: on the wall while recorded.
+    let slow_turn = (FIRST_TOKEN_DELAY * SLOW_CHUNKS).as_secs_f64();
+    let live_turn = turn_line(&recorded).to_owned();
+    assert!(
+        live_turn.ends_with("> max_turn 2s (1 of 1)") && seconds(&live_turn) >= slow_turn,
+        "{live_turn}"
     );
     // The scenario kept from starting sent nothing; the other two one request each.
     assert_eq!(upstream.requests(), 2, "\n{recorded}");
@@ -227,6 +243,13 @@ fn breaches_live_and_replayed_and_the_run_ceiling() {
         replayed_line,
         live_line.replace("(request 1 of 1)", "(request 1 of 1, as recorded)"),
         "\n{replayed}"
+    );
+    // The replayed turn takes what its request took when recorded: its chunks' delays.
+    let replayed_turn = turn_line(&replayed);
+    assert!(
+        replayed_turn.ends_with("> max_turn 2s (1 of 1, as recorded)")
+            && seconds(replayed_turn) >= slow_turn,
+        "{replayed_turn}"
     );
 
     let data = report_data(report.path());

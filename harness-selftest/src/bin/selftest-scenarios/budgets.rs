@@ -3,7 +3,8 @@
 //! (`harness_selftest::budgets` holds both sides' cases). Each passes its body; its budget is
 //! what fails it, from the usage and timing of the model it talked to, or of its cassette.
 //!
-//! Name order is run order under `--test-threads 1`: `first_token_slow` spends little,
+//! Name order is run order under `--test-threads 1`: `first_token_slow` (slow to its first
+//! token and slow as a turn) spends little,
 //! `over_tokens` spends past `LIVE_RUN_MAX_TOKENS`, `then_not_started` is kept from starting.
 //!
 //! They require `LIVE_CASSETTE_DIR` (no run writes into the checkout) and `SELFTEST_SCRATCH`,
@@ -23,7 +24,7 @@ async fn one_turn(live: &mut Live, text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-#[live_agent_test(cassette, timeout = "180s", max_first_token = "300ms", requires = ["SELFTEST_SCRATCH", "LIVE_CASSETTE_DIR"])]
+#[live_agent_test(cassette, timeout = "180s", max_first_token = "300ms", max_turn = "2s", requires = ["SELFTEST_SCRATCH", "LIVE_CASSETTE_DIR"])]
 async fn first_token_slow(live: &mut Live) -> anyhow::Result<()> {
     one_turn(live, case::SLOW_FIRST_TOKEN).await
 }
