@@ -32,6 +32,15 @@ const ALL: &[&str] = &[
     "outcomes::passes",
     "outcomes::returns_err",
     "outcomes::times_out",
+    "rate_limits::always_rate_limited",
+    "rate_limits::live_hold_a",
+    "rate_limits::live_hold_b",
+    "rate_limits::live_turn_after_a_429",
+    "rate_limits::recorded_after_a_429",
+    "rate_limits::scripted_hold_1",
+    "rate_limits::scripted_hold_2",
+    "rate_limits::scripted_hold_3",
+    "rate_limits::scripted_hold_4",
     "requirements::needs_token",
     "round_trip::dropped_connection_then_text",
     "round_trip::error_mid_stream",
@@ -53,7 +62,8 @@ const ALL: &[&str] = &[
 
 /// The scenarios flagged ignored at list time without any variable set: the hygiene, shared,
 /// snapshot and round-trip ones (they require `SELFTEST_SCRATCH`), the cassette one (it has no
-/// cassette and no real model), `needs_token` and the `ignore`d one.
+/// cassette and no real model), the rate-limit ones (variables only their test sets),
+/// `needs_token` and the `ignore`d one.
 const SKIPPED_WHEN_LISTED: &[&str] = &[
     "canary::secrets_never_leak",
     "cassette::without_cassette",
@@ -64,6 +74,15 @@ const SKIPPED_WHEN_LISTED: &[&str] = &[
     "hygiene::opencode_returns_err",
     "hygiene_probe::no_owned_process_remains",
     "killed::waits_to_be_killed",
+    "rate_limits::always_rate_limited",
+    "rate_limits::live_hold_a",
+    "rate_limits::live_hold_b",
+    "rate_limits::live_turn_after_a_429",
+    "rate_limits::recorded_after_a_429",
+    "rate_limits::scripted_hold_1",
+    "rate_limits::scripted_hold_2",
+    "rate_limits::scripted_hold_3",
+    "rate_limits::scripted_hold_4",
     "requirements::needs_token",
     "round_trip::dropped_connection_then_text",
     "round_trip::error_mid_stream",
