@@ -15,6 +15,7 @@ mod page;
 mod record;
 mod run;
 mod usage;
+mod verdict;
 mod writer;
 
 // The exploring runner builds the diagram's steps as it lands.
@@ -24,6 +25,7 @@ pub(crate) use history_run::{add_history, conclude_history};
 pub(crate) use location::{report_dir, run_id};
 pub(crate) use record::{Outcome, ScenarioRecord};
 pub(crate) use usage::UsageRecord;
+pub(crate) use verdict::{VerdictRecord, VerdictRun};
 pub(crate) use writer::{regenerate, write_scenario};
 
 #[cfg(test)]

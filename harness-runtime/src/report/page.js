@@ -291,6 +291,19 @@
     return box;
   }
 
+  function verdict(v) {
+    var box = el('div', { 'class': 'verdict' });
+    box.appendChild(el('p', { 'class': 'verdict-summary', text: v.summary }));
+    var list = el('ol', { 'class': 'verdict-runs' });
+    v.runs.forEach(function (r) {
+      var item = el('li', { 'class': 'outcome-' + r.outcome, text: r.outcome + ' in ' + ms(r.duration_ms) });
+      if (r.failure) { item.appendChild(el('pre', { 'class': 'failure', text: r.failure })); }
+      list.appendChild(item);
+    });
+    box.appendChild(list);
+    return box;
+  }
+
   function details(s) {
     var box = el('div', { 'class': 'details' });
     if (s.failure) { box.appendChild(section('Failure', el('pre', { 'class': 'failure', text: s.failure }))); }
@@ -298,6 +311,7 @@
     if (s.history) { box.appendChild(section('History', historyList(s.history))); }
     if (s.usage) { box.appendChild(section('Usage', usage(s.usage))); }
     if (s.exploration) { box.appendChild(section('Exploration', exploration(s))); }
+    if (s.verdict) { box.appendChild(section('Verdict over ' + s.verdict.runs.length + ' runs', verdict(s.verdict))); }
     if (s.entries.length) {
       box.appendChild(section('Timeline', timeline(s)));
       box.appendChild(section('In order', entryTable(s)));

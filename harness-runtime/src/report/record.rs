@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::exploration::ExplorationRecord;
+use super::verdict::VerdictRecord;
 use super::history::HistorySummary;
 use crate::redact::Redactor;
 use crate::timeline::{Collected, Entry, KeptRoot, SnapshotDiff};
@@ -68,6 +69,9 @@ pub(crate) struct ScenarioRecord {
     /// What its turns spent (tokens, cost, times), when its agents reported any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) usage: Option<super::UsageRecord>,
+    /// A verdict over several live runs (`passes = "K of N"`): each run's outcome.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) verdict: Option<VerdictRecord>,
 }
 
 impl ScenarioRecord {
@@ -95,6 +99,7 @@ impl ScenarioRecord {
             exploration: None,
             history: None,
             usage: None,
+            verdict: None,
         }
     }
 
@@ -139,6 +144,7 @@ impl ScenarioRecord {
             text(&mut kept.log_tail);
         }
         self.exploration = self.exploration.map(|e| e.redacted(redactor));
+        self.verdict = self.verdict.map(|v| v.redacted(redactor));
         self
     }
 }

@@ -13,7 +13,7 @@ use libtest_mimic::{Completion, Failed};
 use super::descriptor::Scenario;
 use crate::cassette::{ModelPlan, Resolution};
 use crate::redact::Redactor;
-use crate::report::{self, ExplorationRecord, Outcome, ScenarioRecord};
+use crate::report::{self, ExplorationRecord, Outcome, ScenarioRecord, VerdictRecord};
 use crate::timeline::Collector;
 
 /// The report folder of this process, `None` when off.
@@ -32,6 +32,7 @@ pub(crate) struct TrialReport {
     collector: Option<Arc<Collector>>,
     ran: RefCell<Option<Ran>>,
     exploration: RefCell<Option<ExplorationRecord>>,
+    verdict: RefCell<Option<VerdictRecord>>,
 }
 
 /// What only a scenario whose body ran has.
@@ -51,6 +52,7 @@ impl TrialReport {
             collector: dir().map(|_| Collector::new()),
             ran: RefCell::new(None),
             exploration: RefCell::new(None),
+            verdict: RefCell::new(None),
         }
     }
 
@@ -83,6 +85,14 @@ impl TrialReport {
         *self.exploration.borrow_mut() = Some(exploration.folded());
     }
 
+    /// What a verdict over several live runs adds (`passes = "K of N"`): each run's outcome.
+    pub(crate) fn decided(&self, verdict: VerdictRecord) {
+        if self.collector.is_none() {
+            return;
+        }
+        *self.verdict.borrow_mut() = Some(verdict);
+    }
+
     /// Writes the trial's record; a report that cannot be written is said on stderr and never
     /// changes the trial's result.
     pub(crate) fn end(
@@ -109,6 +119,7 @@ impl TrialReport {
         record.duration_ms = self.started.elapsed().as_millis() as u64;
         record.read_timeline(collector.take());
         record.exploration = self.exploration.into_inner();
+        record.verdict = self.verdict.into_inner();
         let ran = self.ran.into_inner();
         let redactor = match ran {
             Some(ran) => {
