@@ -13,6 +13,7 @@ mod report_hook;
 mod roles;
 mod setup;
 mod trial;
+mod verdict;
 mod warm;
 
 pub use entry::run;

@@ -83,7 +83,13 @@ fn run(
         Admission::Run(resolution) if scenario.options.explore.is_some() => {
             super::explore::execute(scenario, name, &resolution, report)
         }
-        Admission::Run(resolution) => execute(scenario, name, &resolution, report),
+        Admission::Run(resolution) if super::verdict::samples(scenario, &resolution) => {
+            super::verdict::execute(scenario, name, &resolution, report)
+        }
+        Admission::Run(resolution) => {
+            super::verdict::note_single_run(scenario, &name, &resolution);
+            execute(scenario, name, &resolution, report)
+        }
         // A missing requirement under LIVE_STRICT, recording without the real model, replaying
         // without a cassette.
         Admission::Fail(message) => Err(message.into()),
