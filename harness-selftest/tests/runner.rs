@@ -58,6 +58,8 @@ const ALL: &[&str] = &[
     "shared_death::next_leases_a_new_server",
     "skips::ignored_with_reason",
     "snapshot::names_its_own_file",
+    "verdicts::three_of_five",
+    "verdicts::three_of_four",
 ];
 
 /// The scenarios flagged ignored at list time without any variable set: the hygiene, shared,
@@ -99,6 +101,8 @@ const SKIPPED_WHEN_LISTED: &[&str] = &[
     "shared_death::next_leases_a_new_server",
     "skips::ignored_with_reason",
     "snapshot::names_its_own_file",
+    "verdicts::three_of_five",
+    "verdicts::three_of_four",
 ];
 
 /// Runs the scenario binary with `args` and, of the variables that change what it does, exactly
