@@ -13,3 +13,4 @@ pub mod round_trip;
 pub mod run;
 pub mod sandbox;
 pub mod scratch;
+pub mod verdicts;

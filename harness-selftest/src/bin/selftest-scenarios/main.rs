@@ -15,6 +15,9 @@
 //!   scenarios timing the cap of `LIVE_MODEL_CONCURRENCY`; driven by `tests/rate_limits`;
 //! - `budgets`: `cassette` scenarios whose budgets (tokens, cost, first token) their turns
 //!   break, and one the run's ceiling keeps from starting; driven by `tests/budgets`;
+//! - `verdicts`: `cassette` scenarios with `passes = "K of N"`, one whose verdict passes and one
+//!   whose verdict fails against an upstream answering in a known pattern; driven by
+//!   `tests/verdicts.rs`;
 //! - `hygiene`, `hygiene_probe`, `killed`, `canary`, `shared`, `shared_death`: processes, roots
 //!   and secrets left by whole runs; driven by `tests/hygiene.rs`;
 //! - `reliability`: a hundred mixed fixture scenarios, real-OpenCode ones for the heavy run,
@@ -42,6 +45,7 @@ mod shared;
 mod shared_death;
 mod skips;
 mod snapshot;
+mod verdicts;
 
 fn main() -> std::process::ExitCode {
     // Only acts inside the fixture agent this binary re-executes as (see `reliability::daemon`).
