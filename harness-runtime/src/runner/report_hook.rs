@@ -2,7 +2,7 @@
 //! a record of it when the trial ends, the index regenerated once when the run ends (per process:
 //! under nextest every process adds its scenario to the same run's report).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -28,7 +28,8 @@ static WROTE: AtomicBool = AtomicBool::new(false);
 
 /// One trial's part of the report.
 pub(crate) struct TrialReport {
-    started: Instant,
+    /// When the trial's own time started (after any wait for a live-model slot).
+    started: Cell<Instant>,
     collector: Option<Arc<Collector>>,
     ran: RefCell<Option<Ran>>,
     exploration: RefCell<Option<ExplorationRecord>>,
@@ -48,12 +49,17 @@ impl TrialReport {
     /// Starts a timeline (none when the report is off: nothing would read it).
     pub(crate) fn begin() -> Self {
         TrialReport {
-            started: Instant::now(),
+            started: Cell::new(Instant::now()),
             collector: dir().map(|_| Collector::new()),
             ran: RefCell::new(None),
             exploration: RefCell::new(None),
             verdict: RefCell::new(None),
         }
+    }
+
+    /// The trial's time starts now: it waited for a live-model slot, which is not its time.
+    pub(crate) fn restart_clock(&self) {
+        self.started.set(Instant::now());
     }
 
     /// The timeline the trial's threads note into.
@@ -116,7 +122,7 @@ impl TrialReport {
         let mut record = ScenarioRecord::bare(&name, outcome, &scenario.options);
         record.reason = reason;
         record.failure = failure;
-        record.duration_ms = self.started.elapsed().as_millis() as u64;
+        record.duration_ms = self.started.get().elapsed().as_millis() as u64;
         record.read_timeline(collector.take());
         record.exploration = self.exploration.into_inner();
         record.verdict = self.verdict.into_inner();
