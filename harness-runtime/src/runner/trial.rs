@@ -74,10 +74,14 @@ fn run(
     let admission = admission::admit(scenario, mode.strict);
     // One live-model slot (`LIVE_MODEL_CONCURRENCY`) for the scenario's whole run, every run of
     // its body included; taken before its ceiling starts.
-    let _slot = match &admission {
+    let slot = match &admission {
         Admission::Run(resolution) => super::live_slots::take(&resolution.plan, &name),
         _ => None,
     };
+    if slot.is_some() {
+        // The report's duration, too, is the scenario's own time.
+        report.restart_clock();
+    }
     let admission = within_run_ceiling(admission, &name, mode.strict);
     match admission {
         Admission::Run(resolution) if scenario.options.explore.is_some() => {
