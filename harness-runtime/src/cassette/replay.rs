@@ -111,7 +111,9 @@ impl Replay {
         used[index] = true;
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |since| u64::try_from(since.as_millis()).unwrap_or(u64::MAX));
+            .map_or(0, |since| {
+                u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+            });
         lock(&self.served).push((index, now));
         Ok((index, &self.cassette.interactions[index].response))
     }
