@@ -20,8 +20,5 @@ pub(crate) async fn measure(agents: &AgentSlot, model: &ModelSlot) -> Spend {
 /// Whether the scenario's model was the real one (live or recording): its spend counts
 /// against the run's ceiling.
 pub(crate) fn is_live_model(plan: &ModelPlan) -> bool {
-    match plan {
-        ModelPlan::Live | ModelPlan::Record { .. } => true,
-        ModelPlan::Scripted | ModelPlan::Replay { .. } => false,
-    }
+    plan.is_real_model()
 }
