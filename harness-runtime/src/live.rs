@@ -409,8 +409,10 @@ impl Live {
     /// verdict on a run that otherwise `passed` (a skip or a failure already says how it ended).
     /// A recording that breached is still written: its replay breaches the same way.
     async fn spent(&mut self, passed: bool) -> Result<(), FinishError> {
-        let spend = crate::budget::measure(&self.agents, &self.model).await;
         let budget = &self.info.options.budget;
+        let live_model = crate::budget::is_live_model(self.model.plan());
+        let exact = budget.is_limited() || live_model;
+        let spend = crate::budget::measure(&self.agents, &self.model, exact).await;
         let scale = crate::settings::timeout_scale().unwrap_or(1.0);
         let breaches = crate::budget::breaches(budget, &spend, scale);
         for limit in crate::budget::unchecked(budget, &spend) {
@@ -422,7 +424,7 @@ impl Live {
                 ),
             );
         }
-        if crate::budget::is_live_model(self.model.plan()) {
+        if live_model {
             crate::budget::add_to_run(&spend);
         }
         self.spend = Some(spend);

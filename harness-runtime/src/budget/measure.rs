@@ -6,9 +6,11 @@ use super::spend::{Clock, Spend};
 use crate::model::{ModelPlan, ModelSlot};
 use crate::opencode::AgentSlot;
 
-/// What the scenario of `agents` and `model` spent. Call it before the agents stop.
-pub(crate) async fn measure(agents: &AgentSlot, model: &ModelSlot) -> Spend {
-    let messages = agents.messages_seen().await;
+/// What the scenario of `agents` and `model` spent. Call it before the agents stop. `exact`:
+/// let the events the agents already sent arrive first (a request to each running agent) —
+/// for a budget or the run's ceiling; the report alone takes what has arrived.
+pub(crate) async fn measure(agents: &AgentSlot, model: &ModelSlot, exact: bool) -> Spend {
+    let messages = agents.messages_seen(exact).await;
     let requests = crate::cassette::model_requests(model);
     let clock = match model.plan() {
         ModelPlan::Replay { .. } => Clock::Recorded,

@@ -238,14 +238,17 @@ impl Observer {
     }
 
     /// Every message the agent reported (`message.updated`), each in its last known state, in
-    /// order of first appearance; after letting the events the agent already sent arrive when
-    /// it runs. Read from the events, not from the agent: a session OpenCode no longer lists
+    /// order of first appearance; when `settle`, after letting the events the agent already
+    /// sent arrive (a request to the agent, when it runs). Read from the events, not from the agent: a session OpenCode no longer lists
     /// the messages of (a structured prompt's) and a stopped agent's count too.
     pub(crate) async fn messages(
         &self,
         source: &dyn ObserverSource,
+        settle: bool,
     ) -> Vec<crate::client::MessageInfo> {
-        self.settle(source).await;
+        if settle {
+            self.settle(source).await;
+        }
         self.shared
             .messages
             .lock()

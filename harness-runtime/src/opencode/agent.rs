@@ -135,10 +135,11 @@ impl Agent {
     }
 
     /// Every message the agent reported while the scenario ran (whoever drove it), each in its
-    /// last known state: what the scenario's budget is checked against.
-    pub(crate) async fn messages_seen(&self) -> Vec<crate::client::MessageInfo> {
+    /// last known state: what the scenario's budget is checked against. `settle`: let the events
+    /// the agent already sent arrive first.
+    pub(crate) async fn messages_seen(&self, settle: bool) -> Vec<crate::client::MessageInfo> {
         let source = ObservedAgent(Arc::downgrade(&self.inner));
-        self.inner.observer.messages(&source).await
+        self.inner.observer.messages(&source, settle).await
     }
 
     /// Starts the forwarder in front of this agent (once), forwarding to its current port and,

@@ -21,10 +21,10 @@ impl AgentSlot {
 
     /// Every message each agent reported while the scenario ran (see
     /// [`Agent::messages_seen`]), agent after agent.
-    pub(crate) async fn messages_seen(&self) -> Vec<crate::client::MessageInfo> {
+    pub(crate) async fn messages_seen(&self, settle: bool) -> Vec<crate::client::MessageInfo> {
         let mut all = Vec::new();
         for agent in &self.agents {
-            all.extend(agent.messages_seen().await);
+            all.extend(agent.messages_seen(settle).await);
         }
         all
     }
