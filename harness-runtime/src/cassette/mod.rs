@@ -33,9 +33,9 @@ mod wire;
 #[cfg(test)]
 mod fault_tests;
 #[cfg(test)]
-mod round_trip_tests;
-#[cfg(test)]
 mod retry_tests;
+#[cfg(test)]
+mod round_trip_tests;
 #[cfg(test)]
 mod test_support;
 
