@@ -12,7 +12,8 @@ pub(crate) enum ModelPlan {
     /// The embedded scripted model (every scenario without `cassette` or real-model `requires`).
     #[default]
     Scripted,
-    /// The real model of `OPENCODE_CONFIG_CONTENT`, talked to directly; nothing is recorded.
+    /// The real model of `OPENCODE_CONFIG_CONTENT`, through the embedded relay (its retries and
+    /// timing; directly when the relay cannot take the provider); nothing is recorded.
     Live,
     /// The real model, through the embedded relay, which writes the cassette at `path`.
     Record {

@@ -78,8 +78,9 @@ impl ModelConfigs for ModelSlot {
 
 /// Where the config comes from: the options' explicit `config` first (while recording, it is
 /// the upstream the relay records from, as the user's config would be); else the scenario's
-/// model plan: the scripted model, the user's config (`OPENCODE_CONFIG_CONTENT`, live), that
-/// config through the recording relay (record), or the cassette's replay. The options'
+/// model plan: the scripted model, the user's config (`OPENCODE_CONFIG_CONTENT`) through a relay
+/// that records nothing (live), that config through the recording relay (record), or the
+/// cassette's replay. The options'
 /// `product_config` is layered over it ([`config_layer`](super::config_layer)).
 pub(crate) fn choose(
     options: &AgentOptions,
