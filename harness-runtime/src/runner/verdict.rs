@@ -195,18 +195,18 @@ pub(super) fn execute(
     )))
 }
 
-/// Each run's outcome, and its failure indented below it (already redacted by its run).
+/// Each run's outcome on a line of its own, its failure indented below it (already redacted by
+/// its run).
 fn describe(runs: &[VerdictRun]) -> String {
     let mut text = String::new();
     for (index, run) in runs.iter().enumerate() {
         let took = seconds(Duration::from_millis(run.duration_ms));
         text.push_str(&format!("\nrun {}: {} in {took}", index + 1, run.outcome));
         if let Some(failure) = &run.failure {
-            text.push_str(":\n");
+            text.push(':');
             for line in failure.lines() {
-                text.push_str("    ");
+                text.push_str("\n    ");
                 text.push_str(line);
-                text.push('\n');
             }
         }
     }
@@ -381,7 +381,7 @@ mod tests {
         ];
         assert_eq!(
             describe(&runs),
-            "\nrun 1: passed in 1.500s\nrun 2: failed in 0.250s:\n    wrong word\n    said: no\n"
+            "\nrun 1: passed in 1.500s\nrun 2: failed in 0.250s:\n    wrong word\n    said: no"
         );
     }
 }
