@@ -41,3 +41,49 @@ impl VerdictRecord {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{Outcome, ScenarioRecord};
+
+    /// A run's failure reaches the record redacted as the rest; a record without a verdict has
+    /// no such key (the page shows it as before).
+    #[test]
+    fn a_verdict_reaches_the_record_redacted() {
+        const CANARY: &str = "canary-verdict-41d9";
+        let redactor = Redactor::default();
+        redactor.add_secret(CANARY);
+        let mut record = ScenarioRecord::bare(
+            "probes::flaky",
+            Outcome::Failed,
+            &crate::ScenarioOptions::DEFAULT,
+        );
+        assert!(!serde_json::to_string(&record).unwrap().contains("verdict"));
+        record.verdict = Some(VerdictRecord {
+            needed: 3,
+            max_runs: 5,
+            summary: "1 of 4 passed (3 of 5 needed)".into(),
+            runs: vec![
+                VerdictRun {
+                    outcome: "passed".into(),
+                    duration_ms: 1200,
+                    failure: None,
+                },
+                VerdictRun {
+                    outcome: "failed".into(),
+                    duration_ms: 900,
+                    failure: Some(format!("the model said {CANARY}")),
+                },
+            ],
+        });
+        let json = serde_json::to_string(&record.redacted(&redactor)).unwrap();
+        assert!(!json.contains(CANARY), "{json}");
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let verdict = &value["verdict"];
+        assert_eq!(verdict["summary"], "1 of 4 passed (3 of 5 needed)");
+        assert_eq!(verdict["runs"][0]["outcome"], "passed");
+        assert!(verdict["runs"][0].get("failure").is_none(), "{verdict}");
+        assert_eq!(verdict["runs"][1]["failure"], "the model said [secret]");
+    }
+}
