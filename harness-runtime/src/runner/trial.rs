@@ -109,19 +109,24 @@ fn run(
 /// `LIVE_STRICT=1`) with the ceiling and the spend. Decided once it has its live-model slot, so
 /// what the scenarios before it spent counts.
 fn within_run_ceiling(admission: Admission, name: &str, strict: bool) -> Admission {
-    let Admission::Run(resolution) = &admission else {
-        return admission;
-    };
-    if !crate::budget::is_live_model(&resolution.plan) {
+    let live = matches!(&admission, Admission::Run(r) if crate::budget::is_live_model(&r.plan));
+    if !live {
         return admission;
     }
-    match crate::budget::admit_live(name) {
-        Ok(()) => admission,
-        Err(reason) if strict => Admission::Fail(format!(
+    ceiling_verdict(crate::budget::admit_live(name), strict).unwrap_or(admission)
+}
+
+/// What the run's ceiling decides for a live-model scenario: nothing while it admits it, else
+/// skipped with its reason, or failed under `LIVE_STRICT=1`.
+fn ceiling_verdict(admitted: Result<(), String>, strict: bool) -> Option<Admission> {
+    let reason = admitted.err()?;
+    Some(if strict {
+        Admission::Fail(format!(
             "{reason} (LIVE_STRICT=1 makes a scenario the ceiling kept from running a failure)"
-        )),
-        Err(reason) => Admission::Skip(reason),
-    }
+        ))
+    } else {
+        Admission::Skip(reason)
+    })
 }
 
 /// Runs the body under its ceiling on a fresh runtime, then always `Live::finish`.
@@ -182,4 +187,27 @@ fn execute(
     };
     progress(&name, &format!("failed in {elapsed}"));
     Err(Failed::from(message))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_run_ceiling_skips_a_live_model_scenario_and_fails_it_under_strict() {
+        assert_eq!(ceiling_verdict(Ok(()), true), None);
+        let spent = || Err("not started: the ceiling is spent".to_owned());
+        assert_eq!(
+            ceiling_verdict(spent(), false),
+            Some(Admission::Skip("not started: the ceiling is spent".into()))
+        );
+        assert_eq!(
+            ceiling_verdict(spent(), true),
+            Some(Admission::Fail(
+                "not started: the ceiling is spent (LIVE_STRICT=1 makes a scenario the ceiling \
+                 kept from running a failure)"
+                    .into()
+            ))
+        );
+    }
 }
