@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::exploration::ExplorationRecord;
-use super::verdict::VerdictRecord;
 use super::history::HistorySummary;
+use super::verdict::VerdictRecord;
 use crate::redact::Redactor;
 use crate::timeline::{Collected, Entry, KeptRoot, SnapshotDiff};
 
