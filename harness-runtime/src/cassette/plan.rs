@@ -170,6 +170,16 @@ pub(crate) fn resolution(
     Ok(resolved)
 }
 
+/// `resolved` (a replay) as if its provenance had been read and found `freshness`: for the
+/// runner's tests, which decide on a resolution without a cassette file.
+#[cfg(test)]
+pub(crate) fn assessed_as(mut resolved: Resolution, freshness: Freshness) -> Resolution {
+    if let Some(cassette) = &mut resolved.cassette {
+        cassette.freshness = Some(freshness);
+    }
+    resolved
+}
+
 /// Reads a replay's provenance and says whether it is stale for `run`.
 fn assess(resolved: &mut Resolution, run: ThisRun<'_>) {
     if let (ModelPlan::Replay { path }, Some(cassette)) = (&resolved.plan, &mut resolved.cassette) {
