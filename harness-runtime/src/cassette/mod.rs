@@ -46,7 +46,9 @@ pub(crate) use format::Verdict;
 #[cfg(feature = "testing")]
 pub(crate) use file::load;
 #[cfg(test)]
-pub(crate) use plan::{CassetteSettings, resolve};
+pub(crate) use plan::{CassetteSettings, assessed_as, resolve};
+#[cfg(test)]
+pub(crate) use provenance::Freshness;
 pub(crate) use plan::{Resolution, plan, resolution};
 pub(crate) use replay_config::PROVIDER_ID as REPLAY_PROVIDER_ID;
 pub(crate) use scenario::{

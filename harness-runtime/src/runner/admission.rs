@@ -213,6 +213,55 @@ mod tests {
         }
     }
 
+    /// A stale replay runs (its progress line says why), and fails before its body under
+    /// `LIVE_STRICT=1`; an unknown provenance runs either way.
+    #[test]
+    fn a_stale_cassette_fails_only_under_strict_and_an_unknown_one_never() {
+        use crate::cassette::{Freshness, assessed_as};
+        let options = ScenarioOptions {
+            cassette: true,
+            ..ScenarioOptions::DEFAULT
+        };
+        let dir = crate_dir(true);
+        let replay = || {
+            let settings = || {
+                Ok(CassetteSettings {
+                    mode: CassetteMode::Auto,
+                    dir: None,
+                })
+            };
+            resolve(&options, NAME, dir.path(), settings).unwrap()
+        };
+        let stale = || {
+            assessed_as(
+                replay(),
+                Freshness::Stale(vec![
+                    "recorded with OpenCode 1.17.0, this is 1.18.33".into(),
+                ]),
+            )
+        };
+        assert_eq!(
+            outcome(&decide(&options, Ok::<_, String>(stale()), false, env(&[]))),
+            "run replay"
+        );
+        let Admission::Fail(message) = decide(&options, Ok::<_, String>(stale()), true, env(&[]))
+        else {
+            panic!("a stale cassette under LIVE_STRICT=1 did not fail");
+        };
+        assert!(
+            message.starts_with(
+                "cassette cassettes/probes__basic_turn.json is stale: recorded with OpenCode \
+                 1.17.0, this is 1.18.33; record it again with `LIVE_CASSETTE=record"
+            ),
+            "{message}"
+        );
+        let unknown = assessed_as(replay(), Freshness::Unknown);
+        assert_eq!(
+            outcome(&decide(&options, Ok::<_, String>(unknown), true, env(&[]))),
+            "run replay"
+        );
+    }
+
     #[test]
     fn verify_without_variables_fails_saying_it_runs_the_real_model() {
         let options = ScenarioOptions {
