@@ -144,7 +144,10 @@ pub(crate) fn finish_scenario(
     // verifying run (its cassette exists; see `plan::resolve`).
     let verifying = crate::settings::cassette_mode() == Ok(crate::settings::CassetteMode::Verify);
     let ended = match relay {
-        Some(relay) if verifying => verify(&relay, slot.scenario(), path, &verdict, progress),
+        Some(relay) if verifying => {
+            let strict = crate::settings::strict();
+            verify(&relay, slot.scenario(), path, &verdict, strict, progress)
+        }
         Some(relay) => {
             let end = RunEnd {
                 verdict,
@@ -171,12 +174,13 @@ pub(crate) fn finish_scenario(
 
 /// Compares what `relay` recorded in memory (and the run's `verdict`) with the cassette at
 /// `path`, says so through `progress`, and returns the line for the report; drift fails only
-/// under `LIVE_STRICT=1` (a live model's run is a sample: drift is news, not a verdict).
-fn verify(
+/// when `strict` (`LIVE_STRICT=1`: a live model's run is a sample, drift is news, not a verdict).
+pub(super) fn verify(
     relay: &Relay,
     scenario: &str,
     path: &Path,
     verdict: &Verdict,
+    strict: bool,
     progress: &dyn Fn(&str),
 ) -> Result<Option<String>, CassetteError> {
     let cassette = load(path, scenario)?;
@@ -200,7 +204,7 @@ fn verify(
     }
     let line = format!("drift from {shown}: {}{unknown}", found.join("; "));
     progress(&line);
-    if crate::settings::strict() {
+    if strict {
         return Err(CassetteError::Drift {
             path: shown,
             drift: found.join("; "),
