@@ -38,6 +38,8 @@ mod retry_tests;
 mod round_trip_tests;
 #[cfg(test)]
 mod test_support;
+#[cfg(test)]
+mod verify_tests;
 
 pub(crate) use command::rerecord_command;
 pub(crate) use error::CassetteError;
