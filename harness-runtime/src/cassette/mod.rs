@@ -49,9 +49,9 @@ pub(crate) use format::Verdict;
 pub(crate) use file::load;
 #[cfg(test)]
 pub(crate) use plan::{CassetteSettings, assessed_as, resolve};
+pub(crate) use plan::{Resolution, plan, resolution};
 #[cfg(test)]
 pub(crate) use provenance::Freshness;
-pub(crate) use plan::{Resolution, plan, resolution};
 pub(crate) use replay_config::PROVIDER_ID as REPLAY_PROVIDER_ID;
 pub(crate) use scenario::{
     RunEnd, finish_scenario, live_config, record_config, replay_config, upstream_gave_up,
