@@ -184,3 +184,57 @@ pub(crate) fn conclude() {
         Err(e) => eprintln!("live report: not written: {e}"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cassette::{CassetteSettings, Freshness, assessed_as, resolve};
+    use crate::scenario::ScenarioOptions;
+    use crate::settings::CassetteMode;
+
+    /// The resolution of a `cassette` scenario under `mode`, its cassette present.
+    fn resolved(mode: CassetteMode) -> (tempfile::TempDir, Resolution) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("cassettes")).unwrap();
+        std::fs::write(dir.path().join("cassettes/t__x.json"), "{}").unwrap();
+        let options = ScenarioOptions {
+            cassette: true,
+            ..ScenarioOptions::DEFAULT
+        };
+        let settings = move || Ok(CassetteSettings { mode, dir: None });
+        let resolution = resolve(&options, "t::x", dir.path(), settings).unwrap();
+        (dir, resolution)
+    }
+
+    /// The report's model column says what the cassette says of the run.
+    #[test]
+    fn the_model_carries_a_replays_staleness_and_a_verifying_runs_drift() {
+        let (_dir, replay) = resolved(CassetteMode::Auto);
+        assert_eq!(model_name(&replay, None), "cassette (replay)");
+        let stale = assessed_as(
+            replay.clone(),
+            Freshness::Stale(vec![
+                "recorded with OpenCode 1.17.0, this is 1.18.33".into(),
+            ]),
+        );
+        assert_eq!(
+            model_name(&stale, None),
+            "cassette (replay); stale: recorded with OpenCode 1.17.0, this is 1.18.33"
+        );
+        let unknown = assessed_as(replay, Freshness::Unknown);
+        assert_eq!(
+            model_name(&unknown, None),
+            "cassette (replay); provenance unknown (recorded before cassettes kept it)"
+        );
+        let (_dir, verify) = resolved(CassetteMode::Verify);
+        assert_eq!(
+            model_name(
+                &verify,
+                Some("drift from cassettes/t__x.json: verdict passed → failed")
+            ),
+            "real (verifying a cassette); drift from cassettes/t__x.json: verdict passed → failed"
+        );
+        let (_dir, record) = resolved(CassetteMode::Record);
+        assert_eq!(model_name(&record, None), "real (recording a cassette)");
+    }
+}
