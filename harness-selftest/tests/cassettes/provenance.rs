@@ -110,6 +110,17 @@ pub fn assert_stale_cassettes_warn_and_fail_under_strict(places: &Places) {
             }
         },
     );
+    // A maximum age that is no duration of a day or more is an error before any trial.
+    let invalid = run(
+        places,
+        edited.path(),
+        &["--exact", stale],
+        &[("LIVE_CASSETTE_MAX_AGE", "12h")],
+    );
+    invalid.assert_code(2).assert_stderr(
+        "LIVE_CASSETTE_MAX_AGE must be a duration of at least one day, such as 30d or 12weeks",
+    );
+    assert!(invalid.started().is_empty(), "a trial ran\n{invalid}");
     let opencode = pinned_opencode();
     let warned = run(
         places,
