@@ -234,35 +234,52 @@ mod tests {
     #[test]
     fn concurrent_writers_lose_no_outcome() {
         let dir = tempfile::tempdir().unwrap();
-        let writers = 8;
-        std::thread::scope(|scope| {
-            for writer in 0..writers {
-                let dir = dir.path();
-                scope.spawn(move || {
-                    for round in 0..2 {
-                        let run = format!("w{writer}-{round}");
-                        let notes = add(
-                            dir,
-                            vec![
-                                ("shared::one".into(), past(&run, Outcome::Passed)),
-                                (format!("own::w{writer}"), past(&run, Outcome::Passed)),
-                            ],
-                        );
-                        assert!(notes.is_empty(), "{notes:?}");
-                    }
-                });
-            }
+        // Every run kept: at most KEPT outcomes of the shared scenario.
+        let (writers, rounds) = (10, 2);
+        assert!(writers * rounds <= KEPT);
+        let together = std::sync::Barrier::new(writers);
+        // Each writer's notes, checked after all ended (a panic in one would leave the others
+        // waiting at the barrier).
+        let notes: Vec<String> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..writers)
+                .map(|writer| {
+                    let (dir, together) = (dir.path(), &together);
+                    scope.spawn(move || {
+                        let mut notes = Vec::new();
+                        for round in 0..rounds {
+                            together.wait();
+                            let run = format!("w{writer}-{round}");
+                            notes.extend(add(
+                                dir,
+                                vec![
+                                    ("shared::one".into(), past(&run, Outcome::Passed)),
+                                    (format!("own::w{writer}"), past(&run, Outcome::Passed)),
+                                ],
+                            ));
+                        }
+                        notes
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap())
+                .collect()
         });
         let mut runs = runs_of(dir.path(), "shared::one");
         runs.sort();
         let mut expected: Vec<String> = (0..writers)
-            .flat_map(|w| (0..2).map(move |r| format!("w{w}-{r}")))
+            .flat_map(|w| (0..rounds).map(move |r| format!("w{w}-{r}")))
             .collect();
         expected.sort();
-        assert_eq!(runs, expected);
+        assert_eq!(runs, expected, "notes: {notes:?}");
         for writer in 0..writers {
-            assert_eq!(runs_of(dir.path(), &format!("own::w{writer}")).len(), 2);
+            assert_eq!(
+                runs_of(dir.path(), &format!("own::w{writer}")).len(),
+                rounds
+            );
         }
+        assert!(notes.is_empty(), "{notes:?}");
     }
 
     #[test]
