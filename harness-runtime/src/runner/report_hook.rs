@@ -137,7 +137,7 @@ impl TrialReport {
             None => Arc::new(Redactor::for_scenario()),
         };
         let mut record = record.redacted(&redactor);
-        report::add_history(dir, report::run_id(), &mut record);
+        report::add_history(dir, report::run_id(), &name, &mut record);
         match report::write_scenario(dir, report::run_id(), &record, &redactor) {
             Ok(()) => WROTE.store(true, Ordering::SeqCst),
             Err(e) => crate::progress::progress(&name, &format!("run report: {e}")),
