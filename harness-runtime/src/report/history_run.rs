@@ -18,10 +18,15 @@ struct Pending {
 
 static PENDING: Mutex<Vec<Pending>> = Mutex::new(Vec::new());
 
-/// Adds the scenario's history to `record` (redacted already: its failure line is kept as the
-/// report shows it) and keeps the outcome for [`conclude_history`]. Nothing when the history is
-/// off or the scenario did not run.
-pub(crate) fn add_history(report: &Path, run_id: &str, record: &mut ScenarioRecord) {
+/// Adds the history of `scenario` to its `record` (redacted already: its failure line is kept as
+/// the report shows it; its name may not be, when a secret's text is part of it) and keeps the
+/// outcome for [`conclude_history`]. Nothing when the history is off or the scenario did not run.
+pub(crate) fn add_history(
+    report: &Path,
+    run_id: &str,
+    scenario: &str,
+    record: &mut ScenarioRecord,
+) {
     let Some(dir) = history_dir(report) else {
         return;
     };
@@ -33,9 +38,9 @@ pub(crate) fn add_history(report: &Path, run_id: &str, record: &mut ScenarioReco
         Outcome::Ignored => return,
     };
     let outcome = PastOutcome::new(run_id, now, outcome, record.failure.as_deref());
-    let summary = history_file::read(&dir, &record.name).summary(outcome.clone());
+    let summary = history_file::read(&dir, scenario).summary(outcome.clone());
     let pending = Pending {
-        scenario: record.name.clone(),
+        scenario: scenario.to_owned(),
         outcome,
         line: summary.line.clone(),
     };
