@@ -4,9 +4,13 @@
 //! exploration), a skip and an ignored scenario, as seven processes of one nextest run
 //! (`NEXTEST_RUN_ID`) writing into one report folder at once.
 //! The data behind the page is checked as JSON; the page itself in headless Chromium.
+//! Then the history: a scenario that passes, then fails, passes and fails again, run after run
+//! (no agent), said to be a new failure, then a known flake, then a repeat, on stderr and in
+//! the page.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use harness_runtime::scaled;
@@ -41,13 +45,20 @@ const EXPLORED: &str = "explore::two_points_in_either_order";
 const ABORT_FIRST: &str = "6bde.1>6498.1";
 
 fn main() -> ExitCode {
-    prerequisites::run([
+    let code = prerequisites::run([
         test!(a_run_report_holds_every_outcome_failures_first_with_a_timeline_and_no_canary)
             .needs(OpenCode),
         test!(the_report_renders_in_chromium_with_counts_failures_first_and_lanes)
             .needs(OpenCode)
             .needs(Chromium),
-    ])
+        test!(the_history_tells_a_new_failure_from_a_known_flake_and_a_repeat),
+        test!(the_history_renders_in_chromium_as_badges_and_a_list).needs(Chromium),
+    ]);
+    // Shared by two tests, the history's runs live in a static, never dropped.
+    if let Some(runs) = HISTORY_RUNS.get() {
+        runs.remove();
+    }
+    code
 }
 
 /// A finished run and its report folder.
@@ -512,4 +523,292 @@ fn target_dir() -> PathBuf {
     }
     let exe = std::env::current_exe().unwrap();
     exe.ancestors().nth(3).unwrap().to_path_buf()
+}
+
+/// The scenario whose outcome each run of the history chooses, and one that always passes.
+const ASKED: &str = "history::fails_when_asked";
+const PASSES: &str = "outcomes::passes";
+/// The history scenario's outcome in each run: three passes, a failure (new), a pass, a failure
+/// (a known flake: it failed before), a failure (a repeat).
+const SEQUENCE: [bool; 7] = [true, true, true, false, true, false, false];
+/// The run that the failing scenario is retried in (as nextest retries, same run id).
+const RETRIED: usize = 5;
+
+/// Runs of the scenario binary in sequence, each a nextest run of two processes at once, with
+/// the history moved out of the report (`LIVE_HISTORY`).
+struct HistoryRuns {
+    report: tempfile::TempDir,
+    history: tempfile::TempDir,
+    canary: String,
+    /// Each run's two processes: the chosen scenario's (its retry's, for [`RETRIED`]), the other.
+    outs: Vec<[Finished; 2]>,
+    /// The page as each run left it.
+    pages: Vec<String>,
+    sandbox: Sandbox,
+}
+
+/// The history's runs, made once for the two tests that read them (fifteen processes).
+static HISTORY_RUNS: OnceLock<HistoryRuns> = OnceLock::new();
+
+impl HistoryRuns {
+    fn get() -> &'static HistoryRuns {
+        HISTORY_RUNS.get_or_init(history_runs)
+    }
+
+    fn remove(&self) {
+        for dir in [
+            self.report.path(),
+            self.history.path(),
+            self.sandbox.tmp.path(),
+            self.sandbox.scratch.path(),
+        ] {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+fn history_runs() -> HistoryRuns {
+    let sandbox = Sandbox::new();
+    let report = tempfile::tempdir().unwrap();
+    let history = tempfile::tempdir().unwrap();
+    let canary = unique("historykey");
+    // An earlier history the runner cannot read: set aside with a note, never a failure.
+    std::fs::write(
+        history.path().join("outcomes__passes.json"),
+        "{\"outcomes\": [",
+    )
+    .unwrap();
+    let start = |name: &str, run_id: &str, fail: bool| {
+        let mut command = sandbox.command(SCENARIOS, &["--exact", name]);
+        command.envs([
+            ("LIVE_REPORT", report.path().to_str().unwrap()),
+            ("LIVE_HISTORY", history.path().to_str().unwrap()),
+            ("NEXTEST_RUN_ID", run_id),
+        ]);
+        if fail {
+            command.env("SELFTEST_HISTORY_FAIL", &canary);
+        }
+        sandbox.start(command)
+    };
+    let mut outs = Vec::new();
+    let mut pages = Vec::new();
+    for (i, passes) in SEQUENCE.into_iter().enumerate() {
+        let run_id = unique("history-run");
+        let running = [
+            start(ASKED, &run_id, !passes),
+            start(PASSES, &run_id, false),
+        ];
+        let [mut asked, other] = running.map(|r| r.wait(scaled(RUN_CEILING)));
+        if i == RETRIED {
+            // Its retry fails again: still one outcome of this run.
+            asked = start(ASKED, &run_id, !passes).wait(scaled(RUN_CEILING));
+        }
+        for (out, code) in [(&asked, if passes { 0 } else { 101 }), (&other, 0)] {
+            assert_eq!(out.code, Some(code), "run {i}\n{out}");
+            let last = out.stderr.lines().last().unwrap_or_default();
+            assert!(
+                last.starts_with("live report: "),
+                "the report's line is still the last\n{out}"
+            );
+        }
+        pages.push(std::fs::read_to_string(report.path().join("index.html")).unwrap());
+        outs.push([asked, other]);
+    }
+    HistoryRuns {
+        report,
+        history,
+        canary,
+        outs,
+        pages,
+        sandbox,
+    }
+}
+
+/// The inline data of a page.
+fn page_data(html: &str) -> Value {
+    let open = "<script type=\"application/json\" id=\"run-data\">";
+    let start = html.find(open).expect("the inline data") + open.len();
+    let end = start + html[start..].find("</script>").expect("its end");
+    serde_json::from_str(&html[start..end]).expect("the inline data is JSON")
+}
+
+/// On stderr, the end of each run says what its failure is: not known before the third pass,
+/// then new, then a known flake, then a repeat; a pass says nothing. The page's data has the
+/// same, the pass rate and the recent outcomes (redacted); the history holds one outcome per
+/// run (a retry replaced its run's), in the folder `LIVE_HISTORY` names; an unreadable file there
+/// was set aside with a one-line note.
+fn the_history_tells_a_new_failure_from_a_known_flake_and_a_repeat() {
+    let runs = HistoryRuns::get();
+    let said = |run: usize| -> Vec<String> {
+        runs.outs[run][0]
+            .stderr
+            .lines()
+            .filter_map(|l| l.strip_prefix("live history: "))
+            .map(str::to_owned)
+            .collect()
+    };
+    for run in [0, 1, 2, 4] {
+        assert_eq!(said(run), Vec::<String>::new(), "a pass says nothing");
+    }
+    assert_eq!(
+        said(3),
+        [format!("{ASKED}: new failure (passed the last 3 runs)")]
+    );
+    assert_eq!(
+        said(5),
+        [format!("{ASKED}: known flake: failed 2 of the last 6 runs")]
+    );
+    assert_eq!(
+        said(6),
+        [format!("{ASKED}: repeat failure: failed the last 2 runs")]
+    );
+    let note = runs.outs[0][1]
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("live history: "))
+        .unwrap_or_else(|| panic!("no note of the unreadable file\n{}", runs.outs[0][1]));
+    assert!(
+        note.contains("outcomes__passes.json could not be read (")
+            && note.ends_with(
+                "outcomes__passes.json.unreadable, its scenario's history starts afresh"
+            ),
+        "{note}"
+    );
+
+    let standing = |run: usize| {
+        let data = page_data(&runs.pages[run]);
+        scenario(&data, ASKED)["history"].clone()
+    };
+    let new = standing(3);
+    assert_eq!(new["standing"], "new", "{new:#}");
+    assert_eq!(new["line"], "new failure (passed the last 3 runs)");
+    assert_eq!(
+        (new["passed"].as_u64(), new["verdicts"].as_u64()),
+        (Some(3), Some(4))
+    );
+    let outcomes: Vec<&str> = new["recent"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(outcomes, ["passed", "passed", "passed", "failed"]);
+    assert_eq!(
+        new["recent"][3]["failure"], "asked to fail, with the key [secret]",
+        "the failure's first line, redacted: {new:#}"
+    );
+    let flake = standing(5);
+    assert_eq!(flake["standing"], "flake", "{flake:#}");
+    assert_eq!(flake["recent"].as_array().unwrap().len(), 6, "{flake:#}");
+    assert_eq!(standing(6)["standing"], "repeat");
+    let data = page_data(&runs.pages[6]);
+    let passing = &scenario(&data, PASSES)["history"];
+    assert_eq!(
+        (passing["passed"].as_u64(), passing["verdicts"].as_u64()),
+        (Some(7), Some(7))
+    );
+    assert!(passing.get("standing").is_none(), "{passing:#}");
+
+    let kept: Value = serde_json::from_str(
+        &std::fs::read_to_string(runs.history.path().join("history__fails_when_asked.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let kept: Vec<&str> = kept["outcomes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            "passed", "passed", "passed", "failed", "passed", "failed", "failed"
+        ],
+        "one outcome per run, the retry's replacing its run's"
+    );
+    assert!(
+        !runs.report.path().join("history").exists(),
+        "LIVE_HISTORY moved it"
+    );
+    for file in files_under(runs.history.path())
+        .into_iter()
+        .chain(files_under(runs.report.path()))
+    {
+        let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
+        assert!(
+            !text.contains(&runs.canary),
+            "the canary is in {}",
+            file.display()
+        );
+    }
+}
+
+/// The pages of the new failure and of the known flake in Chromium: the failure's badge with
+/// its tooltip, the strip of its outcomes, and its History section, open with the failure.
+fn the_history_renders_in_chromium_as_badges_and_a_list() {
+    let chromium = prerequisites::chromium().expect("chromium, checked as a prerequisite");
+    let runs = HistoryRuns::get();
+    let profile = tempfile::tempdir().unwrap();
+    for (run, standing, badge, line) in [
+        (
+            3,
+            "new",
+            "new failure",
+            "new failure (passed the last 3 runs)",
+        ),
+        (
+            5,
+            "flake",
+            "known flake",
+            "known flake: failed 2 of the last 6 runs",
+        ),
+    ] {
+        let page = runs.report.path().join(format!("run-{run}.html"));
+        std::fs::write(&page, &runs.pages[run]).unwrap();
+        let url = format!("file://{}", page.display());
+        let dom = without_scripts(&chromium_output(
+            &chromium,
+            profile.path(),
+            &["--dump-dom", &url],
+        ));
+        let body = &dom[dom.find("<body").expect("a body")..];
+        assert!(
+            !body[..body.find('>').unwrap()].contains("data-errors"),
+            "the page's script failed: {dom}"
+        );
+        assert_eq!(
+            dom.matches(&format!("data-history=\"{standing}\"")).count(),
+            1,
+            "{dom}"
+        );
+        assert!(
+            dom.contains(&format!(
+                "<span class=\"badge badge-{standing}\">{badge}</span>"
+            )),
+            "{dom}"
+        );
+        assert!(
+            dom.contains(&format!("title=\"{line}\n")),
+            "the tooltip: {dom}"
+        );
+        assert_eq!(
+            dom.matches("class=\"past past-").count(),
+            2 * (run + 1),
+            "{dom}"
+        );
+        assert!(
+            dom.contains(&format!(
+                "<p class=\"history-summary\">{line}; passed {} of the last {} runs",
+                SEQUENCE[..=run].iter().filter(|p| **p).count(),
+                run + 1
+            )),
+            "{dom}"
+        );
+        assert!(
+            dom.contains("failed: asked to fail, with the key [secret] (this run)</li>"),
+            "{dom}"
+        );
+        assert!(!dom.contains(&runs.canary), "a canary was rendered");
+    }
 }
