@@ -202,7 +202,8 @@
   function historyList(h) {
     var box = el('div', { 'class': 'history-detail' });
     box.appendChild(el('p', { 'class': 'history-summary', text: (h.line ? h.line + '; ' : '') + passRate(h) }));
-    var list = el('ol', { 'class': 'history-list' });
+    // Numbered from the oldest kept: this run has the highest number.
+    var list = el('ol', { 'class': 'history-list', reversed: 'reversed' });
     h.recent.slice().reverse().forEach(function (p, i) {
       list.appendChild(el('li', { 'class': 'history-item history-' + p.outcome, text: pastLine(p) + (i === 0 ? ' (this run)' : '') }));
     });
