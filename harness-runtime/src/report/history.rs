@@ -25,6 +25,10 @@ pub(crate) struct PastOutcome {
     /// The failure's first line, as redacted for the report, shortened.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) failure: Option<String>,
+    /// A verdict over several runs (`passes = "K of N"`), as its record says it: `3 of 4 passed
+    /// (3 of 5 needed)`. The verdict is the outcome: one per run of the suite, not per inner run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) verdict: Option<String>,
 }
 
 /// How a scenario that ran ended (an ignored one did not run: it is not kept). Its own type, not
@@ -50,6 +54,7 @@ impl PastOutcome {
             at,
             outcome,
             failure: failure.map(first_line),
+            verdict: None,
         }
     }
 
@@ -223,6 +228,7 @@ mod tests {
             at: format!("2026-12-02T00:00:{:02}Z", run % 60),
             outcome,
             failure: (outcome == Outcome::Failed).then(|| format!("failed in run {run}")),
+            verdict: None,
         }
     }
 

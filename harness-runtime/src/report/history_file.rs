@@ -150,6 +150,7 @@ mod tests {
             at: "2026-12-02T00:00:00Z".to_owned(),
             outcome,
             failure: None,
+            verdict: None,
         }
     }
 

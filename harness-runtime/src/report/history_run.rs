@@ -37,7 +37,8 @@ pub(crate) fn add_history(
         Outcome::Skipped => HistoryOutcome::Skipped,
         Outcome::Ignored => return,
     };
-    let outcome = PastOutcome::new(run_id, now, outcome, record.failure.as_deref());
+    let mut outcome = PastOutcome::new(run_id, now, outcome, record.failure.as_deref());
+    outcome.verdict = record.verdict.as_ref().map(|v| v.summary.clone());
     let summary = history_file::read(&dir, scenario).summary(outcome.clone());
     let pending = Pending {
         scenario: scenario.to_owned(),
@@ -72,4 +73,44 @@ pub(crate) fn conclude_history(report: &Path) -> Vec<String> {
             .filter_map(|p| Some(format!("{}: {}", p.scenario, p.line?))),
     );
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{VerdictRecord, VerdictRun};
+
+    /// A verdict over several runs is one outcome of the run of the suite, passed or failed as
+    /// the verdict is, keeping its figure; its inner runs are not outcomes of their own.
+    #[test]
+    fn a_verdict_over_several_runs_counts_once_with_its_figure() {
+        let report = tempfile::tempdir().unwrap();
+        let scenario = "history_run::three_of_five";
+        let run = |outcome: &str| VerdictRun {
+            outcome: outcome.to_owned(),
+            duration_ms: 10,
+            failure: (outcome == "failed").then(|| "wrong answer".to_owned()),
+        };
+        let mut record =
+            ScenarioRecord::bare(scenario, Outcome::Passed, &crate::ScenarioOptions::DEFAULT);
+        record.verdict = Some(VerdictRecord {
+            needed: 3,
+            max_runs: 5,
+            summary: "3 of 4 passed (3 of 5 needed)".to_owned(),
+            runs: vec![run("passed"), run("failed"), run("passed"), run("passed")],
+        });
+        add_history(report.path(), "r1", scenario, &mut record);
+        let summary = record.history.expect("a history");
+        assert_eq!((summary.passed, summary.verdicts), (1, 1));
+        assert_eq!(
+            summary.recent[0].verdict.as_deref(),
+            Some("3 of 4 passed (3 of 5 needed)")
+        );
+        let lines = conclude_history(report.path());
+        assert!(lines.iter().all(|l| !l.starts_with(scenario)), "{lines:?}");
+        let kept = history_file::read(&report.path().join("history"), scenario);
+        assert_eq!(kept.outcomes.len(), 1);
+        assert_eq!(kept.outcomes[0].outcome, HistoryOutcome::Passed);
+        assert_eq!(kept.outcomes[0].verdict, summary.recent[0].verdict);
+    }
 }
