@@ -185,7 +185,8 @@
       Math.round(100 * h.passed / h.verdicts) + '%)' : 'no pass or failure on record yet';
   }
   function pastLine(p) {
-    return p.at.replace('T', ' ').replace(/:\d\dZ$/, ' UTC') + '  ' + p.outcome + (p.failure ? ': ' + p.failure : '');
+    return p.at.replace('T', ' ').replace(/:\d\dZ$/, ' UTC') + '  ' + p.outcome +
+      (p.verdict ? ' (' + p.verdict + ')' : '') + (p.failure ? ': ' + p.failure : '');
   }
   function historyBadge(h) {
     var title = (h.line ? h.line + '\n' : '') + passRate(h) + '\n' + h.recent.slice().reverse().map(pastLine).join('\n');
