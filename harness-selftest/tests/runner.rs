@@ -15,10 +15,14 @@ const SECRET: &str = "selftest-secret-value-7f3a";
 /// Every scenario in the binary but those of `tests/reliability`, in the order the runner lists
 /// them.
 const ALL: &[&str] = &[
+    "budgets::first_token_slow",
+    "budgets::over_tokens",
+    "budgets::then_not_started",
     "canary::secrets_never_leak",
     "cassette::without_cassette",
     "explore::fails_when_the_abort_goes_first",
     "explore::two_points_in_either_order",
+    "history::fails_when_asked",
     "hygiene::fixture_panics",
     "hygiene::fixture_passes",
     "hygiene::fixture_returns_err",
@@ -63,10 +67,13 @@ const ALL: &[&str] = &[
 ];
 
 /// The scenarios flagged ignored at list time without any variable set: the hygiene, shared,
-/// snapshot and round-trip ones (they require `SELFTEST_SCRATCH`), the cassette one (it has no
-/// cassette and no real model), the rate-limit ones (variables only their test sets),
-/// `needs_token` and the `ignore`d one.
+/// snapshot, round-trip, budget and verdict ones (they require `SELFTEST_SCRATCH`), the cassette
+/// one (it has no cassette and no real model), the rate-limit ones (variables only their test
+/// sets), `needs_token` and the `ignore`d one.
 const SKIPPED_WHEN_LISTED: &[&str] = &[
+    "budgets::first_token_slow",
+    "budgets::over_tokens",
+    "budgets::then_not_started",
     "canary::secrets_never_leak",
     "cassette::without_cassette",
     "hygiene::fixture_panics",
@@ -554,13 +561,16 @@ fn quiet_and_nocapture_are_accepted() {
 fn a_whole_run_reports_every_failure_and_fails() {
     let run = run(&["--test-threads", "2"], &[]);
     run.assert_code(101)
-        // Passed: `outcomes::passes` and the passing exploration; failed: the four failing
-        // outcomes and the racy exploration. Ignored: the two of `skips`/`requirements`, the 22
-        // that require `SELFTEST_SCRATCH` or a canary, `run_skips::skips_with_reason` (skipped
-        // at run time), the cassette one (no cassette, no real model), the 114 of `reliability`
-        // (they require `SELFTEST_SCRATCH`, a real model or `LIVE_SNAPSHOT_DIR`) and its 1,051
-        // soak ones (`RELIABILITY_SOAK`).
-        .assert_stdout("2 passed; 6 failed; 1191 ignored")
+        // Passed: `outcomes::passes`, the passing exploration and `history::fails_when_asked`
+        // (it fails only when asked); failed: the four failing outcomes and the racy
+        // exploration. Ignored: the two of `skips`/`requirements`, the 22 that require
+        // `SELFTEST_SCRATCH` or a canary, `run_skips::skips_with_reason` (skipped at run time),
+        // the cassette one (no cassette, no real model), the 14 of `budgets`, `rate_limits` and
+        // `verdicts` (variables only their tests set), the 114 of `reliability` (they require
+        // `SELFTEST_SCRATCH`, a real model or `LIVE_SNAPSHOT_DIR`) and its 1,051 soak ones
+        // (`RELIABILITY_SOAK`).
+        .assert_stdout("3 passed; 6 failed; 1205 ignored")
+        .assert_result("history::fails_when_asked", "ok")
         .assert_result("outcomes::passes", "ok")
         .assert_result(EXPLORING, "ok")
         .assert_result(RACY, "FAILED")
