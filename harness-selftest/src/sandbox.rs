@@ -8,6 +8,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use harness_runtime::scaled;
 use harness_runtime::testing::OWNER_ENV;
 
 use crate::procs::{self, Identity};
@@ -17,6 +18,8 @@ use crate::scratch;
 /// The variable marking every process of one run (inherited by the reaper, the agents, their
 /// tools and daemons).
 pub const RUN_MARK: &str = "SELFTEST_RUN_MARK";
+/// How long [`Sandbox::run_clean`] waits, before scaling, for a run's processes to end after it.
+const CLEAN_CEILING: Duration = Duration::from_secs(10);
 
 /// Prefixes of the caller's variables that would change what a scenario binary does: the
 /// harness's settings, insta's, and those the self-test scenarios read.
@@ -86,6 +89,20 @@ pub fn unique(label: &str) -> String {
         .expect("the clock is past 1970")
         .as_nanos();
     format!("{label}{nanos:x}{:x}", std::process::id())
+}
+
+/// Runs `program`'s `args` in a fresh [`Sandbox`] with `env` and nothing else of this process's
+/// settings, as [`Sandbox::run_clean`] does: nothing of the run may be left running.
+pub fn run_sandboxed(
+    program: impl AsRef<OsStr>,
+    args: &[&str],
+    env: &[(&str, &str)],
+    ceiling: Duration,
+) -> Finished {
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command(program, args);
+    command.envs(env.iter().copied());
+    sandbox.run_clean(command, ceiling)
 }
 
 /// A run's private places and mark.
@@ -203,5 +220,18 @@ impl Sandbox {
     /// Runs `command` to its end (within `ceiling`).
     pub fn run(&self, command: Command, ceiling: Duration) -> Finished {
         Running::start(command).wait(ceiling)
+    }
+
+    /// [`run`](Self::run), then [`wait_until_clean`](Self::wait_until_clean): panics naming the
+    /// processes of the run still running 10 s (scaled) after it ended.
+    pub fn run_clean(&self, command: Command, ceiling: Duration) -> Finished {
+        let finished = self.run(command, ceiling);
+        if let Err(left) = self.wait_until_clean(&finished, scaled(CLEAN_CEILING)) {
+            panic!(
+                "processes of the run remain:\n{}\n{finished}",
+                left.join("\n")
+            );
+        }
+        finished
     }
 }

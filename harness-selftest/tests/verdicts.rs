@@ -11,13 +11,14 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use harness_runtime::scaled;
-use harness_runtime::testing::{MODEL_ID, ModelSlot};
+use harness_runtime::testing::MODEL_ID;
 use harness_selftest::prerequisites::{self, Prerequisite::OpenCode};
+use harness_selftest::report::{report_data, scenario};
 use harness_selftest::run::Finished;
-use harness_selftest::sandbox::Sandbox;
+use harness_selftest::sandbox::run_sandboxed;
 use harness_selftest::test;
+use harness_selftest::upstream::ScriptedUpstream;
 use harness_selftest::verdicts::{self as case, THREE_OF_FIVE, THREE_OF_FOUR};
-use serde_json::{Value, json};
 
 /// The scenario binary.
 const SCENARIOS: &str = env!("CARGO_BIN_EXE_selftest-scenarios");
@@ -30,104 +31,24 @@ fn main() -> ExitCode {
     prerequisites::run([test!(k_of_n_stops_once_decided_and_replays_once).needs(OpenCode)])
 }
 
-/// The scripted upstream, on a runtime of its own while the scenario binary runs.
-struct Upstream {
-    runtime: Option<tokio::runtime::Runtime>,
-    slot: Option<ModelSlot>,
-    base_url: String,
-}
-
-impl Upstream {
-    fn start() -> Self {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .expect("a tokio runtime starts");
-        let slot = ModelSlot::default();
-        let base_url = {
-            let _context = runtime.enter();
-            let model = slot.model().expect("the upstream starts on loopback");
-            case::script_upstream(model);
-            model.base_url()
-        };
-        Upstream {
-            runtime: Some(runtime),
-            slot: Some(slot),
-            base_url,
-        }
-    }
-
-    /// `OPENCODE_CONFIG_CONTENT` naming it as an OpenAI-compatible provider.
-    fn config(&self) -> String {
-        json!({
-            "enabled_providers": ["upstream"],
-            "provider": {"upstream": {
-                "npm": "@ai-sdk/openai-compatible",
-                "name": "Verdicts upstream",
-                "options": {"baseURL": self.base_url, "apiKey": "verdicts-test-key"},
-                "models": {MODEL_ID: {
-                    "name": MODEL_ID,
-                    "tool_call": true,
-                    "attachment": false,
-                    "reasoning": false,
-                    "temperature": true,
-                    "limit": {"context": 128000, "output": 4096},
-                }},
-            }},
-        })
-        .to_string()
-    }
-
-    /// The requests that asked `prompt` (one per run: each run is one turn answered in text),
-    /// and how many requests nothing in the script answered.
-    fn asked(&self, prompt: &str) -> (usize, usize) {
-        let model = self
-            .slot
-            .as_ref()
-            .and_then(|slot| slot.model().ok())
-            .expect("the upstream runs");
-        let asked = model
-            .requests()
-            .iter()
-            .filter(|r| r.last_user_text.as_deref() == Some(prompt))
-            .count();
-        (asked, model.misses().len())
-    }
-
-    fn stop(&mut self) {
-        if let Some(runtime) = self.runtime.take() {
-            {
-                let _context = runtime.enter();
-                self.slot.take();
-            }
-            runtime.shutdown_timeout(Duration::from_secs(5));
-        }
-    }
-}
-
-impl Drop for Upstream {
-    fn drop(&mut self) {
-        self.stop();
-    }
+/// The requests that asked `prompt` (one per run: each run is one turn answered in text),
+/// and how many requests nothing in the script answered.
+fn asked(upstream: &ScriptedUpstream, prompt: &str) -> (usize, usize) {
+    let model = upstream.model();
+    let asked = model
+        .requests()
+        .iter()
+        .filter(|r| r.last_user_text.as_deref() == Some(prompt))
+        .count();
+    (asked, model.misses().len())
 }
 
 /// Runs `args` of the scenario binary with the cassette folder `cassettes` and `env`, and
 /// checks nothing of the run is left running.
 fn run(cassettes: &Path, args: &[&str], env: &[(&str, &str)]) -> Finished {
-    let sandbox = Sandbox::new();
-    let mut command = sandbox.command(SCENARIOS, args);
-    command
-        .env("LIVE_CASSETTE_DIR", cassettes)
-        .envs(env.iter().copied());
-    let finished = sandbox.run(command, scaled(RUN_CEILING));
-    if let Err(left) = sandbox.wait_until_clean(&finished, scaled(Duration::from_secs(10))) {
-        panic!(
-            "processes of the run remain:\n{}\n{finished}",
-            left.join("\n")
-        );
-    }
-    finished
+    let dir = cassettes.to_str().expect("a UTF-8 temp dir");
+    let env = [&[("LIVE_CASSETTE_DIR", dir)], env].concat();
+    run_sandboxed(SCENARIOS, args, &env, scaled(RUN_CEILING))
 }
 
 /// The progress lines of `name` that start with `prefix` (after the scenario's name).
@@ -143,8 +64,10 @@ fn lines<'a>(finished: &'a Finished, name: &str, prefix: &str) -> Vec<&'a str> {
 fn k_of_n_stops_once_decided_and_replays_once() {
     let cassettes = tempfile::tempdir().expect("a temp dir for cassettes");
     let report = tempfile::tempdir().expect("a temp dir for the report");
-    let mut upstream = Upstream::start();
-    let config = upstream.config();
+    let mut upstream = ScriptedUpstream::start(case::script_upstream);
+    let config = upstream
+        .config("Verdicts upstream", "verdicts-test-key")
+        .to_string();
     let recorded = run(
         cassettes.path(),
         &["--test-threads", "2", "verdicts::"],
@@ -162,7 +85,7 @@ fn k_of_n_stops_once_decided_and_replays_once() {
         .assert_result(FAILING, "FAILED");
 
     // 3 of 5: right, wrong, right, right: decided at run 4, run 5 never starts.
-    assert_eq!(upstream.asked(THREE_OF_FIVE), (4, 0), "\n{recorded}");
+    assert_eq!(asked(&upstream, THREE_OF_FIVE), (4, 0), "\n{recorded}");
     let runs = lines(&recorded, PASSING, "run ");
     assert_eq!(runs.len(), 4, "{runs:#?}\n{recorded}");
     for (index, line) in runs.iter().enumerate() {
@@ -202,7 +125,7 @@ fn k_of_n_stops_once_decided_and_replays_once() {
     );
 
     // 3 of 4: right, wrong, wrong: after run 3 three passes are out of reach.
-    assert_eq!(upstream.asked(THREE_OF_FOUR), (3, 0), "\n{recorded}");
+    assert_eq!(asked(&upstream, THREE_OF_FOUR), (3, 0), "\n{recorded}");
     assert_eq!(lines(&recorded, FAILING, "run ").len(), 3, "\n{recorded}");
     let verdict = lines(&recorded, FAILING, "failed in ");
     assert!(
@@ -275,21 +198,4 @@ fn k_of_n_stops_once_decided_and_replays_once() {
         1,
         "\n{replayed}"
     );
-}
-
-/// The data the report's page renders, read back from its inline JSON.
-fn report_data(dir: &Path) -> Value {
-    let html = std::fs::read_to_string(dir.join("index.html")).expect("the report's index.html");
-    let open = "<script type=\"application/json\" id=\"run-data\">";
-    let start = html.find(open).expect("the inline data") + open.len();
-    let end = start + html[start..].find("</script>").expect("its end");
-    serde_json::from_str(&html[start..end]).expect("the inline data is JSON")
-}
-
-/// The record of `name` in the report's data.
-fn scenario<'a>(data: &'a Value, name: &str) -> &'a Value {
-    data["scenarios"]
-        .as_array()
-        .and_then(|all| all.iter().find(|s| s["name"] == name))
-        .unwrap_or_else(|| panic!("no record of {name}: {data:#}"))
 }

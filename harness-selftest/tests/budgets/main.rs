@@ -12,13 +12,15 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use harness_runtime::scaled;
-use harness_runtime::testing::{MODEL_ID, ModelSlot};
+use harness_runtime::testing::MODEL_ID;
 use harness_selftest::budgets::{self as case, FIRST_TOKEN_DELAY, PRICE_PER_MILLION, SLOW_CHUNKS};
 use harness_selftest::prerequisites::{self, Prerequisite::OpenCode};
+use harness_selftest::report::{report_data, scenario};
 use harness_selftest::run::Finished;
-use harness_selftest::sandbox::Sandbox;
+use harness_selftest::sandbox::run_sandboxed;
 use harness_selftest::test;
-use serde_json::{Value, json};
+use harness_selftest::upstream::ScriptedUpstream;
+use serde_json::json;
 
 /// The scenario binary.
 const SCENARIOS: &str = env!("CARGO_BIN_EXE_selftest-scenarios");
@@ -37,97 +39,12 @@ fn main() -> ExitCode {
     prerequisites::run([test!(breaches_live_and_replayed_and_the_run_ceiling).needs(OpenCode)])
 }
 
-/// The scripted upstream, on a runtime of its own while the scenario binary runs.
-struct Upstream {
-    runtime: Option<tokio::runtime::Runtime>,
-    slot: Option<ModelSlot>,
-    base_url: String,
-}
-
-impl Upstream {
-    fn start() -> Self {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .expect("a tokio runtime starts");
-        let slot = ModelSlot::default();
-        let base_url = {
-            let _context = runtime.enter();
-            let model = slot.model().expect("the upstream starts on loopback");
-            case::script_upstream(model);
-            model.base_url()
-        };
-        Upstream {
-            runtime: Some(runtime),
-            slot: Some(slot),
-            base_url,
-        }
-    }
-
-    /// `OPENCODE_CONFIG_CONTENT` naming it as an OpenAI-compatible provider with prices, so
-    /// OpenCode reports a cost.
-    fn config(&self) -> String {
-        json!({
-            "enabled_providers": ["upstream"],
-            "provider": {"upstream": {
-                "npm": "@ai-sdk/openai-compatible",
-                "name": "Budgets upstream",
-                "options": {"baseURL": self.base_url, "apiKey": "budgets-test-key"},
-                "models": {MODEL_ID: {
-                    "name": MODEL_ID,
-                    "tool_call": true,
-                    "attachment": false,
-                    "reasoning": false,
-                    "temperature": true,
-                    "cost": {"input": PRICE_PER_MILLION, "output": PRICE_PER_MILLION},
-                    "limit": {"context": 128000, "output": 4096},
-                }},
-            }},
-        })
-        .to_string()
-    }
-
-    /// How many requests it received.
-    fn requests(&self) -> usize {
-        let slot = self.slot.as_ref().expect("the upstream runs");
-        slot.model().expect("started in `start`").requests().len()
-    }
-
-    /// Stops it with every task: nothing answers at its address any more.
-    fn stop(&mut self) {
-        if let Some(runtime) = self.runtime.take() {
-            {
-                let _context = runtime.enter();
-                self.slot.take();
-            }
-            runtime.shutdown_timeout(Duration::from_secs(5));
-        }
-    }
-}
-
-impl Drop for Upstream {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
 /// Runs `args` of the scenario binary with the cassettes in `cassettes`, `env` and nothing else
 /// of this process's settings; nothing of the run is left running.
 fn run(cassettes: &Path, args: &[&str], env: &[(&str, &str)]) -> Finished {
-    let sandbox = Sandbox::new();
-    let mut command = sandbox.command(SCENARIOS, args);
-    command
-        .env("LIVE_CASSETTE_DIR", cassettes)
-        .envs(env.iter().copied());
-    let finished = sandbox.run(command, scaled(RUN_CEILING));
-    if let Err(left) = sandbox.wait_until_clean(&finished, scaled(Duration::from_secs(10))) {
-        panic!(
-            "processes of the run remain:\n{}\n{finished}",
-            left.join("\n")
-        );
-    }
-    finished
+    let dir = cassettes.to_str().expect("a UTF-8 temp dir");
+    let env = [&[("LIVE_CASSETTE_DIR", dir)], env].concat();
+    run_sandboxed(SCENARIOS, args, &env, scaled(RUN_CEILING))
 }
 
 /// The `budget: first token after …` line of `finished`.
@@ -164,8 +81,15 @@ fn seconds(line: &str) -> f64 {
 /// stopped: the same breaches, from the cassettes.
 fn breaches_live_and_replayed_and_the_run_ceiling() {
     let cassettes = tempfile::tempdir().expect("a temp dir for cassettes");
-    let mut upstream = Upstream::start();
-    let config = upstream.config();
+    let mut upstream = ScriptedUpstream::start(case::script_upstream);
+    // Priced, so OpenCode reports a cost.
+    let config = upstream
+        .config("Budgets upstream", "budgets-test-key")
+        .model_field(
+            "cost",
+            json!({"input": PRICE_PER_MILLION, "output": PRICE_PER_MILLION}),
+        )
+        .to_string();
     let recorded = run(
         cassettes.path(),
         &["--test-threads", "1", "budgets::"],
@@ -208,7 +132,7 @@ fn breaches_live_and_replayed_and_the_run_ceiling() {
         "{live_turn}"
     );
     // The scenario kept from starting sent nothing; the other two one request each.
-    assert_eq!(upstream.requests(), 2, "\n{recorded}");
+    assert_eq!(upstream.model().requests().len(), 2, "\n{recorded}");
     for scenario in ["budgets__first_token_slow", "budgets__over_tokens"] {
         let file = cassettes.path().join(format!("{scenario}.json"));
         assert!(
@@ -277,20 +201,4 @@ fn breaches_live_and_replayed_and_the_run_ceiling() {
             .is_some_and(|ms| ms >= FIRST_TOKEN_DELAY.as_millis() as u64),
         "{slow:#}"
     );
-}
-
-/// The data the report's page renders, read back from its inline JSON.
-fn report_data(dir: &Path) -> Value {
-    let html = std::fs::read_to_string(dir.join("index.html")).expect("the report's index.html");
-    let open = "<script type=\"application/json\" id=\"run-data\">";
-    let start = html.find(open).expect("the inline data") + open.len();
-    let end = start + html[start..].find("</script>").expect("its end");
-    serde_json::from_str(&html[start..end]).expect("the inline data is JSON")
-}
-
-fn scenario<'a>(data: &'a Value, name: &str) -> &'a Value {
-    data["scenarios"]
-        .as_array()
-        .and_then(|all| all.iter().find(|s| s["name"] == name))
-        .unwrap_or_else(|| panic!("no record of {name} in {data:#}"))
 }

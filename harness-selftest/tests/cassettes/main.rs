@@ -20,7 +20,7 @@ use harness_selftest::run::Finished;
 use harness_selftest::sandbox::Sandbox;
 use harness_selftest::test;
 
-use upstream::{CANARIES, MODEL, Upstream};
+use upstream::{CANARIES, MODEL};
 
 /// The scenario binary.
 const SCENARIOS: &str = env!("CARGO_BIN_EXE_selftest-scenarios");
@@ -78,13 +78,7 @@ fn run(places: &Places, cassettes: &Path, args: &[&str], env: &[(&str, &str)]) -
         .env("LIVE_CASSETTE_DIR", cassettes)
         .env("LIVE_SNAPSHOT_DIR", places.snapshots())
         .envs(env.iter().copied());
-    let finished = sandbox.run(command, scaled(RUN_CEILING));
-    if let Err(left) = sandbox.wait_until_clean(&finished, scaled(Duration::from_secs(10))) {
-        panic!(
-            "processes of the run remain:\n{}\n{finished}",
-            left.join("\n")
-        );
-    }
+    let finished = sandbox.run_clean(command, scaled(RUN_CEILING));
     files::assert_no_canary_in_files(&[sandbox.tmp.path()]);
     finished
 }
@@ -104,8 +98,8 @@ fn assert_output_clean(finished: &Finished, places: &Places) {
 /// and a changed prompt and broken cassettes fail as they must.
 fn recorded_turns_replay_as_recorded_without_a_model() {
     let places = Places::new();
-    let mut upstream = Upstream::start();
-    let config = upstream.config();
+    let mut upstream = upstream::start();
+    let config = upstream::config(&upstream);
 
     // Run 1: record.
     let recorded = run(
@@ -138,7 +132,11 @@ fn recorded_turns_replay_as_recorded_without_a_model() {
         .iter()
         .map(|f| files::interactions(&files::read(places.cassettes(), f)).len())
         .sum();
-    assert_eq!(upstream.requests(), (in_cassettes, 0), "\n{recorded}");
+    assert_eq!(
+        upstream::requests(&upstream),
+        (in_cassettes, 0),
+        "\n{recorded}"
+    );
     let snapshots = harness_selftest::files::files_under(places.snapshots());
     assert_eq!(snapshots.len(), CASES.len(), "{snapshots:?}");
     files::assert_evidence_captures_each_turn(places.snapshots());
@@ -280,8 +278,8 @@ fn assert_broken_cassettes_fail_naming_the_file(places: &Places) {
 /// and leaves no cassette a replay would take.
 fn a_scenario_failing_while_recorded_writes_a_pending_cassette() {
     let places = Places::new();
-    let upstream = Upstream::start();
-    let config = upstream.config();
+    let upstream = upstream::start();
+    let config = upstream::config(&upstream);
     let name = "round_trip::tool_call";
     let failed = run(
         &places,
@@ -317,7 +315,7 @@ fn a_scenario_failing_while_recorded_writes_a_pending_cassette() {
     let value = harness_runtime::testing::read_cassette(&pending)
         .unwrap_or_else(|e| panic!("the pending cassette does not load: {e}"));
     assert_eq!(files::interactions(&value).len(), 2, "{value:#}");
-    assert_eq!(upstream.requests(), (2, 0));
+    assert_eq!(upstream::requests(&upstream), (2, 0));
     assert_eq!(
         files::assert_no_canary_in_files(&[places.cassettes(), places.snapshots()]),
         2,

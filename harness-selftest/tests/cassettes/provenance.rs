@@ -7,10 +7,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use harness_selftest::round_trip as case;
+use harness_selftest::upstream::ScriptedUpstream;
 use serde_json::Value;
 
 use crate::files;
-use crate::upstream::{MODEL, Upstream};
+use crate::upstream::{self, MODEL};
 use crate::{CASES, Places, assert_output_clean, run};
 
 /// The version of the pinned OpenCode (`opencode-ai` in the workspace's `package.json`), as the
@@ -173,8 +174,8 @@ pub fn assert_verify_reports_drift_and_writes_nothing(places: &Places) {
     let name = "round_trip::tool_call";
     let file = "$LIVE_CASSETTE_DIR/round_trip__tool_call.json";
     let before = contents(places.cassettes());
-    let verify = |upstream: &Upstream| {
-        let config = upstream.config();
+    let verify = |upstream: &ScriptedUpstream| {
+        let config = upstream::config(upstream);
         let env = [
             ("LIVE_CASSETTE", "verify"),
             ("OPENCODE_CONFIG_CONTENT", config.as_str()),
@@ -191,7 +192,7 @@ pub fn assert_verify_reports_drift_and_writes_nothing(places: &Places) {
         finished
     };
 
-    let same = Upstream::start();
+    let same = upstream::start();
     verify(&same)
         .assert_code(0)
         .assert_result(name, "ok")
@@ -199,10 +200,14 @@ pub fn assert_verify_reports_drift_and_writes_nothing(places: &Places) {
             "[live] {name}: model: verify {file} against the real model (nothing is written)\n"
         ))
         .assert_stderr(&format!("[live] {name}: verify: no drift from {file}\n"));
-    assert_eq!(same.requests(), (2, 0), "the call and the answer after it");
+    assert_eq!(
+        upstream::requests(&same),
+        (2, 0),
+        "the call and the answer after it"
+    );
     drop(same);
 
-    let changed = Upstream::start_with(case::script_changed_upstream);
+    let changed = ScriptedUpstream::start(case::script_changed_upstream);
     let drift = format!(
         "[live] {name}: drift from {file}: verdict passed → skipped (the model did not call the \
          bash tool); request 1: tool call bash (finish: tool_calls) → text (finish: stop); \
@@ -221,8 +226,8 @@ pub fn assert_verify_reports_drift_and_writes_nothing(places: &Places) {
 pub fn assert_missing_records_only_the_missing(places: &Places) {
     let dir = copied(places, &["text_in_deltas"], |_, _| {});
     let kept = contents(dir.path());
-    let upstream = Upstream::start();
-    let config = upstream.config();
+    let upstream = upstream::start();
+    let config = upstream::config(&upstream);
     let finished = run(
         places,
         dir.path(),
@@ -257,7 +262,7 @@ pub fn assert_missing_records_only_the_missing(places: &Places) {
         );
     assert_output_clean(&finished, places);
     assert_eq!(
-        upstream.requests(),
+        upstream::requests(&upstream),
         (2, 0),
         "only the missing one asked the upstream"
     );

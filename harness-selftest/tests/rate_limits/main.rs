@@ -11,13 +11,14 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use harness_runtime::scaled;
-use harness_runtime::testing::{MODEL_ID, ModelSlot};
+use harness_runtime::testing::MODEL_ID;
 use harness_selftest::prerequisites::{self, Prerequisite::OpenCode};
 use harness_selftest::rate_limits::{self as case, TIMES_DIR, most_at_once, read_times};
 use harness_selftest::run::Finished;
-use harness_selftest::sandbox::Sandbox;
+use harness_selftest::sandbox::run_sandboxed;
 use harness_selftest::test;
-use serde_json::{Value, json};
+use harness_selftest::upstream::ScriptedUpstream;
+use serde_json::Value;
 
 /// The scenario binary.
 const SCENARIOS: &str = env!("CARGO_BIN_EXE_selftest-scenarios");
@@ -40,98 +41,32 @@ fn main() -> ExitCode {
     ])
 }
 
-/// The scripted upstream, on a runtime of its own while the scenario binary runs.
-struct Upstream {
-    runtime: Option<tokio::runtime::Runtime>,
-    slot: Option<ModelSlot>,
-    base_url: String,
-}
-
-impl Upstream {
-    fn start() -> Self {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .expect("a tokio runtime starts");
-        let slot = ModelSlot::default();
-        let base_url = {
-            let _context = runtime.enter();
-            let model = slot.model().expect("the upstream starts on loopback");
-            case::script_upstream(model);
-            model.base_url()
-        };
-        Upstream {
-            runtime: Some(runtime),
-            slot: Some(slot),
-            base_url,
-        }
-    }
-
-    /// `OPENCODE_CONFIG_CONTENT` naming it as an OpenAI-compatible provider.
-    fn config(&self) -> String {
-        json!({
-            "enabled_providers": ["upstream"],
-            "provider": {"upstream": {
-                "npm": "@ai-sdk/openai-compatible",
-                "name": "Rate-limit upstream",
-                "options": {"baseURL": self.base_url, "apiKey": "rate-limit-test-key"},
-                "models": {MODEL_ID: {
-                    "name": MODEL_ID,
-                    "tool_call": true,
-                    "attachment": false,
-                    "reasoning": false,
-                    "temperature": true,
-                    "limit": {"context": 128000, "output": 4096},
-                }},
-            }},
-        })
+/// `OPENCODE_CONFIG_CONTENT` naming `upstream` as an OpenAI-compatible provider.
+fn config(upstream: &ScriptedUpstream) -> String {
+    upstream
+        .config("Rate-limit upstream", "rate-limit-test-key")
         .to_string()
-    }
-
-    /// The requests it received whose last user text holds `prompt`.
-    fn asked(&self, prompt: &str) -> usize {
-        let model = self.slot.as_ref().unwrap().model().unwrap();
-        model
-            .requests()
-            .iter()
-            .filter(|r| {
-                r.last_user_text
-                    .as_deref()
-                    .is_some_and(|t| t.contains(prompt))
-            })
-            .count()
-    }
 }
 
-impl Drop for Upstream {
-    fn drop(&mut self) {
-        if let Some(runtime) = self.runtime.take() {
-            {
-                let _context = runtime.enter();
-                self.slot.take();
-            }
-            runtime.shutdown_timeout(Duration::from_secs(5));
-        }
-    }
+/// The requests `upstream` received whose last user text holds `prompt`.
+fn asked(upstream: &ScriptedUpstream, prompt: &str) -> usize {
+    upstream
+        .model()
+        .requests()
+        .iter()
+        .filter(|r| {
+            r.last_user_text
+                .as_deref()
+                .is_some_and(|t| t.contains(prompt))
+        })
+        .count()
 }
 
 /// Runs `args` of the scenario binary with `env` and nothing else of this process's settings.
 fn run(args: &[&str], env: &[(&str, &str)]) -> Finished {
-    let sandbox = Sandbox::new();
-    let mut command = sandbox.command(SCENARIOS, args);
     // No scenario here shares a server: none is warmed for nothing.
-    command
-        .env("LIVE_ISOLATION", "server")
-        .envs(env.iter().copied());
-    let finished = sandbox.run(command, scaled(RUN_CEILING));
-    if let Err(left) = sandbox.wait_until_clean(&finished, scaled(Duration::from_secs(10))) {
-        panic!(
-            "processes of the run remain:\n{}\n{finished}",
-            left.join("\n")
-        );
-    }
-    finished
+    let env = [&[("LIVE_ISOLATION", "server")], env].concat();
+    run_sandboxed(SCENARIOS, args, &env, scaled(RUN_CEILING))
 }
 
 /// The HTTP statuses of a cassette's recorded responses.
@@ -151,8 +86,8 @@ fn statuses(path: &Path) -> Vec<u64> {
 /// the scenario fails saying the upstream rate-limited it, and its pending cassette holds no 429.
 fn a_429_while_recording_is_retried_and_never_recorded() {
     let cassettes = tempfile::tempdir().unwrap();
-    let upstream = Upstream::start();
-    let config = upstream.config();
+    let upstream = ScriptedUpstream::start(case::script_upstream);
+    let config = config(&upstream);
     let dir = cassettes.path().to_str().unwrap();
     let finished = run(
         &["--test-threads", "2", "rate_limits::re", "rate_limits::al"],
@@ -184,7 +119,7 @@ fn a_429_while_recording_is_retried_and_never_recorded() {
     );
     // The 429 and its retry reached the upstream; only the retry's answer was recorded.
     assert_eq!(
-        upstream.asked(case::RECORDED_AFTER_429),
+        asked(&upstream, case::RECORDED_AFTER_429),
         recorded.len() + 1,
         "{finished}"
     );
@@ -201,7 +136,7 @@ fn a_429_while_recording_is_retried_and_never_recorded() {
         ))
         .assert_stdout("then the upstream rate-limited this scenario ")
         .assert_stdout("lower LIVE_MODEL_CONCURRENCY");
-    let asked = upstream.asked(case::ALWAYS_429);
+    let asked = asked(&upstream, case::ALWAYS_429);
     assert!(
         asked >= 5 && asked % 5 == 0,
         "each request OpenCode sent was asked 5 times: {asked}\n{finished}"
@@ -226,8 +161,8 @@ fn a_429_while_recording_is_retried_and_never_recorded() {
 /// live ones are done, and a waiting one says what it waits for. The live turn goes through the
 /// relay, which retries its 429.
 fn live_model_scenarios_run_at_most_n_at_once() {
-    let upstream = Upstream::start();
-    let config = upstream.config();
+    let upstream = ScriptedUpstream::start(case::script_upstream);
+    let config = config(&upstream);
     // The second run leaves the live turn out: the cap is what it measures, not OpenCode again.
     for (cap, skip) in [(1, "rate_limits::always"), (2, "rate_limits::live_turn")] {
         let times = tempfile::tempdir().unwrap();
@@ -295,7 +230,7 @@ fn live_model_scenarios_run_at_most_n_at_once() {
                     "[live] rate_limits::live_turn_after_a_429: model: upstream answered 429, \
                      retrying in 1s (1 of 4)\n",
                 );
-            assert_eq!(upstream.asked(case::LIVE_AFTER_429), 2, "{finished}");
+            assert_eq!(asked(&upstream, case::LIVE_AFTER_429), 2, "{finished}");
         }
     }
 }
