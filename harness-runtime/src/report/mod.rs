@@ -24,7 +24,7 @@ pub(crate) use exploration::{DiagramStep, ExplorationRecord};
 pub(crate) use history_run::{add_history, conclude_history};
 pub(crate) use location::{report_dir, run_id};
 pub(crate) use record::{Outcome, ScenarioRecord};
-pub(crate) use usage::UsageRecord;
+pub(crate) use usage::{TurnUsage, UsageRecord};
 pub(crate) use verdict::{VerdictRecord, VerdictRun};
 pub(crate) use writer::{regenerate, write_scenario};
 

@@ -10,6 +10,7 @@ mod order;
 mod panic;
 mod registry;
 mod report_hook;
+mod report_usage;
 mod roles;
 mod setup;
 mod trial;
