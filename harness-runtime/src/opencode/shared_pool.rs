@@ -52,8 +52,13 @@ pub(crate) struct SharedServer {
     process: ServerProcess,
     /// Leased by a scenario right now (or claimed while it still starts).
     busy: AtomicBool,
-    /// A scenario failed on it: never leased again, its root (logs, database) kept at exit.
+    /// Never leased again: a scenario failed on it, its instance could not be disposed, or its
+    /// start failed.
     retired: AtomicBool,
+    /// Its root (logs, database) is a failure's evidence, kept at exit: a scenario failed on it
+    /// or its start failed. A server retired only because a passing scenario's instance could
+    /// not be disposed is removed like any other: nothing failed that its logs would explain.
+    kept: AtomicBool,
     start: watch::Sender<Start>,
 }
 
@@ -126,6 +131,9 @@ impl Lease {
             self.server.busy.store(false, Ordering::SeqCst);
         } else {
             self.server.retired.store(true, Ordering::SeqCst);
+            if !passed {
+                self.server.kept.store(true, Ordering::SeqCst);
+            }
             // Stopped now rather than at exit: nothing it still runs outlives the scenario
             // by long. A failed stop leaves it to the runner's shutdown.
             let _ = self.server.process.stop().await;
@@ -161,6 +169,7 @@ impl Lease {
     pub(crate) fn abandon(&self) {
         if !self.released.swap(true, Ordering::SeqCst) {
             self.server.retired.store(true, Ordering::SeqCst);
+            self.server.kept.store(true, Ordering::SeqCst);
         }
     }
 }
@@ -174,6 +183,7 @@ impl Lease {
                 process,
                 busy: AtomicBool::new(true),
                 retired: AtomicBool::new(false),
+                kept: AtomicBool::new(false),
                 start: watch::Sender::new(Start::Ready),
             }),
             released: AtomicBool::new(false),
@@ -266,6 +276,7 @@ fn prepare(program: &Path, leased: bool) -> Result<Arc<SharedServer>, ProvisionE
         process,
         busy: AtomicBool::new(leased),
         retired: AtomicBool::new(false),
+        kept: AtomicBool::new(false),
         start: watch::Sender::new(Start::Starting),
     });
     // In the pool before the start: the runner's shutdown covers a start it interrupted.
@@ -281,6 +292,7 @@ async fn finish_start(server: &SharedServer) -> Result<(), ProvisionError> {
         }
         Err(e) => {
             server.retired.store(true, Ordering::SeqCst);
+            server.kept.store(true, Ordering::SeqCst);
             server.start.send_replace(Start::Failed);
             Err(e)
         }
@@ -324,9 +336,9 @@ pub(crate) fn prewarm(program: PathBuf, count: usize) {
     }
 }
 
-/// Stops every shared server of this process and removes its root, except a retired one's (a
-/// scenario failed on it) or under `LIVE_KEEP`: those are printed once. Called by the runner
-/// after the last trial; without shared servers it does nothing.
+/// Stops every shared server of this process and removes its root, except a kept one's (a
+/// scenario failed on it, or its start failed) or under `LIVE_KEEP`: those are printed once.
+/// Called by the runner after the last trial; without shared servers it does nothing.
 pub(crate) fn shutdown() {
     // A warm start still running would put a server in the pool after it was emptied.
     if let Some(warming) = WARMING.lock().unwrap_or_else(|p| p.into_inner()).take() {
@@ -357,8 +369,7 @@ pub(crate) fn shutdown() {
         if !stopped {
             server.process.kill_blocking();
         }
-        let keep =
-            !stopped || server.retired.load(Ordering::SeqCst) || crate::settings::keep_roots();
+        let keep = !stopped || server.kept.load(Ordering::SeqCst) || crate::settings::keep_roots();
         if keep || std::fs::remove_dir_all(server.root()).is_err() {
             eprintln!("kept shared server root: {}", server.root().display());
         }
