@@ -130,6 +130,13 @@ pub fn bare_root(name: &str, config: &serde_json::Value) -> std::io::Result<Bare
     })
 }
 
+/// Stops this process's shared servers and removes their roots, as the runner does after its
+/// last trial: for a test that leases a shared server outside the runner. Call it outside any
+/// tokio runtime, after the last lease was released.
+pub fn shutdown_shared_servers() {
+    crate::opencode::shutdown_shared();
+}
+
 /// Runs the agents' part of the end of a scenario: stops every agent `live` started, removes
 /// their roots when `passed` (keeps and prints them otherwise).
 pub async fn finish_agents(live: &mut Live, passed: bool) -> Result<(), FinishError> {
