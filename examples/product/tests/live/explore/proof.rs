@@ -30,9 +30,13 @@ struct Ran {
 /// Runs this test binary with `args` and `env`, captured, within `ceiling`; killed (with its
 /// process group's agents reaped by its own runner) if it takes longer.
 async fn runner(args: &[&str], env: &[(&str, &str)], ceiling: Duration) -> anyhow::Result<Ran> {
+    // The children's scenarios fail on purpose and a failed scenario keeps its roots: they go in
+    // a directory of this proof's, removed when the child has ended, not in the machine's.
+    let scratch = tempfile::Builder::new().prefix("live-proof-").tempdir()?;
     let mut command = tokio::process::Command::new(std::env::current_exe()?);
     command
         .args(args)
+        .env("TMPDIR", scratch.path())
         .env_remove("LIVE_SCHEDULE")
         // The children's scenarios are this scenario's evidence, not rows of the run report.
         .env("LIVE_REPORT", "off")
