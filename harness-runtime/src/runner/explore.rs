@@ -3,7 +3,6 @@
 //! run fails; a failure is shrunk, confirmed, and reported with the line that replays it.
 //! `LIVE_SCHEDULE` replays one schedule once instead.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,7 +17,7 @@ use crate::evidence::Baseline;
 use crate::explore::explorer::{self, Budget, Exploration, Purpose, RunResult};
 use crate::explore::{Focus, Plan, Point, RunRecord, Schedule, Scheduler};
 use crate::gates::WirePoint;
-use crate::live::{ScenarioInfo, Skip};
+use crate::live::Skip;
 use crate::progress::{progress, seconds};
 use crate::report::{DiagramStep, ExplorationRecord};
 use crate::scenario::ExploreOptions;
@@ -277,15 +276,7 @@ impl Runs<'_> {
             let _context = self.runtime.enter();
             Scheduler::start(plan.strategy(), self.quiet, focus(self.options.points))
         };
-        let mut live = {
-            let _context = self.runtime.enter();
-            Live::new(ScenarioInfo {
-                name: self.name.to_owned(),
-                options: self.scenario.options,
-                manifest_dir: PathBuf::from(self.scenario.manifest_dir),
-                snapshot_assertion: self.scenario.snapshot_assertion,
-            })
-        };
+        let mut live = setup::new_live(self.runtime, self.scenario, self.name);
         live.explore_with(scheduler.clone(), self.baseline.clone());
         live.repeated = self.runs > 0;
         self.runs += 1;

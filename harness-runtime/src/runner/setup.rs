@@ -46,6 +46,22 @@ pub(super) fn start(
     Ok((cell, guards, runtime))
 }
 
+/// A fresh `Live` for one run of `scenario`'s body, made inside `runtime` (its model and
+/// servers start on it).
+pub(super) fn new_live(
+    runtime: &tokio::runtime::Runtime,
+    scenario: &'static Scenario,
+    name: &str,
+) -> Live {
+    let _context = runtime.enter();
+    Live::new(crate::live::ScenarioInfo {
+        name: name.to_owned(),
+        options: scenario.options,
+        manifest_dir: std::path::PathBuf::from(scenario.manifest_dir),
+        snapshot_assertion: scenario.snapshot_assertion,
+    })
+}
+
 /// Runs `scenario`'s body on `live` under `ceiling`: why it failed, redacted, if it did. A
 /// run that hit its ceiling says so, with `on_timeout`'s words when it has some.
 pub(super) fn run_body(

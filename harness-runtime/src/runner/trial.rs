@@ -1,6 +1,5 @@
 //! One scenario as one libtest-mimic trial: requirements, its own runtime, a ceiling, cleanup.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -12,9 +11,8 @@ use super::panic as panics;
 use super::report_hook::TrialReport;
 use super::setup::{self, DEFAULT_CEILING, SHUTDOWN_CEILING};
 use crate::cassette::Resolution;
-use crate::live::ScenarioInfo;
 use crate::progress::{progress, seconds};
-use crate::{Live, settings};
+use crate::settings;
 
 /// What the command line and environment decide for every trial.
 #[derive(Clone, Copy, Debug)]
@@ -138,15 +136,7 @@ fn execute(
 ) -> Result<Completion, Failed> {
     let started = Instant::now();
     let (cell, _guards, runtime) = setup::start(&name, report.collector())?;
-    let mut live = {
-        let _context = runtime.enter();
-        Live::new(ScenarioInfo {
-            name: name.clone(),
-            options: scenario.options,
-            manifest_dir: PathBuf::from(scenario.manifest_dir),
-            snapshot_assertion: scenario.snapshot_assertion,
-        })
-    };
+    let mut live = setup::new_live(&runtime, scenario, &name);
     let redactor = Arc::clone(live.redactor());
     panics::use_redactor(&cell, Arc::clone(&redactor));
     progress(&name, "started");

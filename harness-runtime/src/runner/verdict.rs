@@ -13,12 +13,12 @@ use super::descriptor::Scenario;
 use super::report_hook::TrialReport;
 use super::setup::{self, DEFAULT_CEILING, SHUTDOWN_CEILING};
 use crate::cassette::{ModelPlan, Resolution};
-use crate::live::{ScenarioInfo, Skip};
+use crate::live::Skip;
 use crate::progress::{progress, seconds};
 use crate::report::{VerdictRecord, VerdictRun};
 use crate::scenario::Passes;
+use crate::settings;
 use crate::timeline::{Lane, note};
-use crate::{Live, settings};
 
 /// Whether `passes` decides this trial over several runs: only a real model is a sample.
 pub(super) fn samples(scenario: &Scenario, resolution: &Resolution) -> bool {
@@ -83,15 +83,7 @@ pub(super) fn execute(
             format!("run {number} of at most {}", passes.runs)
         });
         let run_started = Instant::now();
-        let mut live = {
-            let _context = runtime.enter();
-            Live::new(ScenarioInfo {
-                name: name.clone(),
-                options: scenario.options,
-                manifest_dir: PathBuf::from(scenario.manifest_dir),
-                snapshot_assertion: scenario.snapshot_assertion,
-            })
-        };
+        let mut live = setup::new_live(&runtime, scenario, &name);
         // The plan the trial was admitted with, for every run: under `LIVE_CASSETTE=missing` a
         // passing run's cassette must not turn the next run into a replay.
         live.model.set_plan(resolution.plan.clone(), &name);
