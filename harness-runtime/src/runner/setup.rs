@@ -46,6 +46,15 @@ pub(super) fn start(
     Ok((cell, guards, runtime))
 }
 
+/// Why a run failed, from its body's failure and its cleanup's: both when both failed.
+pub(super) fn with_cleanup(failure: Option<String>, cleanup: Option<String>) -> Option<String> {
+    match (failure, cleanup) {
+        (None, None) => None,
+        (Some(failure), None) | (None, Some(failure)) => Some(failure),
+        (Some(failure), Some(cleanup)) => Some(format!("{failure}\n\nthen {cleanup}")),
+    }
+}
+
 /// A fresh `Live` for one run of `scenario`'s body, made inside `runtime` (its model and
 /// servers start on it).
 pub(super) fn new_live(

@@ -166,14 +166,9 @@ fn execute(
     if let (Some(skip), None) = (&skip, &cleanup) {
         return setup::skipped(&name, &elapsed, skip, &|text| redactor.redact(text));
     }
-    let message = match (failure, cleanup) {
-        (None, None) => {
-            progress(&name, &format!("passed in {elapsed}"));
-            return Ok(Completion::Completed);
-        }
-        (Some(failure), None) => failure,
-        (None, Some(cleanup)) => cleanup,
-        (Some(failure), Some(cleanup)) => format!("{failure}\n\nthen {cleanup}"),
+    let Some(message) = setup::with_cleanup(failure, cleanup) else {
+        progress(&name, &format!("passed in {elapsed}"));
+        return Ok(Completion::Completed);
     };
     progress(&name, &format!("failed in {elapsed}"));
     Err(Failed::from(message))

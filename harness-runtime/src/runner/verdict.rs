@@ -93,11 +93,7 @@ pub(super) fn execute(
         let failure = setup::run_body(&runtime, scenario, &mut live, ceiling, || None);
         let passed = failure.is_none() || live.skip.is_some();
         let cleanup = setup::finish(&runtime, &mut live, passed);
-        let failure = match (failure, cleanup) {
-            (None, None) => None,
-            (Some(failure), None) | (None, Some(failure)) => Some(failure),
-            (Some(failure), Some(cleanup)) => Some(format!("{failure}\n\nthen {cleanup}")),
-        };
+        let failure = setup::with_cleanup(failure, cleanup);
         let elapsed = run_started.elapsed();
         report.ran(&live, resolution);
         let run_skip = live.skip.take();
