@@ -76,6 +76,9 @@ pub(crate) const FIXTURE_WAIT_STDIN: &str = "LIVE_FIXTURE_WAIT_STDIN";
 /// `LIVE_FIXTURE_TEST_REPLAY_EVIDENCE`: the file the fixture agent writes each `prompt_async`
 /// request to.
 pub(crate) const FIXTURE_REPLAY_EVIDENCE: &str = "LIVE_FIXTURE_TEST_REPLAY_EVIDENCE";
+/// `LIVE_SANDBOX_ARG_<n>`: the arguments a shared workspace's shell wrapper got (`-c <command>`),
+/// handed to the sandbox launcher, which passes them on to the shell it confines.
+pub(crate) const SANDBOX_ARG: &str = "LIVE_SANDBOX_ARG_";
 
 // Others' variables, read as their owners define them.
 
@@ -87,3 +90,5 @@ pub(crate) const PATH: &str = "PATH";
 pub(crate) const INSTA_UPDATE: &str = "INSTA_UPDATE";
 /// `CI`: set by CI services; on, a missing prerequisite fails instead of being skipped.
 pub(crate) const CI: &str = "CI";
+/// `SHELL`: the user's shell, which OpenCode's bash tool runs commands with when it can.
+pub(crate) const SHELL: &str = "SHELL";
