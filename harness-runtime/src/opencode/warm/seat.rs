@@ -1,0 +1,81 @@
+//! A seat: a workspace of the pool's on one shared server, its instance booted with one config,
+//! and the stable model port that config names.
+
+use std::path::Path;
+
+use super::{Baseline, ModelRelay, SeatConfig};
+use crate::opencode::root::AgentRoot;
+
+/// The name seats' roots carry (`live-seat-<pid>-<nonce>`).
+const SEAT_NAME: &str = "seat";
+/// Files at a workspace's top that OpenCode may read when it boots the directory's instance
+/// (config, instructions, skills): a lessee that left one may have booted the instance with it,
+/// so the next lessee gets the instance disposed and booted again.
+const BOOT_INPUTS: [&str; 7] = [
+    "opencode.json",
+    "opencode.jsonc",
+    "AGENTS.md",
+    "CLAUDE.md",
+    "CONTEXT.md",
+    ".claude",
+    ".agents",
+];
+
+/// One seat.
+#[derive(Debug)]
+pub(crate) struct Seat {
+    pub(crate) root: AgentRoot,
+    pub(crate) key: String,
+    pub(crate) relay: ModelRelay,
+    baseline: Baseline,
+}
+
+/// How a released seat can be handed on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Reset {
+    /// As made, its instance untouched by anything but sessions (deleted).
+    Warm,
+    /// As made, but its instance must be disposed first (and booted again).
+    Disposed,
+    /// Not reusable: its git dir or config directory changed.
+    Gone,
+}
+
+impl Seat {
+    /// A new seat in `pool_dir` for `config`: its workspace is a project of its own with the
+    /// config naming the seat's relay.
+    pub(crate) fn create(pool_dir: &Path, config: &SeatConfig) -> std::io::Result<Seat> {
+        let root = AgentRoot::create_in(pool_dir, SEAT_NAME)?;
+        let made = (|| {
+            let relay = ModelRelay::start()?;
+            crate::opencode::project::write_project_config(
+                &root.workspace,
+                &config.for_port(relay.port()),
+            )?;
+            let baseline = Baseline::read(&root.workspace)?;
+            Ok(Seat {
+                root: root.clone(),
+                key: config.key.clone(),
+                relay,
+                baseline,
+            })
+        })();
+        if made.is_err() {
+            let _ = std::fs::remove_dir_all(&root.root);
+        }
+        made
+    }
+
+    /// Removes everything the lessee left in the workspace; says how the seat can be reused.
+    pub(crate) fn reset(&self) -> Reset {
+        let ws = &self.root.workspace;
+        let booted_with_more = BOOT_INPUTS
+            .iter()
+            .any(|name| std::fs::symlink_metadata(ws.join(name)).is_ok());
+        match self.baseline.scrub(ws) {
+            Ok(true) if booted_with_more => Reset::Disposed,
+            Ok(true) => Reset::Warm,
+            _ => Reset::Gone,
+        }
+    }
+}
