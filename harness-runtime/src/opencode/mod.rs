@@ -21,6 +21,7 @@ mod server_process;
 mod share_policy;
 mod shared_pool;
 mod slot;
+mod warm;
 
 pub use agent::Agent;
 pub use agent_client::DEFAULT_SESSION_TITLE;
