@@ -18,6 +18,7 @@ use tokio::sync::watch;
 use super::options::DEFAULT_READY_TIMEOUT;
 use super::root::{self, AgentRoot};
 use super::server_process::{Launch, ServerProcess};
+use super::warm::{self, Reset, Seat, SeatConfig};
 use super::{ModelsCatalog, ProvisionError, sandbox_plan};
 use crate::redact::Redactor;
 
@@ -36,6 +37,8 @@ const POOL_NAME: &str = "shared-pool";
 const LEASED_BY: &str = "leased-by";
 /// How long a released lease's instance may take to dispose, before scaling.
 const DISPOSE_CEILING: Duration = Duration::from_secs(15);
+/// Idle seats a server keeps: each booted instance costs the server memory (about 15 MB).
+const IDLE_SEATS: usize = 4;
 /// How long the runner waits for the servers to stop at exit, before scaling.
 const SHUTDOWN_CEILING: Duration = Duration::from_secs(30);
 
@@ -60,6 +63,8 @@ pub(crate) struct SharedServer {
     /// not be disposed is removed like any other: nothing failed that its logs would explain.
     kept: AtomicBool,
     start: watch::Sender<Start>,
+    /// Its idle seats (warm workspaces), the most recently released last.
+    seats: Mutex<Vec<Seat>>,
 }
 
 static POOL: Mutex<Vec<Arc<SharedServer>>> = Mutex::new(Vec::new());
@@ -99,10 +104,16 @@ impl SharedServer {
     }
 }
 
-/// A scenario's exclusive use of one shared server until [`Lease::release`].
+/// A scenario's exclusive use of one shared server (and of a seat on it) until
+/// [`Lease::release`].
 pub(crate) struct Lease {
     server: Arc<SharedServer>,
     released: AtomicBool,
+    seat: Mutex<Option<Seat>>,
+    /// The seat's instance was booted by an earlier lessee.
+    warm: bool,
+    /// The seat went back to the server at release: its root is the pool's, not to be removed.
+    seat_kept: AtomicBool,
 }
 
 impl std::fmt::Debug for Lease {
@@ -118,13 +129,38 @@ impl Lease {
         &self.server
     }
 
+    /// The leased seat's root (its workspace is the scenario's) and its relay's port, and
+    /// whether it is warm.
+    pub(crate) fn seat(&self) -> Option<(AgentRoot, u16, bool)> {
+        let seat = self.seat.lock().unwrap_or_else(|p| p.into_inner());
+        seat.as_ref()
+            .map(|s| (s.root.clone(), s.relay.port(), self.warm))
+    }
+
+    /// Whether the released seat went back to the pool (its root is the pool's to remove).
+    pub(crate) fn seat_kept(&self) -> bool {
+        self.seat_kept.load(Ordering::SeqCst)
+    }
+
     /// Ends the lease. A scenario that passed hands the server back after its sessions were
     /// deleted and its directory's instance disposed (sessions stop, memory is freed); one that
     /// failed retires it, so whatever it left running cannot touch the next scenario, and its
     /// root is kept.
-    pub(crate) async fn release(&self, passed: bool, workspace: &Path) {
+    /// A seat's instance is not disposed when nothing only a dispose clears happened
+    /// (`approved_always`: an ask may have been answered `always`): its sessions are deleted, its
+    /// work tree scrubbed, and it waits for the next scenario with the same config.
+    pub(crate) async fn release(&self, passed: bool, workspace: &Path, approved_always: bool) {
         if self.released.swap(true, Ordering::SeqCst) {
             return;
+        }
+        let seat = self.seat.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(seat) = seat {
+            seat.relay.cut();
+            if passed && self.hand_on(seat, approved_always).await {
+                self.seat_kept.store(true, Ordering::SeqCst);
+                self.server.busy.store(false, Ordering::SeqCst);
+                return;
+            }
         }
         let disposed = passed && self.dispose(workspace).await;
         if disposed && self.server.process.is_running() {
@@ -140,32 +176,66 @@ impl Lease {
         }
     }
 
+    /// Resets a passed scenario's seat and gives it back to the server; `false` when it cannot
+    /// be (the caller disposes the instance, and the seat's root goes with the scenario's).
+    async fn hand_on(&self, seat: Seat, approved_always: bool) -> bool {
+        if !self.server.process.is_running() {
+            return false;
+        }
+        let client = self.client(&seat.root.workspace);
+        if !delete_sessions(&client).await {
+            return false;
+        }
+        let held = warm::instance_state(&client).await.held;
+        let reset = match seat.reset() {
+            Reset::Warm if held.is_empty() && !approved_always => Reset::Warm,
+            Reset::Warm => Reset::Disposed,
+            other => other,
+        };
+        match reset {
+            Reset::Gone => return false,
+            Reset::Disposed => {
+                if client.dispose().await.is_err() {
+                    return false;
+                }
+                reboot(client);
+            }
+            Reset::Warm => {}
+        }
+        let evicted = {
+            let mut seats = self.server.seats.lock().unwrap_or_else(|p| p.into_inner());
+            seats.push(seat);
+            let over = seats.len().saturating_sub(IDLE_SEATS);
+            seats.drain(..over).collect::<Vec<_>>()
+        };
+        for old in evicted {
+            let client = self.client(&old.root.workspace);
+            let _ = client.dispose().await;
+            let _ = std::fs::remove_dir_all(&old.root.root);
+        }
+        true
+    }
+
+    fn client(&self, workspace: &Path) -> crate::client::Client {
+        crate::client::Client::new(
+            self.server.process.endpoint(),
+            self.server.process.redactor().clone(),
+        )
+        .with_directory(workspace)
+        .with_request_timeout(crate::settings::scaled(DISPOSE_CEILING))
+    }
+
     /// Deletes the scenario's sessions, then disposes its directory's instance. OpenCode looks
     /// a session up by id in the whole server's database, whatever the directory: deleted, a
     /// session the next scenario learns the id of answers 404, as on a server of its own.
     /// Anything that fails retires the server instead.
     async fn dispose(&self, workspace: &Path) -> bool {
-        let client = crate::client::Client::new(
-            self.server.process.endpoint(),
-            self.server.process.redactor().clone(),
-        )
-        .with_directory(workspace)
-        .with_request_timeout(crate::settings::scaled(DISPOSE_CEILING));
-        let Ok(sessions) = client.list_sessions().await else {
-            return false;
-        };
-        for session in sessions {
-            match client.delete_session(&session.id).await {
-                Ok(_) => {}
-                // A child session goes with its parent.
-                Err(e) if e.is_not_found() => {}
-                Err(_) => return false,
-            }
-        }
-        client.dispose().await.is_ok()
+        let client = self.client(workspace);
+        delete_sessions(&client).await && client.dispose().await.is_ok()
     }
 
     /// The synchronous fallback (a scenario's slot dropped without `finish`): retire the server.
+    /// Its seat is dropped with the lease (its root is kept with the scenario's evidence).
     pub(crate) fn abandon(&self) {
         if !self.released.swap(true, Ordering::SeqCst) {
             self.server.retired.store(true, Ordering::SeqCst);
@@ -185,21 +255,66 @@ impl Lease {
                 retired: AtomicBool::new(false),
                 kept: AtomicBool::new(false),
                 start: watch::Sender::new(Start::Ready),
+                seats: Mutex::default(),
             }),
             released: AtomicBool::new(false),
+            seat: Mutex::default(),
+            warm: false,
+            seat_kept: AtomicBool::new(false),
         }
     }
 }
 
+/// Deletes every session of `client`'s directory. OpenCode looks a session up by id in the whole
+/// server's database, whatever the directory: deleted, a session the next scenario learns the
+/// id of answers 404, as on a server of its own.
+async fn delete_sessions(client: &crate::client::Client) -> bool {
+    let Ok(sessions) = client.list_sessions().await else {
+        return false;
+    };
+    for session in sessions {
+        match client.delete_session(&session.id).await {
+            Ok(_) => {}
+            // A child session goes with its parent.
+            Err(e) if e.is_not_found() => {}
+            Err(_) => return false,
+        }
+    }
+    true
+}
+
+/// Boots a disposed seat's instance again in the background, so its next lessee finds it warm.
+/// A failure only costs that lessee the boot.
+fn reboot(client: crate::client::Client) {
+    warm::runtime().spawn(async move {
+        for path in ["/project/current", "/config", "/agent"] {
+            let _ = client.get_value(path).await;
+        }
+    });
+}
+
 /// Leases an idle shared server of `program` to `scenario`: a ready one, else one still warming
-/// up (waiting for its start), else a new one started for this scenario.
-pub(crate) async fn lease(program: &Path, scenario: &str) -> Result<Lease, ProvisionError> {
-    let claim = |wanted: Start| {
+/// up (waiting for its start), else a new one started for this scenario. With `seat`, a ready
+/// server holding an idle seat of the same config comes first, and the lease includes a seat:
+/// that warm one, else a new one.
+pub(crate) async fn lease(
+    program: &Path,
+    scenario: &str,
+    seat: Option<&SeatConfig>,
+) -> Result<Lease, ProvisionError> {
+    let has_seat = |server: &SharedServer| {
+        seat.is_some_and(|wanted| {
+            let seats = server.seats.lock().unwrap_or_else(|p| p.into_inner());
+            seats.iter().any(|s| s.key == wanted.key)
+        })
+    };
+    let claim = |wanted: Start, warm_only: bool| {
         pool().iter().find_map(|server| {
             let usable = !server.retired.load(Ordering::SeqCst)
                 && *server.start.borrow() == wanted
                 && server.process.program() == program
-                && (wanted == Start::Starting || server.process.is_running());
+                && (wanted == Start::Starting || server.process.is_running())
+                && (!warm_only || has_seat(server));
             (usable
                 && server
                     .busy
@@ -208,9 +323,9 @@ pub(crate) async fn lease(program: &Path, scenario: &str) -> Result<Lease, Provi
             .then(|| server.clone())
         })
     };
-    let mut server = claim(Start::Ready);
+    let mut server = claim(Start::Ready, true).or_else(|| claim(Start::Ready, false));
     if server.is_none() {
-        if let Some(warming) = claim(Start::Starting) {
+        if let Some(warming) = claim(Start::Starting, false) {
             let mut started = warming.start.subscribe();
             // The warm start has its own readiness ceiling; this wait ends with it.
             let ready = started.wait_for(|s| *s != Start::Starting).await;
@@ -224,10 +339,50 @@ pub(crate) async fn lease(program: &Path, scenario: &str) -> Result<Lease, Provi
         None => start(program, true).await?,
     };
     note_lessee(&server, scenario);
+    let (seat, warm) = match seat {
+        None => (None, false),
+        Some(wanted) => match take_seat(&server, wanted) {
+            Ok(taken) => taken,
+            Err(e) => {
+                server.busy.store(false, Ordering::SeqCst);
+                return Err(e);
+            }
+        },
+    };
     Ok(Lease {
         server,
         released: AtomicBool::new(false),
+        seat: Mutex::new(seat),
+        warm,
+        seat_kept: AtomicBool::new(false),
     })
+}
+
+/// The server's idle seat for `wanted`'s config (warm), else a new one; pointed at the
+/// scenario's model.
+fn take_seat(
+    server: &SharedServer,
+    wanted: &SeatConfig,
+) -> Result<(Option<Seat>, bool), ProvisionError> {
+    let idle = {
+        let mut seats = server.seats.lock().unwrap_or_else(|p| p.into_inner());
+        seats
+            .iter()
+            .rposition(|s| s.key == wanted.key)
+            .map(|at| seats.remove(at))
+    };
+    let (seat, warm) = match idle {
+        Some(seat) => (seat, true),
+        None => {
+            let pool_dir =
+                dir().map_err(|e| ProvisionError::io("create the shared servers' directory", e))?;
+            let seat = Seat::create(&pool_dir, wanted)
+                .map_err(|e| ProvisionError::io("create a workspace on a shared server", e))?;
+            (seat, false)
+        }
+    };
+    seat.relay.point_to(wanted.model_port);
+    Ok((Some(seat), warm))
 }
 
 /// Appends `scenario` to the server's [`LEASED_BY`]. Evidence only: a scenario does not fail
@@ -278,6 +433,7 @@ fn prepare(program: &Path, leased: bool) -> Result<Arc<SharedServer>, ProvisionE
         retired: AtomicBool::new(false),
         kept: AtomicBool::new(false),
         start: watch::Sender::new(Start::Starting),
+        seats: Mutex::default(),
     });
     // In the pool before the start: the runner's shutdown covers a start it interrupted.
     pool().push(server.clone());
@@ -368,6 +524,13 @@ pub(crate) fn shutdown() {
     for (server, stopped) in servers.iter().zip(stopped) {
         if !stopped {
             server.process.kill_blocking();
+        }
+        // Idle seats held nothing of a failure: their roots go, whatever the server's fate.
+        let seats = std::mem::take(&mut *server.seats.lock().unwrap_or_else(|p| p.into_inner()));
+        for seat in seats {
+            if std::fs::remove_dir_all(&seat.root.root).is_err() {
+                eprintln!("kept shared workspace root: {}", seat.root.root.display());
+            }
         }
         let keep = !stopped || server.kept.load(Ordering::SeqCst) || crate::settings::keep_roots();
         if keep || std::fs::remove_dir_all(server.root()).is_err() {
