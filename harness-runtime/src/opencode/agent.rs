@@ -326,11 +326,32 @@ impl Agent {
 
     /// Ends a shared agent's lease (see [`Lease::release`]); nothing for an agent of its own.
     pub(crate) async fn release_lease(&self, passed: bool) {
-        // The scenario is over: nothing it records comes later.
-        self.inner.observer.stop();
         if let HeldServer::Leased(lease) = &self.inner.server {
-            lease.release(passed, self.workspace()).await;
+            // An ask answered `always` just before the end must be seen before the seat is
+            // handed on.
+            self.inner
+                .observer
+                .settle(&ObservedAgent(Arc::downgrade(&self.inner)))
+                .await;
+            // The scenario is over: nothing it records comes later.
+            self.inner.observer.stop();
+            let approved = self.inner.observer.may_have_approved_always();
+            lease.release(passed, self.workspace(), approved).await;
+        } else {
+            self.inner.observer.stop();
         }
+    }
+
+    /// Whether the agent is a warm workspace of a shared server: an earlier scenario with the
+    /// same config booted its instance, which was reset for this one.
+    pub(crate) fn in_warm_workspace(&self) -> bool {
+        matches!(&self.inner.server, HeldServer::Leased(lease) if lease.seat().is_some_and(|s| s.2))
+    }
+
+    /// Whether the agent's root is a warm workspace the shared pool took back: not the
+    /// scenario's to remove.
+    pub(crate) fn root_is_pools(&self) -> bool {
+        matches!(&self.inner.server, HeldServer::Leased(lease) if lease.seat_kept())
     }
 
     /// Whether [`stop_and_retain`](Self::stop_and_retain) asked to keep the root.
