@@ -46,6 +46,9 @@ impl AgentSlot {
         let keep_all = !passed || crate::settings::keep_roots();
         for (agent, stopped) in agents.iter().zip(stopped) {
             // A root whose server was not confirmed gone is kept: something may still write there.
+            if agent.root_is_pools() && !keep_all {
+                continue;
+            }
             if keep_all || agent.retained() || !stopped {
                 print_kept(agent);
             } else if let Err(e) = std::fs::remove_dir_all(agent.root()) {
