@@ -7,6 +7,7 @@ use super::root::AgentRoot;
 use super::server_process::{Launch, ServerProcess};
 use super::share_policy;
 use super::shared_pool;
+use super::warm;
 use super::{
     Agent, AgentOptions, AgentSlot, ModelsCatalog, ProvisionError, config, discover, sandbox_plan,
 };
@@ -81,6 +82,32 @@ pub(crate) async fn provision(
 
     // Before anything is created: under CI or LIVE_STRICT=1 an unavailable sandbox fails here.
     let sandbox = crate::sandbox::current().map_err(ProvisionError::Sandbox)?;
+    // A warm workspace's root is the pool's: under LIVE_KEEP every scenario keeps a root of its
+    // own to inspect.
+    let seat = share
+        .then(|| warm::seat_config(&config))
+        .flatten()
+        .filter(|_| !crate::settings::keep_roots());
+    let shared_line = sandbox.line(Some(sandbox_plan::SHARED_TCP));
+    if let Some(seat) = seat {
+        let index = scenario.agents.len() + 1;
+        let agent = lease_seat(
+            (scenario.name, scenario.redactor, scenario.gates),
+            index,
+            &program,
+            &seat,
+            model.started(),
+        )
+        .await?;
+        return on_shared_server(
+            agent,
+            scenario.wire,
+            scenario.progress,
+            scenario.agents,
+            &shared_line,
+        )
+        .await;
+    }
     let root = if share {
         shared_pool::dir().and_then(|pool| AgentRoot::create_in(&pool, scenario.name))
     } else {
@@ -105,18 +132,14 @@ pub(crate) async fn provision(
             scenario.gates,
         )
         .await?;
-        agent
-            .start_forwarder(scenario.wire)
-            .map_err(|e| ProvisionError::io("start the agent's forwarder", e))?;
-        // A server of its own is observed from its start on (`Agent::start`).
-        agent.observe().await;
-        (scenario.progress)("on a shared server");
-        crate::timeline::note(crate::timeline::Lane::Provisioning, "shared server", || {
-            agent.endpoint()
-        });
-        (scenario.progress)(&sandbox.line(Some(sandbox_plan::SHARED_TCP)));
-        scenario.agents.push(agent.clone());
-        return Ok(agent);
+        return on_shared_server(
+            agent,
+            scenario.wire,
+            scenario.progress,
+            scenario.agents,
+            &shared_line,
+        )
+        .await;
     }
     if kind == AgentKind::Fixture {
         if let Err(e) = scenario.fixture.attach_home(&root.home) {
@@ -150,6 +173,73 @@ pub(crate) async fn provision(
     Ok(agent)
 }
 
+/// The last steps of a shared agent's provisioning: its forwarder, its observer, the progress.
+async fn on_shared_server(
+    agent: Agent,
+    wire: &Arc<crate::forward::Wire>,
+    progress: &(dyn Fn(&str) + Sync),
+    agents: &mut AgentSlot,
+    sandbox_line: &str,
+) -> Result<Agent, ProvisionError> {
+    agent
+        .start_forwarder(wire)
+        .map_err(|e| ProvisionError::io("start the agent's forwarder", e))?;
+    // A server of its own is observed from its start on (`Agent::start`).
+    agent.observe().await;
+    progress(if agent.in_warm_workspace() {
+        "on a shared server (warm workspace)"
+    } else {
+        "on a shared server"
+    });
+    crate::timeline::note(crate::timeline::Lane::Provisioning, "shared server", || {
+        agent.endpoint()
+    });
+    progress(sandbox_line);
+    agents.push(agent.clone());
+    Ok(agent)
+}
+
+/// The agent as a seat (a workspace of the pool's, warm when an earlier scenario with the same
+/// config booted it) on a shared server: the seat's config names its relay, which forwards to
+/// the scenario's model while the lease lasts.
+async fn lease_seat(
+    (name, redactor, gates): (&str, &Arc<Redactor>, &Arc<Gates>),
+    index: usize,
+    program: &Path,
+    seat: &warm::SeatConfig,
+    model: Option<&crate::model::ScriptedModel>,
+) -> Result<Agent, ProvisionError> {
+    let lease = shared_pool::lease(program, name, Some(seat)).await?;
+    let Some((root, relay_port, _warm)) = lease.seat() else {
+        unreachable!("a lease asked with a seat has one");
+    };
+    root.register(redactor, index);
+    crate::timeline::note(crate::timeline::Lane::Provisioning, "root", || {
+        root.root.display().to_string()
+    });
+    // The relay's port reads as the model's did.
+    redactor.add_port(relay_port);
+    if let Some(model) = model {
+        model.reached_at(relay_port);
+    }
+    register_server(&lease, redactor);
+    Ok(Agent::leased(
+        index,
+        root,
+        lease,
+        redactor.clone(),
+        gates.clone(),
+    ))
+}
+
+/// What the server reports about itself reads as a server of the scenario's own would.
+fn register_server(lease: &shared_pool::Lease, redactor: &Redactor) {
+    let server = lease.server();
+    redactor.add_port(server.process().port());
+    redactor.add_path(server.home(), "[home]");
+    redactor.add_path(&server.process().root().root, "[root]");
+}
+
 /// The agent as `scenario`'s directory on a shared server: its config goes into the
 /// workspace's `.opencode/opencode.jsonc`, the last config file OpenCode reads for a directory
 /// (the shared server's own config is empty, so it decides above the product's project files,
@@ -166,7 +256,7 @@ async fn lease_shared(
     let leased = async {
         super::project::write_project_config(&root.workspace, config)
             .map_err(|e| ProvisionError::io("write the scenario's project config", e))?;
-        shared_pool::lease(program, scenario).await
+        shared_pool::lease(program, scenario, None).await
     }
     .await;
     let lease = match leased {
@@ -177,11 +267,7 @@ async fn lease_shared(
             return Err(e);
         }
     };
-    let server = lease.server();
-    redactor.add_port(server.process().port());
-    // What the server reports about itself reads as a server of the scenario's own would.
-    redactor.add_path(server.home(), "[home]");
-    redactor.add_path(&server.process().root().root, "[root]");
+    register_server(&lease, redactor);
     Ok(Agent::leased(
         index,
         root,
