@@ -360,6 +360,12 @@ impl Client {
         Ok(())
     }
 
+    /// `GET <path>` as JSON: the shared pool reads what an instance holds (`/pty`, `/lsp`,
+    /// `/mcp`) before it hands a warm workspace on.
+    pub(crate) async fn get_value(&self, path: &str) -> Result<Value, ClientError> {
+        self.call(Method::GET, path, None).await
+    }
+
     /// `POST /instance/dispose`: drops the instance state; the process keeps running.
     pub async fn dispose(&self) -> Result<bool, ClientError> {
         self.call(Method::POST, "/instance/dispose", None).await
