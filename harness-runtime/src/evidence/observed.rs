@@ -358,6 +358,11 @@ impl SessionLog {
         }
     }
 
+    /// Whether the record may be incomplete (a note was made).
+    pub(crate) fn has_gaps(&self) -> bool {
+        !self.gaps.is_empty()
+    }
+
     /// Says where the record may be incomplete (once per distinct note in a row).
     pub(crate) fn note_gap(&mut self, note: impl Into<String>) {
         let note = note.into();

@@ -113,6 +113,10 @@ struct Shared {
     link: watch::Sender<Link>,
     /// Wakes the task: the agent (re)started.
     wake: Notify,
+    /// A permission ask of the agent was answered `always`: OpenCode keeps the approval in the
+    /// directory's instance (not in a session), so a shared server's pool must not hand that
+    /// instance on.
+    approved_always: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -158,6 +162,7 @@ impl Observer {
                 messages: Mutex::default(),
                 link: watch::Sender::new(Link::default()),
                 wake: Notify::new(),
+                approved_always: std::sync::atomic::AtomicBool::new(false),
             }),
             task: Mutex::new(None),
         }
@@ -193,6 +198,15 @@ impl Observer {
                 cause.as_deref().unwrap_or("no answer")
             ));
         }
+    }
+
+    /// Whether an ask of the agent may have been answered `always`: one was seen, or the record
+    /// may be incomplete.
+    pub(crate) fn may_have_approved_always(&self) -> bool {
+        self.shared
+            .approved_always
+            .load(std::sync::atomic::Ordering::SeqCst)
+            || self.shared.log().has_gaps()
     }
 
     /// Ends the subscription for good (the scenario ends).
@@ -498,6 +512,13 @@ fn apply(shared: &Shared, data: &str, unreadable: &mut HashSet<String>) {
     // `sync` repeats each event for OpenCode's own replication.
     if kind == "sync" {
         return;
+    }
+    if kind == "permission.replied"
+        && payload.pointer("/properties/reply").and_then(Value::as_str) == Some("always")
+    {
+        shared
+            .approved_always
+            .store(true, std::sync::atomic::Ordering::SeqCst);
     }
     match Event::parse(&payload.to_string(), &shared.redactor) {
         Ok(event) => {
