@@ -27,6 +27,9 @@ pub(crate) struct Shared {
     /// Each scripted stream's time to its first output chunk in ms, by request `seq`, as it
     /// was streamed: a scenario's time-to-first-token budget on the scripted model.
     first_tokens: Mutex<std::collections::HashMap<usize, u64>>,
+    /// The port the scenario's agent reaches the model at, when not `addr`'s: a warm workspace
+    /// of a shared server names its own stable port, which forwards here.
+    reached_at: OnceLock<u16>,
 }
 
 impl Shared {
@@ -38,6 +41,7 @@ impl Shared {
             arrivals: watch::channel(0).0,
             recorded: OnceLock::new(),
             first_tokens: Mutex::default(),
+            reached_at: OnceLock::new(),
         }
     }
 
@@ -200,14 +204,28 @@ impl ScriptedModel {
         &self.shared.model_name
     }
 
-    /// The OpenAI-compatible base URL, `http://127.0.0.1:<port>/v1`.
+    /// The OpenAI-compatible base URL, `http://127.0.0.1:<port>/v1`: the address the
+    /// scenario's agent reaches the model at.
     pub fn base_url(&self) -> String {
-        format!("http://{}/v1", self.shared.addr)
+        format!("http://{}/v1", self.reached_addr())
     }
 
     /// The Ollama base URL, `http://127.0.0.1:<port>`.
     pub fn ollama_url(&self) -> String {
-        format!("http://{}", self.shared.addr)
+        format!("http://{}", self.reached_addr())
+    }
+
+    /// Makes the model's URLs name `port`, a loopback port forwarding to it (a warm
+    /// workspace's): what the agent's config names. Set once.
+    pub(crate) fn reached_at(&self, port: u16) {
+        let _ = self.shared.reached_at.set(port);
+    }
+
+    fn reached_addr(&self) -> SocketAddr {
+        match self.shared.reached_at.get() {
+            Some(&port) => SocketAddr::new(self.shared.addr.ip(), port),
+            None => self.shared.addr,
+        }
     }
 
     /// The recorded answers of type `T` that answer this model's chat requests instead of its
