@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::ProvisionError;
 use super::root::AgentRoot;
 use super::server_process::ServerProcess;
-use super::shared_pool::Lease;
+use super::pool_lease::PoolLease;
 use crate::gates::{GatePoint, Gates};
 use crate::redact::Redactor;
 
@@ -46,7 +46,7 @@ enum HeldServer {
     },
     /// The agent is a directory on a shared server: the pool owns the process, and its lease
     /// ends with the scenario.
-    Leased(Lease),
+    Leased(PoolLease),
 }
 
 impl std::fmt::Debug for Agent {
@@ -76,11 +76,11 @@ impl Agent {
     pub(crate) fn leased(
         index: usize,
         root: AgentRoot,
-        lease: Lease,
+        lease: impl Into<PoolLease>,
         redactor: Arc<Redactor>,
         gates: Arc<Gates>,
     ) -> Self {
-        Self::holding(index, root, HeldServer::Leased(lease), redactor, gates)
+        Self::holding(index, root, HeldServer::Leased(lease.into()), redactor, gates)
     }
 
     fn holding(
@@ -171,17 +171,12 @@ impl Agent {
         Ok(())
     }
 
-    /// The process the agent runs on: its own, or the leased shared one.
-    fn process(&self) -> &ServerProcess {
-        match &self.inner.server {
-            HeldServer::Own { process, .. } => process,
-            HeldServer::Leased(lease) => lease.server().process(),
-        }
-    }
-
     /// The base URL, e.g. `http://127.0.0.1:41234` (the last one, while stopped).
     pub fn endpoint(&self) -> String {
-        self.process().endpoint()
+        match &self.inner.server {
+            HeldServer::Own { process, .. } => process.endpoint(),
+            HeldServer::Leased(lease) => lease.endpoint(),
+        }
     }
 
     /// The URL a product under test is given instead of [`endpoint`](Self::endpoint),
@@ -200,7 +195,10 @@ impl Agent {
 
     /// The loopback port the server listens on (0 before the first start).
     pub fn port(&self) -> u16 {
-        self.process().port()
+        match &self.inner.server {
+            HeldServer::Own { process, .. } => process.port(),
+            HeldServer::Leased(lease) => lease.port(),
+        }
     }
 
     /// Whether this agent is a directory on a shared server (`LIVE_ISOLATION=shared`) rather
@@ -227,30 +225,43 @@ impl Agent {
     /// The last `n` lines of the server's stdout and stderr, redacted. A shared server's log
     /// holds every scenario's lines that used it.
     pub fn log_tail(&self, n: usize) -> String {
-        self.inner
-            .redactor
-            .redact(&self.process().unredacted_log_tail(n))
+        let tail = match &self.inner.server {
+            HeldServer::Own { process, .. } => process.unredacted_log_tail(n),
+            HeldServer::Leased(lease) => lease.unredacted_log_tail(n),
+        };
+        self.inner.redactor.redact(&tail)
     }
 
     /// The server's pid while it runs (a shared server's: other scenarios use it too).
     pub fn pid(&self) -> Option<u32> {
-        self.process().pid()
+        match &self.inner.server {
+            HeldServer::Own { process, .. } => process.pid(),
+            HeldServer::Leased(lease) => lease.pid(),
+        }
     }
 
     /// Whether the server process is running.
     pub fn is_running(&self) -> bool {
-        self.process().is_running()
+        match &self.inner.server {
+            HeldServer::Own { process, .. } => process.is_running(),
+            HeldServer::Leased(lease) => lease.is_running(),
+        }
     }
 
     /// Waits until the server exits on its own (a crash, an injected fault such as the fixture
     /// agent's exit mid-turn), up to `ceiling` scaled by `LIVE_TIMEOUT_SCALE`, and until its
     /// output is read to the end: [`log_tail`](Self::log_tail) then holds its last lines, which
     /// [`is_running`](Self::is_running) turning false does not promise. The error when it still
-    /// runs carries the tail of its log.
+    /// runs carries the tail of its log. A server of a nextest run's pool runs in another
+    /// process and cannot be waited for: refused as a shared server's `stop` is.
     pub async fn wait_exit(&self, ceiling: Duration) -> Result<ExitStatus, ProvisionError> {
-        self.process()
-            .wait_exit(crate::settings::scaled(ceiling), &self.inner.redactor)
-            .await
+        let ceiling = crate::settings::scaled(ceiling);
+        match &self.inner.server {
+            HeldServer::Own { process, .. } => {
+                process.wait_exit(ceiling, &self.inner.redactor).await
+            }
+            HeldServer::Leased(lease) => lease.wait_exit(ceiling, &self.inner.redactor).await,
+        }
     }
 
     /// Starts the server (again) on the same root: sessions persist, since the database lives
@@ -321,7 +332,10 @@ impl Agent {
     #[cfg(any(test, feature = "testing"))]
     /// The owner mark every process of this agent carries.
     pub(crate) fn owner_token(&self) -> &str {
-        self.process().owner_token()
+        match &self.inner.server {
+            HeldServer::Own { process, .. } => process.owner_token(),
+            HeldServer::Leased(lease) => lease.owner_token(),
+        }
     }
 
     /// Ends a shared agent's lease (see [`Lease::release`]); nothing for an agent of its own.
@@ -417,6 +431,7 @@ fn refused_on_shared(operation: &'static str) -> ProvisionError {
 mod tests {
     use super::*;
     use crate::opencode::server_process::Launch;
+    use crate::opencode::shared_pool::Lease;
     use std::path::PathBuf;
     use std::time::Duration;
 

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::root::AgentRoot;
 use super::server_process::{Launch, ServerProcess};
 use super::share_policy;
+use super::pool_lease::PoolLease;
 use super::shared_pool;
 use super::warm;
 use super::{
@@ -87,7 +88,9 @@ pub(crate) async fn provision(
     let seat = share
         .then(|| warm::seat_config(&config))
         .flatten()
-        .filter(|_| !crate::settings::keep_roots());
+        .filter(|_| !crate::settings::keep_roots())
+        // The run's pool (nextest) leases fresh directories: its seats are not shared yet.
+        .filter(|_| !super::pool_run::leases_from_owner());
     let shared_line = sandbox.line(Some(sandbox_plan::SHARED_TCP));
     if let Some(seat) = seat {
         let index = scenario.agents.len() + 1;
@@ -209,7 +212,7 @@ async fn lease_seat(
     seat: &warm::SeatConfig,
     model: Option<&crate::model::ScriptedModel>,
 ) -> Result<Agent, ProvisionError> {
-    let lease = shared_pool::lease(program, name, Some(seat)).await?;
+    let lease = PoolLease::from(shared_pool::lease(program, name, Some(seat)).await?);
     let Some((root, relay_port, _warm)) = lease.seat() else {
         unreachable!("a lease asked with a seat has one");
     };
@@ -233,11 +236,11 @@ async fn lease_seat(
 }
 
 /// What the server reports about itself reads as a server of the scenario's own would.
-fn register_server(lease: &shared_pool::Lease, redactor: &Redactor) {
-    let server = lease.server();
-    redactor.add_port(server.process().port());
-    redactor.add_path(server.home(), "[home]");
-    redactor.add_path(&server.process().root().root, "[root]");
+fn register_server(lease: &PoolLease, redactor: &Redactor) {
+    let (home, root) = lease.home_and_root();
+    redactor.add_port(lease.port());
+    redactor.add_path(home, "[home]");
+    redactor.add_path(root, "[root]");
 }
 
 /// The agent as `scenario`'s directory on a shared server: its config goes into the
@@ -256,7 +259,7 @@ async fn lease_shared(
     let leased = async {
         super::project::write_project_config(&root.workspace, config)
             .map_err(|e| ProvisionError::io("write the scenario's project config", e))?;
-        shared_pool::lease(program, scenario, None).await
+        super::pool_lease::lease(program, scenario, &root).await
     }
     .await;
     let lease = match leased {

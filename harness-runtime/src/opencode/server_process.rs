@@ -135,7 +135,6 @@ impl ServerProcess {
         format!("http://127.0.0.1:{}", self.port())
     }
 
-    #[cfg(any(test, feature = "testing"))]
     /// The owner mark every process of this server carries.
     pub(crate) fn owner_token(&self) -> &str {
         &self.token

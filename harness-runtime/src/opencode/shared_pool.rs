@@ -80,6 +80,14 @@ fn pool() -> std::sync::MutexGuard<'static, Vec<Arc<SharedServer>>> {
 /// The pool's directory: the shared servers' roots and the roots of the scenarios that lease
 /// them are created in it.
 pub(crate) fn dir() -> std::io::Result<PathBuf> {
+    // Under nextest, the run's pool: its owner answers before a lessee creates a root in it.
+    if let Some(run) = super::pool_run::run_dir() {
+        if super::pool_run::leases_from_owner() {
+            super::remote_lease::connect_ahead(&run)?;
+        }
+        std::fs::create_dir_all(&run)?;
+        return Ok(run);
+    }
     let mut dir = POOL_DIR.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(dir) = &*dir {
         return Ok(dir.clone());
@@ -240,6 +248,18 @@ impl Lease {
         if !self.released.swap(true, Ordering::SeqCst) {
             self.server.retired.store(true, Ordering::SeqCst);
             self.server.kept.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+impl Lease {
+    /// The lessee vanished (its process died, even by SIGKILL: the run's pool owner saw its
+    /// connection close): the server is retired and stopped, with whatever the scenario left
+    /// running on it. Its root is no failure's evidence (none of the run's names it): removed.
+    pub(crate) async fn discard(&self) {
+        if !self.released.swap(true, Ordering::SeqCst) {
+            self.server.retired.store(true, Ordering::SeqCst);
+            let _ = self.server.process.stop().await;
         }
     }
 }
@@ -460,6 +480,10 @@ async fn finish_start(server: &SharedServer) -> Result<(), ProvisionError> {
 /// servers are in the pool (starting) when it returns: the first scenarios wait for them
 /// instead of starting more.
 pub(crate) fn prewarm(program: PathBuf, count: usize) {
+    // The run's pool starts its servers in its owner, as its lessees ask.
+    if super::pool_run::leases_from_owner() {
+        return;
+    }
     // A failed preparation leaves the start to the scenarios, which report it.
     let servers: Vec<_> = (0..count)
         .map_while(|_| prepare(&program, false).ok())

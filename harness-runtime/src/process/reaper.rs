@@ -37,7 +37,17 @@ pub fn run_reaper() -> ExitCode {
             None => {}
         }
     }
-    super::sweep(&tokens.into_iter().collect::<Vec<_>>());
+    // A pool's owner also hands its directory (`clean-dir <path>`): cleaned once its processes
+    // are gone.
+    let (dirs, tokens): (Vec<_>, Vec<_>) = tokens
+        .into_iter()
+        .partition(|line| line.starts_with(super::run_dir::CLEAN_DIR));
+    super::sweep(&tokens);
+    for dir in dirs {
+        super::run_dir::clean_after_owner(std::path::Path::new(
+            &dir[super::run_dir::CLEAN_DIR.len()..],
+        ));
+    }
     ExitCode::SUCCESS
 }
 
@@ -131,7 +141,8 @@ static REAPER: Mutex<Option<(ReaperHandle, HashMap<String, usize>)>> = Mutex::ne
 /// Registers `token` with this runner's reaper, starting the reaper on first use (or again, if it
 /// died). Call it before spawning the process that carries the token.
 pub(crate) fn register(token: &str) -> std::io::Result<()> {
-    if settings::in_helper_role() {
+    // The pool's owner starts servers of its own, each registered with a reaper of its own.
+    if settings::in_helper_role() && !matches!(settings::role(), Ok(Some(Role::Pool))) {
         // We are a helper role ourselves: re-executing would recurse instead of reaping.
         return Err(std::io::Error::other(format!(
             "this process runs in a helper role ({} is set): its main must dispatch roles \

@@ -17,6 +17,7 @@ pub fn run_role() -> Option<ExitCode> {
         Ok(Some(Role::FixtureAgent)) => Some(crate::fixture::run_agent()),
         Ok(Some(Role::Reaper)) => Some(crate::process::run_reaper()),
         Ok(Some(Role::SandboxLauncher)) => Some(crate::sandbox::run_launcher()),
+        Ok(Some(Role::Pool)) => Some(crate::opencode::run_pool_owner()),
         Err(invalid) => {
             eprintln!("error: {invalid}");
             Some(ExitCode::from(2))

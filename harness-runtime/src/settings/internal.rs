@@ -16,6 +16,8 @@ pub(crate) enum Role {
     Reaper,
     /// The sandbox launcher (`sandbox::run_launcher`): confines itself, then runs the agent.
     SandboxLauncher,
+    /// The owner of a nextest run's pool of shared servers (`opencode::run_pool_owner`).
+    Pool,
 }
 
 impl Role {
@@ -25,16 +27,17 @@ impl Role {
             Role::FixtureAgent => "fixture-agent",
             Role::Reaper => "reaper",
             Role::SandboxLauncher => "sandbox",
+            Role::Pool => "pool",
         }
     }
 }
 
 const ROLE: Setting<Role> = Setting {
     name: names::ROLE,
-    expected: "`fixture-agent`, `reaper` or `sandbox` (the harness sets it on its helper \
+    expected: "`fixture-agent`, `reaper`, `sandbox` or `pool` (the harness sets it on its helper \
                processes; unset it to run the scenarios)",
     parse: |text| {
-        [Role::FixtureAgent, Role::Reaper, Role::SandboxLauncher]
+        [Role::FixtureAgent, Role::Reaper, Role::SandboxLauncher, Role::Pool]
             .into_iter()
             .find(|role| role.value() == text)
     },
@@ -171,9 +174,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn roles_are_the_three_helpers() {
+    fn roles_are_the_four_helpers() {
         assert_eq!(ROLE.test_read("reaper"), Ok(Some(Role::Reaper)));
         assert_eq!(ROLE.test_read("sandbox"), Ok(Some(Role::SandboxLauncher)));
+        assert_eq!(ROLE.test_read("pool"), Ok(Some(Role::Pool)));
         assert_eq!(
             ROLE.test_read("fixture-agent"),
             Ok(Some(Role::FixtureAgent))
@@ -181,7 +185,7 @@ mod tests {
         let unknown = ROLE.test_read("wizard").unwrap_err();
         assert!(
             unknown
-                .starts_with("HARNESS_RUNTIME_ROLE must be `fixture-agent`, `reaper` or `sandbox`"),
+                .starts_with("HARNESS_RUNTIME_ROLE must be `fixture-agent`, `reaper`, `sandbox` or `pool`"),
             "{unknown}"
         );
         assert!(

@@ -62,6 +62,9 @@ pub(crate) const MODEL: &str = "TEST_OLLAMA_MODEL";
 pub(crate) const ROLE: &str = "HARNESS_RUNTIME_ROLE";
 /// `LIVE_HARNESS_OWNER`: the owner mark every spawned agent and all its descendants carry.
 pub(crate) const OWNER: &str = "LIVE_HARNESS_OWNER";
+/// `LIVE_POOL_RUNNER`: `<pid>:<start time>` of the process whose tests lease from a pool's
+/// owner (nextest's runner); the owner ends once it is gone and nothing is leased.
+pub(crate) const POOL_RUNNER: &str = "LIVE_POOL_RUNNER";
 /// `LIVE_SANDBOX_LAUNCH`: what the sandbox launcher confines and then runs (JSON).
 pub(crate) const SANDBOX_LAUNCH: &str = "LIVE_SANDBOX_LAUNCH";
 /// `LIVE_FIXTURE_HEARTBEAT_MS`: the fixture agent's heartbeat period.

@@ -1,0 +1,154 @@
+//! A scenario's lease of a shared server, from this process's pool (`shared_pool`) or from the
+//! run's pool owner under nextest (`remote_lease`): what the agent needs of it either way.
+
+use std::path::Path;
+
+use super::ProvisionError;
+use super::lease_terms::LeaseRequest;
+use super::remote_lease::{self, RemoteLease};
+use super::root::AgentRoot;
+use super::shared_pool::{self, Lease};
+
+/// A lease of a shared server, wherever its pool runs.
+#[derive(Debug)]
+pub(crate) enum PoolLease {
+    /// This process's pool.
+    Local(Box<Lease>),
+    /// The run's pool, in its owner process.
+    Remote(Box<RemoteLease>),
+}
+
+impl From<Lease> for PoolLease {
+    fn from(lease: Lease) -> Self {
+        PoolLease::Local(Box::new(lease))
+    }
+}
+
+/// Leases a shared server of `program` for `scenario`, whose root is `root` (in the pool's
+/// directory): from the run's pool under nextest, else from this process's.
+pub(crate) async fn lease(
+    program: &Path,
+    scenario: &str,
+    root: &AgentRoot,
+) -> Result<PoolLease, ProvisionError> {
+    match super::pool_run::run_dir().filter(|_| super::pool_run::leases_from_owner()) {
+        Some(dir) => {
+            let request = LeaseRequest {
+                program: program.to_path_buf(),
+                scenario: scenario.to_string(),
+                seat: None,
+            };
+            let workspace = root.workspace.clone();
+            remote_lease::lease(dir, request, root.root.clone(), workspace)
+                .await
+                .map(|lease| PoolLease::Remote(Box::new(lease)))
+        }
+        None => shared_pool::lease(program, scenario, None)
+            .await
+            .map(PoolLease::from),
+    }
+}
+
+impl PoolLease {
+    pub(crate) fn port(&self) -> u16 {
+        match self {
+            PoolLease::Local(lease) => lease.server().process().port(),
+            PoolLease::Remote(lease) => lease.port(),
+        }
+    }
+
+    pub(crate) fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port())
+    }
+
+    pub(crate) fn pid(&self) -> Option<u32> {
+        match self {
+            PoolLease::Local(lease) => lease.server().process().pid(),
+            PoolLease::Remote(lease) => lease.pid(),
+        }
+    }
+
+    pub(crate) fn is_running(&self) -> bool {
+        match self {
+            PoolLease::Local(lease) => lease.server().process().is_running(),
+            PoolLease::Remote(lease) => lease.is_running(),
+        }
+    }
+
+    pub(crate) fn unredacted_log_tail(&self, n: usize) -> String {
+        match self {
+            PoolLease::Local(lease) => lease.server().process().unredacted_log_tail(n),
+            PoolLease::Remote(lease) => lease.unredacted_log_tail(n),
+        }
+    }
+
+    #[cfg(any(test, feature = "testing"))]
+    pub(crate) fn owner_token(&self) -> &str {
+        match self {
+            PoolLease::Local(lease) => lease.server().process().owner_token(),
+            PoolLease::Remote(lease) => &lease.facts().owner_token,
+        }
+    }
+
+    /// The server's home (its `HOME`) and root: the scenario's redactor names them.
+    pub(crate) fn home_and_root(&self) -> (&Path, &Path) {
+        match self {
+            PoolLease::Local(lease) => {
+                (lease.server().home(), &lease.server().process().root().root)
+            }
+            PoolLease::Remote(lease) => (&lease.facts().home, &lease.facts().root),
+        }
+    }
+
+    /// Waits for the server to exit on its own: only a server of this process's pool can be
+    /// waited for; another process's is refused.
+    pub(crate) async fn wait_exit(
+        &self,
+        ceiling: std::time::Duration,
+        redactor: &crate::redact::Redactor,
+    ) -> Result<std::process::ExitStatus, ProvisionError> {
+        match self {
+            PoolLease::Local(lease) => lease.server().process().wait_exit(ceiling, redactor).await,
+            PoolLease::Remote(_) => Err(ProvisionError::SharedServer {
+                operation: "wait_exit",
+            }),
+        }
+    }
+
+    /// Ends the lease (see `Lease::release`); the run's pool owner does the same with it.
+    pub(crate) async fn release(&self, passed: bool, workspace: &Path, approved_always: bool) {
+        match self {
+            PoolLease::Local(lease) => lease.release(passed, workspace, approved_always).await,
+            PoolLease::Remote(lease) => lease.release(passed).await,
+        }
+    }
+
+    /// The leased seat (a warm workspace): its root, its relay's port, whether it is warm. A
+    /// lease of the run's pool has none: its scenario's workspace is a fresh directory.
+    pub(crate) fn seat(&self) -> Option<(AgentRoot, u16, bool)> {
+        match self {
+            PoolLease::Local(lease) => lease.seat(),
+            PoolLease::Remote(_) => None,
+        }
+    }
+
+    /// Whether the released seat went back to the pool (see `Lease::seat_kept`).
+    pub(crate) fn seat_kept(&self) -> bool {
+        match self {
+            PoolLease::Local(lease) => lease.seat_kept(),
+            PoolLease::Remote(_) => false,
+        }
+    }
+
+    /// The server's root (its logs, its database, what the pool keeps of it).
+    pub(crate) fn server_root(&self) -> &Path {
+        self.home_and_root().1
+    }
+
+    pub(crate) fn abandon(&self) {
+        match self {
+            PoolLease::Local(lease) => lease.abandon(),
+            PoolLease::Remote(lease) => lease.abandon(),
+        }
+    }
+}
