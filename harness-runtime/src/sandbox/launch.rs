@@ -65,18 +65,33 @@ impl Launch {
         serde_json::from_str(&text).map_err(|e| problem(e.to_string()))
     }
 
-    /// The program's command: its arguments, its role (or none), without the launch.
+    /// The program's command: its arguments, then those a wrapper passed on (see
+    /// [`wrapped_args`]), its role (or none), without the launch or the passed arguments.
     pub(crate) fn program_command(&self) -> Command {
         let mut command = Command::new(&self.program);
         command
             .args(&self.args)
             .env_remove(settings::SANDBOX_LAUNCH);
+        for (name, value) in wrapped_args() {
+            command.arg(value).env_remove(name);
+        }
         match &self.role {
             Some(role) => command.env(settings::ROLE, role),
             None => command.env_remove(settings::ROLE),
         };
         command
     }
+}
+
+/// The arguments a wrapper script passed on in `LIVE_SANDBOX_ARG_0`, `_1`, … (up to the first
+/// one missing), with their variables' names. A shared workspace's shell is such a wrapper:
+/// OpenCode runs it as `<wrapper> -c <command>`, and its arguments cannot travel on the command
+/// line, since a test binary under libtest (the launcher's other shape) would parse them.
+fn wrapped_args() -> Vec<(String, std::ffi::OsString)> {
+    (0..)
+        .map(|n| format!("{}{n}", settings::SANDBOX_ARG))
+        .map_while(|name| settings::raw(&name).map(|value| (name, value)))
+        .collect()
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ mod launcher;
 mod policy;
 mod program;
 mod state;
+mod wrapper;
 
 pub(crate) use error::SandboxError;
 pub(crate) use launch::Launch;
@@ -23,3 +24,4 @@ pub(crate) use launcher::run_launcher;
 pub(crate) use policy::Policy;
 pub(crate) use program::program_paths;
 pub(crate) use state::current;
+pub(crate) use wrapper::script as wrapper_script;
