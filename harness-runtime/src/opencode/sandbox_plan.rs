@@ -8,9 +8,12 @@ use serde_json::Value;
 use super::AgentOptions;
 use crate::sandbox::{Policy, program_paths};
 
-/// Why a shared server's TCP connect is not restricted.
-pub(crate) const SHARED_TCP: &str =
-    "a shared server talks to the model of every scenario that leases it";
+/// What the progress line adds for a directory on a shared server: which of its processes are
+/// confined to its own root and model, and which stay at the pool's confinement.
+pub(crate) const SHARED_SCOPE: &str = "its bash commands confined to its own root and model \
+     port; its file tools (read, write, edit) and the processes the shared server starts itself \
+     (git, ripgrep, LSP servers, formatters, MCP servers) to the pool's directory, tcp \
+     unrestricted";
 
 /// The policy of a server of its own on `root`, running `program` with `config`: it writes
 /// beneath `root` (and the options' writable paths), reads its program and the options'
@@ -49,15 +52,40 @@ pub(crate) fn own_server(
 }
 
 /// The policy of a shared server of `program`: it writes beneath the pool's directory (its own
-/// root and every leasing scenario's are there) and connects anywhere ([`SHARED_TCP`]).
+/// root and every leasing scenario's are there) and connects anywhere (it talks to the model of
+/// every scenario that leases it). It runs the sandbox launcher too (this binary): each leasing
+/// scenario's shell confines its bash commands further ([`leased_shell`]).
 pub(crate) fn shared_server(pool: &Path, program: &Path) -> Policy {
     let mut policy = Policy::system();
-    for path in program_paths(program) {
+    let launcher = crate::process::role_command().map(|(launcher, _)| launcher);
+    for path in program_paths(program)
+        .into_iter()
+        .chain(launcher.iter().flat_map(|l| program_paths(l)))
+    {
         policy.allow_read(path);
     }
     policy.allow_write(pool);
     policy.connect_anywhere();
     policy
+}
+
+/// The policy of the bash commands of a scenario whose root is `root` on a shared server of
+/// `program`, its workspace configured with `config`: what a server of its own would allow them
+/// (they write beneath `root`, read what the server reads, connect to the config's providers'
+/// ports: the scenario's model, or a seat's stand-in for it), and never the shared server's port, through which every workspace on it is reachable.
+/// Landlock stacks it on the shared server's own policy. The second value says why TCP connect
+/// is left unrestricted, when it is.
+pub(crate) fn leased_shell(
+    root: &Path,
+    program: &Path,
+    config: &Value,
+) -> (Policy, Option<String>) {
+    own_server(root, program, config, &AgentOptions::default())
+}
+
+/// Why the TCP connect of a server or shell with `config` is left unrestricted, when it is.
+pub(crate) fn tcp_open(config: &Value) -> Option<String> {
+    provider_ports(config).err()
 }
 
 /// The ports of every provider's `options.baseURL` (the scripted model, a cassette's replay, the
@@ -136,10 +164,32 @@ mod tests {
         assert!(!policy.write.contains(&PathBuf::from("/srv/fixtures")));
     }
 
+    /// It runs the sandbox launcher (this binary) for its leases' shells, and reads nothing else
+    /// beside it.
     #[test]
-    fn a_shared_server_writes_the_pool_and_connects_anywhere() {
+    fn a_shared_server_writes_the_pool_connects_anywhere_and_runs_the_launcher() {
         let policy = shared_server(Path::new("/tmp/pool"), Path::new("sh"));
         assert!(policy.write.contains(&PathBuf::from("/tmp/pool")));
         assert_eq!(policy.connect, None);
+        let (launcher, _) = crate::process::role_command().unwrap();
+        let launcher = launcher.canonicalize().unwrap();
+        assert!(policy.read.contains(&launcher), "{:?}", policy.read);
+        assert!(
+            !policy
+                .read
+                .contains(&launcher.parent().unwrap().to_path_buf())
+        );
+    }
+
+    /// A lease's bash commands: its root, its model's port, not the pool.
+    #[test]
+    fn a_leased_shell_writes_its_root_and_connects_to_its_model_alone() {
+        let config =
+            json!({"provider": {"scripted": {"options": {"baseURL": "http://127.0.0.1:7/v1"}}}});
+        let (policy, why) = leased_shell(Path::new("/tmp/pool/lease"), Path::new("sh"), &config);
+        assert_eq!(why, None);
+        assert_eq!(policy.connect, Some(vec![7]));
+        assert!(policy.write.contains(&PathBuf::from("/tmp/pool/lease")));
+        assert!(!policy.write.contains(&PathBuf::from("/tmp/pool")));
     }
 }
