@@ -27,6 +27,7 @@ mod share_policy;
 mod shared_pool;
 mod slot;
 mod warm;
+mod workspace_shell;
 
 pub use agent::Agent;
 pub use agent_client::DEFAULT_SESSION_TITLE;
