@@ -3,10 +3,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use super::pool_lease::PoolLease;
 use super::root::AgentRoot;
 use super::server_process::{Launch, ServerProcess};
 use super::share_policy;
-use super::pool_lease::PoolLease;
 use super::shared_pool;
 use super::warm;
 use super::{
@@ -91,7 +91,14 @@ pub(crate) async fn provision(
         .filter(|_| !crate::settings::keep_roots())
         // The run's pool (nextest) leases fresh directories: its seats are not shared yet.
         .filter(|_| !super::pool_run::leases_from_owner());
-    let shared_line = sandbox.line(Some(sandbox_plan::SHARED_TCP));
+    let shared_line = match sandbox.is_on() {
+        true => format!(
+            "{}; {}",
+            sandbox.line(sandbox_plan::tcp_open(&config).as_deref()),
+            sandbox_plan::SHARED_SCOPE
+        ),
+        false => sandbox.line(None),
+    };
     if let Some(seat) = seat {
         let index = scenario.agents.len() + 1;
         let agent = lease_seat(
@@ -256,13 +263,7 @@ async fn lease_shared(
     redactor: &Arc<Redactor>,
     gates: &Arc<Gates>,
 ) -> Result<Agent, ProvisionError> {
-    let leased = async {
-        super::project::write_project_config(&root.workspace, config)
-            .map_err(|e| ProvisionError::io("write the scenario's project config", e))?;
-        super::pool_lease::lease(program, scenario, &root).await
-    }
-    .await;
-    let lease = match leased {
+    let lease = match super::pool_lease::lease(program, scenario, &root).await {
         Ok(lease) => lease,
         Err(e) => {
             // Nothing ran in it: the shared server's root keeps the evidence of a failed start.
@@ -270,6 +271,16 @@ async fn lease_shared(
             return Err(e);
         }
     };
+    // Its shell lives in the server's root, known once leased.
+    let server_root = lease.server_root();
+    let written =
+        super::workspace_shell::confine_config(server_root, program, &root, config.clone())
+            .and_then(|config| super::project::write_project_config(&root.workspace, &config));
+    if let Err(e) = written {
+        lease.release(false, &root.workspace, false).await;
+        let _ = std::fs::remove_dir_all(&root.root);
+        return Err(ProvisionError::io("write the scenario's project config", e));
+    }
     register_server(&lease, redactor);
     Ok(Agent::leased(
         index,
