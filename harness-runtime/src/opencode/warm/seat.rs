@@ -42,16 +42,25 @@ pub(crate) enum Reset {
 }
 
 impl Seat {
-    /// A new seat in `pool_dir` for `config`: its workspace is a project of its own with the
-    /// config naming the seat's relay.
-    pub(crate) fn create(pool_dir: &Path, config: &SeatConfig) -> std::io::Result<Seat> {
+    /// A new seat in `pool_dir` for `config` on the server rooted at `server_root` running
+    /// `program`: its workspace is a project of its own with the config naming the seat's relay
+    /// and the shell confining its bash commands to the seat's root and relay (both stable for
+    /// the seat's life, as OpenCode caches them with the config).
+    pub(crate) fn create(
+        pool_dir: &Path,
+        config: &SeatConfig,
+        (server_root, program): (&Path, &Path),
+    ) -> std::io::Result<Seat> {
         let root = AgentRoot::create_in(pool_dir, SEAT_NAME)?;
         let made = (|| {
             let relay = ModelRelay::start()?;
-            crate::opencode::project::write_project_config(
-                &root.workspace,
-                &config.for_port(relay.port()),
+            let written = crate::opencode::workspace_shell::confine_config(
+                server_root,
+                program,
+                &root,
+                config.for_port(relay.port()),
             )?;
+            crate::opencode::project::write_project_config(&root.workspace, &written)?;
             let baseline = Baseline::read(&root.workspace)?;
             Ok(Seat {
                 root: root.clone(),
