@@ -396,8 +396,9 @@ fn take_seat(
         None => {
             let pool_dir =
                 dir().map_err(|e| ProvisionError::io("create the shared servers' directory", e))?;
-            let seat = Seat::create(&pool_dir, wanted, (server.root(), server.process.program()))
-                .map_err(|e| ProvisionError::io("create a workspace on a shared server", e))?;
+            let seat =
+                Seat::create(&pool_dir, wanted, (server.root(), server.process.program()))
+                    .map_err(|e| ProvisionError::io("create a workspace on a shared server", e))?;
             (seat, false)
         }
     };
