@@ -9,6 +9,8 @@ use serde_json::Value;
 /// The directories the pool made in a seat's workspace: the project's git dir (its project id)
 /// and the harness's config directory. Everything else is the lessee's.
 const KEPT: [&str; 2] = [".git", ".opencode"];
+/// What OpenCode itself writes there when it boots an instance: the same for every lessee.
+const WRITTEN_AT_BOOT: [&str; 1] = [".opencode/.gitignore"];
 
 /// What [`KEPT`] held when the seat was made: every entry (a directory: `None`) and its content.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,6 +70,9 @@ fn walk(
     relative: &Path,
     entries: &mut BTreeMap<PathBuf, Option<Vec<u8>>>,
 ) -> std::io::Result<()> {
+    if WRITTEN_AT_BOOT.iter().any(|w| relative == Path::new(w)) {
+        return Ok(());
+    }
     let path = workspace.join(relative);
     let meta = std::fs::symlink_metadata(&path)?;
     if meta.is_dir() {
@@ -140,6 +145,8 @@ mod tests {
         std::fs::create_dir_all(ws.join("src/deep")).unwrap();
         std::fs::write(ws.join("src/deep/a.rs"), "x").unwrap();
         std::os::unix::fs::symlink("/etc", ws.join("link")).unwrap();
+        // What OpenCode writes at its boot is not the lessee's.
+        std::fs::write(ws.join(".opencode/.gitignore"), "node_modules\n").unwrap();
         assert!(baseline.scrub(ws).unwrap());
         let mut left: Vec<_> = std::fs::read_dir(ws)
             .unwrap()
@@ -147,6 +154,7 @@ mod tests {
             .collect();
         left.sort();
         assert_eq!(left, [".git", ".opencode"]);
+        assert!(ws.join(".opencode/.gitignore").is_file());
         assert!(Path::new("/etc").exists());
         // A branch the lessee made, or a file in the config directory: not reusable.
         std::fs::write(ws.join(".git/refs/heads/topic"), "0").unwrap();

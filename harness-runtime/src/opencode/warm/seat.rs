@@ -21,6 +21,13 @@ const BOOT_INPUTS: [&str; 7] = [
     ".agents",
 ];
 
+/// What OpenCode 1.18.33 writes into a config directory when it boots an instance. A seat has
+/// it from the start, so a fresh seat and a warm one look the same before the first request.
+const BOOT_GITIGNORE: (&str, &str) = (
+    ".gitignore",
+    "node_modules\npackage.json\npackage-lock.json\nbun.lock\n.gitignore",
+);
+
 /// One seat.
 #[derive(Debug)]
 pub(crate) struct Seat {
@@ -61,6 +68,8 @@ impl Seat {
                 config.for_port(relay.port()),
             )?;
             crate::opencode::project::write_project_config(&root.workspace, &written)?;
+            let (name, content) = BOOT_GITIGNORE;
+            std::fs::write(root.workspace.join(".opencode").join(name), content)?;
             let baseline = Baseline::read(&root.workspace)?;
             Ok(Seat {
                 root: root.clone(),
