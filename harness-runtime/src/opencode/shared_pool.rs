@@ -200,6 +200,10 @@ impl Lease {
             Reset::Warm => Reset::Disposed,
             other => other,
         };
+        // Why a seat was not handed on warm, for whoever wonders where the time went.
+        crate::timeline::note(crate::timeline::Lane::Provisioning, "seat released", || {
+            format!("{reset:?} (instance holds {held:?}, always approval: {approved_always})")
+        });
         match reset {
             Reset::Gone => return false,
             Reset::Disposed => {
