@@ -8,6 +8,16 @@
 //! - lists only its own session, and a neighbour's session id answers 404;
 //! - has an OpenCode project, a config (its own scripted model) and files of its own;
 //! - receives only its own session's events, and no neighbour's pending permission or question.
+//!
+//! A neighbour that ran before it in the same workspace (a warm workspace the pool reset and
+//! handed on: same config) shares its directory and OpenCode project id, which OpenCode keeps
+//! for a directory; everything else above holds for it too, and the model the config names is
+//! the seat's stable port, now forwarding to this scenario's model (its script answered).
+//!
+//! The `warm_leftovers_*` scenarios share another config: each finds its workspace as new (only
+//! the project's `.git` as made and the harness's `.opencode`, no session, no todo, no pending
+//! ask), then leaves files, a session with a todo list and, the third, a git branch and commit,
+//! for whichever of them gets its workspace next.
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -106,6 +116,12 @@ async fn cross_talk(live: &mut Live, me: usize) -> anyhow::Result<()> {
         config.to_string().contains(&model_url),
         "the config does not name this scenario's model {model_url}"
     );
+    // The turn's requests reached this scenario's model, whatever port the config names.
+    anyhow::ensure!(
+        live.model().requests().len() >= 2,
+        "this scenario's model served {} requests of its turn",
+        live.model().requests().len()
+    );
 
     let listed = client.list_sessions().await?;
     anyhow::ensure!(
@@ -117,21 +133,31 @@ async fn cross_talk(live: &mut Live, me: usize) -> anyhow::Result<()> {
         client.permissions().await?.is_empty() && client.questions().await?.is_empty(),
         "pending asks that are not this scenario's"
     );
+    let mut in_my_workspace = 0;
     for neighbour in &before {
         let lookup = client.get_session(&neighbour.session).await;
         anyhow::ensure!(
             matches!(&lookup, Err(e) if e.is_not_found()),
             "a neighbour's session answered {lookup:?}"
         );
+        if neighbour.workspace == agent.workspace() {
+            // A warm workspace handed on: the same directory, so the same project and the same
+            // stable model port; asked again above, its files gone below.
+            in_my_workspace += 1;
+            anyhow::ensure!(
+                neighbour.port == agent.port() && neighbour.project == project_id,
+                "a neighbour in this workspace had another server or project"
+            );
+            continue;
+        }
         anyhow::ensure!(
             neighbour.project != project_id,
-            "a neighbour has the same project"
+            "a neighbour in another workspace has the same project"
         );
         anyhow::ensure!(
             neighbour.model_url != model_url && !config.to_string().contains(&neighbour.model_url),
             "the config names a neighbour's model"
         );
-        anyhow::ensure!(neighbour.workspace != agent.workspace());
     }
 
     let mut files: Vec<String> = std::fs::read_dir(agent.workspace())?
@@ -170,7 +196,8 @@ async fn cross_talk(live: &mut Live, me: usize) -> anyhow::Result<()> {
             workspace: agent.workspace().to_path_buf(),
         });
     live.progress(format!(
-        "checked against {} neighbours, {on_my_server} of them on this server",
+        "checked against {} neighbours, {on_my_server} of them on this server, \
+         {in_my_workspace} in this workspace",
         before.len()
     ));
 
@@ -210,4 +237,128 @@ async fn cross_talk_5(live: &mut Live) -> anyhow::Result<()> {
 #[live_agent_test(timeout = "120s")]
 async fn cross_talk_6(live: &mut Live) -> anyhow::Result<()> {
     cross_talk(live, 6).await
+}
+
+/// The permission policy of the `warm_leftovers_*` scenarios: theirs alone, so they reuse one
+/// another's workspaces and no other scenario's.
+fn leftovers_policy() -> Value {
+    json!({"*": "allow", "external_directory": "deny", "doom_loop": "deny"})
+}
+
+/// What a `warm_leftovers_*` scenario left: its session (and so its todo list).
+static LEFT_SESSIONS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Every entry beneath `dir`, relative, sorted.
+fn tree(dir: &std::path::Path) -> anyhow::Result<Vec<String>> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(at) = pending.pop() {
+        for entry in std::fs::read_dir(&at)? {
+            let entry = entry?;
+            let path = entry.path();
+            found.push(path.strip_prefix(dir)?.display().to_string());
+            if entry.file_type()?.is_dir() {
+                pending.push(path);
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+async fn leftovers(live: &mut Live, me: usize) -> anyhow::Result<()> {
+    let mut command =
+        "mkdir -p src/deep && echo left > src/deep/left.txt && echo mine > mine.txt".to_string();
+    if me == 3 {
+        command.push_str(
+            " && git checkout -q -b topic && git -c user.email=s@example.com -c user.name=s \
+             commit -q --allow-empty -m left",
+        );
+    }
+    live.model()
+        .reply(Reply::tool_call(
+            "todowrite",
+            json!({"todos": [{"content": "leave a todo", "status": "pending", "priority": "high"}]}),
+        ))
+        .reply(Reply::tool_call("bash", json!({"command": command, "description": "Leave things"})))
+        .reply(Reply::text("Left."));
+    let agent = live
+        .opencode_with(AgentOptions::default().permission(leftovers_policy()))
+        .await?;
+    let workspace = agent.workspace().to_path_buf();
+
+    // As a new workspace is, whoever had it before.
+    let git = tree(&workspace.join(".git"))?;
+    let harness = tree(&workspace.join(".opencode"))?;
+    let mut top: Vec<String> = std::fs::read_dir(&workspace)?
+        .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect::<Result<_, _>>()?;
+    top.sort();
+    let head = std::fs::read_to_string(workspace.join(".git/HEAD"))?;
+    let client = agent.client();
+    anyhow::ensure!(
+        client.list_sessions().await?.is_empty(),
+        "the workspace lists sessions before this scenario made one"
+    );
+    anyhow::ensure!(
+        client.permissions().await?.is_empty() && client.questions().await?.is_empty(),
+        "pending asks before this scenario asked anything"
+    );
+    let earlier = LEFT_SESSIONS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    for id in &earlier {
+        let lookup = client.get_session(id).await;
+        anyhow::ensure!(
+            matches!(&lookup, Err(e) if e.is_not_found()),
+            "an earlier scenario's session answered {lookup:?}"
+        );
+        let todo = get_json(&agent, &format!("/session/{id}/todo")).await;
+        anyhow::ensure!(
+            todo.as_ref()
+                .map_or(true, |t| t.as_array().is_some_and(Vec::is_empty)),
+            "an earlier scenario's todo list answered {todo:?}"
+        );
+    }
+
+    let session = agent.create_session().await?;
+    let turn = session.prompt("Leave things behind").await?;
+    anyhow::ensure!(turn.error().is_none(), "turn failed: {:?}", turn.error());
+    let todo = get_json(&agent, &format!("/session/{}/todo", session.id())).await?;
+    anyhow::ensure!(
+        todo.as_array().is_some_and(|t| t.len() == 1),
+        "the todo list: {todo}"
+    );
+    anyhow::ensure!(
+        workspace.join("src/deep/left.txt").is_file(),
+        "nothing was left"
+    );
+    LEFT_SESSIONS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(session.id().to_string());
+
+    live.evidence().record_turn(&turn);
+    live.evidence().record("top", &top);
+    live.evidence().record("git", &git);
+    live.evidence().record("head", &head);
+    live.evidence().record("harness_files", &harness);
+    live.assert_evidence();
+    Ok(())
+}
+
+#[live_agent_test(timeout = "120s")]
+async fn warm_leftovers_1(live: &mut Live) -> anyhow::Result<()> {
+    leftovers(live, 1).await
+}
+
+#[live_agent_test(timeout = "120s")]
+async fn warm_leftovers_2(live: &mut Live) -> anyhow::Result<()> {
+    leftovers(live, 2).await
+}
+
+#[live_agent_test(timeout = "120s")]
+async fn warm_leftovers_3(live: &mut Live) -> anyhow::Result<()> {
+    leftovers(live, 3).await
 }
