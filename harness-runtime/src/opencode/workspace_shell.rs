@@ -24,9 +24,11 @@ const SHELL_KEY: &str = "shell";
 const REFUSED: [&str; 2] = ["fish", "nu"];
 
 /// `config` for the workspace of `root` on the shared server rooted at `server_root` running
-/// `program`: with a `shell` confining its bash commands to `root` when agents run confined
+/// `program`, when agents run confined: with a `shell` confining its bash commands to `root`
 /// (the shell written first: OpenCode falls back to its own shell, unconfined, when the file is
-/// missing), else unchanged. `config` names the model the commands may reach.
+/// missing) and its `external_directory` permission denying the pool's directory beyond `root`
+/// ([`pool_guard`](super::pool_guard)); else unchanged. `config` names the model the commands
+/// may reach.
 pub(crate) fn confine_config(
     server_root: &Path,
     program: &Path,
@@ -39,15 +41,21 @@ pub(crate) fn confine_config(
         if let Some(object) = config.as_object_mut() {
             object.insert(SHELL_KEY.into(), Value::String(shell.display().to_string()));
         }
+        let mut pools: Vec<&Path> = [root.root.parent(), server_root.parent()]
+            .into_iter()
+            .flatten()
+            .collect();
+        pools.dedup();
+        super::pool_guard::deny_the_pool(&mut config, &pools, &root.root, server_root);
     }
     Ok(config)
 }
 
 /// Writes the shell of the scenario rooted at `root` on the shared server rooted at
 /// `server_root`, running `program` with `config` (the workspace's, naming the scenario's model
-/// or a seat's stand-in for it); returns its path. Its commands get the
-/// scenario's own `HOME`, `TMPDIR` and XDG directories, as on a server of its own (the shared
-/// server's are outside what they may write).
+/// or a seat's stand-in for it); returns its path. Its commands get the scenario's own `HOME`,
+/// `TMPDIR` and XDG directories, as on a server of its own (the shared server's are outside
+/// what they may write).
 pub(crate) fn write(
     server_root: &Path,
     root: &AgentRoot,
