@@ -15,6 +15,7 @@ mod pool_lease;
 mod pool_owner;
 mod pool_run;
 mod pool_wire;
+mod pool_guard;
 mod port;
 mod project;
 mod provision;
