@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::ProvisionError;
+use super::pool_lease::PoolLease;
 use super::root::AgentRoot;
 use super::server_process::ServerProcess;
-use super::pool_lease::PoolLease;
 use crate::gates::{GatePoint, Gates};
 use crate::redact::Redactor;
 
@@ -80,7 +80,13 @@ impl Agent {
         redactor: Arc<Redactor>,
         gates: Arc<Gates>,
     ) -> Self {
-        Self::holding(index, root, HeldServer::Leased(lease.into()), redactor, gates)
+        Self::holding(
+            index,
+            root,
+            HeldServer::Leased(lease.into()),
+            redactor,
+            gates,
+        )
     }
 
     fn holding(

@@ -23,8 +23,8 @@ pub(crate) use identity::{Identity, identify, is_alive};
 pub(crate) use line_pump::spawn_line_pump;
 #[cfg(any(test, feature = "testing"))]
 pub(crate) use reaper::ReaperHandle;
-pub(crate) use reaper::register as register_token;
 pub(crate) use reaper::forget as forget_token;
+pub(crate) use reaper::register as register_token;
 pub use reaper::run_reaper;
 pub(crate) use role_command::get as role_command;
 #[cfg(any(test, feature = "testing"))]

@@ -37,9 +37,14 @@ const ROLE: Setting<Role> = Setting {
     expected: "`fixture-agent`, `reaper`, `sandbox` or `pool` (the harness sets it on its helper \
                processes; unset it to run the scenarios)",
     parse: |text| {
-        [Role::FixtureAgent, Role::Reaper, Role::SandboxLauncher, Role::Pool]
-            .into_iter()
-            .find(|role| role.value() == text)
+        [
+            Role::FixtureAgent,
+            Role::Reaper,
+            Role::SandboxLauncher,
+            Role::Pool,
+        ]
+        .into_iter()
+        .find(|role| role.value() == text)
     },
 };
 
@@ -184,8 +189,9 @@ mod tests {
         );
         let unknown = ROLE.test_read("wizard").unwrap_err();
         assert!(
-            unknown
-                .starts_with("HARNESS_RUNTIME_ROLE must be `fixture-agent`, `reaper`, `sandbox` or `pool`"),
+            unknown.starts_with(
+                "HARNESS_RUNTIME_ROLE must be `fixture-agent`, `reaper`, `sandbox` or `pool`"
+            ),
             "{unknown}"
         );
         assert!(
