@@ -5,7 +5,8 @@
 //! - `ports`: many fixture servers at once; `streams`: hostile event streams with bounded memory;
 //!   `redaction`: the redactor fuzzed;
 //! - `soak`: 1,050 scenarios in one runner, whose fds, threads and memory must not grow;
-//! - `run_checks`: what every whole run is checked for, itself checked on made-up runs.
+//! - `run_checks`: what every whole run is checked for, itself checked on made-up runs;
+//! - `pool`: a nextest run's pool of shared servers, across processes killed mid-lease.
 //!
 //! `cargo test --release -p harness-selftest --test reliability` runs the fast part (CI);
 //! `cargo test --release -p harness-selftest --test reliability -- --include-ignored` adds the
@@ -13,6 +14,7 @@
 
 mod bad_input;
 mod io_support;
+mod pool;
 mod ports;
 mod processes;
 mod redaction;
@@ -31,6 +33,7 @@ fn main() -> std::process::ExitCode {
         [
             bad_input::tests(),
             ports::tests(),
+            pool::tests(),
             processes::tests(),
             redaction::tests(),
             run_checks::tests(),

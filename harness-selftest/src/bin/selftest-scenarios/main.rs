@@ -23,6 +23,8 @@
 //! - `reliability`: a hundred mixed fixture scenarios, real-OpenCode ones for the heavy run,
 //!   scenarios that meet bad input, and the soak run's 1,051 (named by `build.rs`, skipped
 //!   unless `RELIABILITY_SOAK` is set); driven by `tests/reliability`.
+//! - `pool`: a scenario holding its lease of a nextest run's pool until it is killed; driven by
+//!   `tests/reliability` (`pool`), with `shared`'s `first` and `second`.
 //!
 //! Everything that starts agents requires `SELFTEST_SCRATCH` (which only a sandboxed run sets),
 //! so a plain run of the binary reports it skipped instead of starting servers.
@@ -36,6 +38,7 @@ mod hygiene;
 mod hygiene_probe;
 mod killed;
 mod outcomes;
+mod pool;
 mod rate_limits;
 mod reliability;
 mod requirements;
