@@ -4,7 +4,10 @@
 //! work in its workspace succeeds and nothing outside the root changes.
 //!
 //! OpenCode's own guard is switched off (`"*": "allow"`, no `external_directory: deny`): what
-//! refuses here is Landlock, not OpenCode's reading of the command. Where agents run unconfined
+//! refuses here is Landlock, not OpenCode's reading of the command. (On a shared server the
+//! harness still denies `external_directory` into the pool's directory beyond the scenario's
+//! root; only the neighbour's paths lie there, and the bash attacks on them name them where
+//! OpenCode does not look: in redirections and `unlink`.) Where agents run unconfined
 //! (`LIVE_SANDBOX=0`, or no Landlock outside CI) these scenarios are skipped: they prove the sandbox.
 
 use std::net::TcpListener;
@@ -157,14 +160,28 @@ fn bash_output(turn: &Turn, index: usize) -> anyhow::Result<String> {
     Ok(call.output.clone().unwrap_or_default())
 }
 
-/// Runs `attacks` as the agent's bash calls, then `work` (the scenario's own), with OpenCode's
-/// own guard off (`"*": "allow"`), so only the kernel refuses; each attack must fail inside its
-/// tool with its word. Returns the agent, the turn, and each attack's word for the evidence.
+/// Runs `attacks` as the agent's bash calls, then `work` (the scenario's own, made from the port
+/// the agent reaches its model at), with OpenCode's own guard off (`"*": "allow"`), so only the
+/// kernel refuses; each attack must fail inside its tool with its word. Returns the agent, the
+/// turn, and each attack's word for the evidence.
 async fn attack_then_work(
     live: &mut Live,
     attacks: &[Attack],
-    work: &str,
+    work: impl FnOnce(u16) -> String,
 ) -> anyhow::Result<(Agent, Turn, serde_json::Map<String, serde_json::Value>)> {
+    let agent = live
+        .opencode_with(AgentOptions::default().permission(json!({"*": "allow"})))
+        .await?;
+    // Known once provisioned: a warm workspace reaches the model through its own stable port.
+    let model_port = live
+        .model()
+        .base_url()
+        .rsplit(':')
+        .next()
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|port| port.parse::<u16>().ok())
+        .ok_or_else(|| anyhow::anyhow!("no port in the model's base URL"))?;
+    let work = work(model_port);
     for attack in attacks {
         live.model().reply(Reply::tool_call(
             "bash",
@@ -178,9 +195,6 @@ async fn attack_then_work(
         ))
         .reply(Reply::text("Done."));
 
-    let agent = live
-        .opencode_with(AgentOptions::default().permission(json!({"*": "allow"})))
-        .await?;
     let session = agent.create_session().await?;
     let turn = session.prompt("Try to get out, then do the work.").await?;
     anyhow::ensure!(turn.error().is_none(), "turn failed: {:?}", turn.error());
@@ -200,9 +214,9 @@ async fn attack_then_work(
     Ok((agent, turn, refused))
 }
 
-// A server of its own: a shared server's TCP connect is not restricted (it talks to the model of
-// every scenario that leases it), so the foreign-port attack needs the scenario's own ports.
-#[live_agent_test(timeout = "180s", isolation = "server")]
+/// On a server of its own and on a shared one alike (there the workspace's shell confines the
+/// commands to the scenario's root and model port, within the server's pool-wide confinement).
+#[live_agent_test(timeout = "180s")]
 async fn bash_attacks_outside_the_root_are_refused(live: &mut Live) -> anyhow::Result<()> {
     sandbox_wanted(live)?;
     let planted = PlantedPair::new(live, "attack")?;
@@ -256,20 +270,14 @@ async fn bash_attacks_outside_the_root_are_refused(live: &mut Live) -> anyhow::R
             refused_with: CONNECT_DENIED,
         },
     ];
-    let model_port = live
-        .model()
-        .base_url()
-        .rsplit(':')
-        .next()
-        .and_then(|rest| rest.split('/').next())
-        .and_then(|port| port.parse::<u16>().ok())
-        .ok_or_else(|| anyhow::anyhow!("no port in the model's base URL"))?;
     // The scenario's own work: a file in its workspace, and a connect to its own model.
-    let work = format!(
-        "echo done > work.txt && cat work.txt && \
-         bash -c 'exec 3<>/dev/tcp/127.0.0.1/{model_port}' && echo reached-own-model"
-    );
-    let (agent, turn, refused) = attack_then_work(live, &attacks, &work).await?;
+    let work = |model_port| {
+        format!(
+            "echo done > work.txt && cat work.txt && \
+             bash -c 'exec 3<>/dev/tcp/127.0.0.1/{model_port}' && echo reached-own-model"
+        )
+    };
+    let (agent, turn, refused) = attack_then_work(live, &attacks, work).await?;
     let own = bash_output(&turn, attacks.len())?;
     anyhow::ensure!(
         own.contains("done") && own.contains("reached-own-model"),
@@ -428,9 +436,9 @@ async fn the_fixture_agent_is_confined_too(live: &mut Live) -> anyhow::Result<()
     Ok(())
 }
 
-/// A shared server is confined to the pool's directory: a leasing scenario's bash commands
-/// cannot write into the real home or a temp dir, read the planted file or kill the runner
-/// either, and its own workspace (inside the pool's directory) works.
+/// A shared server is confined to the pool's directory, and a leasing scenario's bash commands
+/// further to its own root: they cannot write into the real home or a temp dir, read the planted
+/// file or kill the runner, and its own workspace (inside the pool's directory) works.
 #[live_agent_test(timeout = "180s", isolation = "shared")]
 async fn a_shared_server_is_confined_to_the_pool(live: &mut Live) -> anyhow::Result<()> {
     sandbox_wanted(live)?;
@@ -458,7 +466,8 @@ async fn a_shared_server_is_confined_to_the_pool(live: &mut Live) -> anyhow::Res
             refused_with: NOT_PERMITTED,
         },
     ];
-    let (agent, turn, refused) = attack_then_work(live, &attacks, "echo done > work.txt").await?;
+    let (agent, turn, refused) =
+        attack_then_work(live, &attacks, |_| "echo done > work.txt".into()).await?;
     bash_output(&turn, attacks.len())?;
     let work = std::fs::read_to_string(agent.workspace().join("work.txt"))?;
     anyhow::ensure!(work == "done\n", "work.txt holds {work:?}");
@@ -468,6 +477,131 @@ async fn a_shared_server_is_confined_to_the_pool(live: &mut Live) -> anyhow::Res
     live.evidence()
         .record("refused", serde_json::Value::Object(refused));
     live.evidence().record("work.txt", work);
+    live.assert_evidence();
+    Ok(())
+}
+
+/// A directory shaped like a concurrent scenario's root beside this scenario's (on a shared
+/// server: in the pool's directory, where every lessee's root is; on a server of its own: in the
+/// temp dir, where the other scenarios' roots are), with its workspace and a file in it.
+struct Neighbour {
+    planted: Planted,
+}
+
+impl Neighbour {
+    fn beside(live: &Live, agent: &Agent) -> anyhow::Result<Self> {
+        let parent = agent
+            .root()
+            .parent()
+            .ok_or_else(|| anyhow::anyhow!("the agent's root has no parent"))?;
+        let planted = Planted::new(live, parent, "neighbour", "[neighbour]")?;
+        Ok(Neighbour { planted })
+    }
+
+    fn file(&self, name: &str) -> PathBuf {
+        self.planted.dir.join(name)
+    }
+}
+
+/// Two scenarios on one shared server's pool must not reach into each other's workspace: this
+/// one's bash commands cannot create, change or remove a file in a concurrent scenario's, while
+/// its own workspace works. The same holds on a server of its own. OpenCode's `write` tool is
+/// tried too: it writes from the server's own process, so on a shared server the kernel holds
+/// it only to the pool's directory; the harness denies it OpenCode's `external_directory`
+/// permission into the pool there (`docs/sandbox.md`).
+#[live_agent_test(timeout = "180s")]
+async fn a_scenario_cannot_write_into_a_concurrent_scenarios_workspace(
+    live: &mut Live,
+) -> anyhow::Result<()> {
+    sandbox_wanted(live)?;
+    let agent = live
+        .opencode_with(AgentOptions::default().permission(json!({"*": "allow"})))
+        .await?;
+    let neighbour = Neighbour::beside(live, &agent)?;
+    let secret = neighbour.planted.secret_file();
+    let attacks = [
+        Attack {
+            name: "create a file in the neighbour's workspace",
+            command: format!("echo pwned > {}", neighbour.file("written.txt").display()),
+            refused_with: DENIED,
+        },
+        Attack {
+            name: "change the neighbour's file",
+            command: format!("echo pwned >> {}", secret.display()),
+            refused_with: DENIED,
+        },
+        Attack {
+            name: "remove the neighbour's file",
+            // `unlink`, not `rm`: OpenCode asks `external_directory` for `rm`'s path arguments,
+            // which the pool's guard denies on a shared server before the kernel is reached.
+            command: format!("unlink {}", secret.display()),
+            refused_with: DENIED,
+        },
+    ];
+    for attack in &attacks {
+        live.model().reply(Reply::tool_call(
+            "bash",
+            json!({"command": attack.command, "description": attack.name}),
+        ));
+    }
+    let tool_file = neighbour.file("tool-written.txt");
+    let _tool_file_guard = MustNotExist(tool_file.clone());
+    live.model()
+        .reply(Reply::tool_call(
+            "write",
+            json!({"filePath": tool_file, "content": "pwned"}),
+        ))
+        .reply(Reply::tool_call(
+            "bash",
+            json!({"command": "echo done > work.txt", "description": "the scenario's own work"}),
+        ))
+        .reply(Reply::text("Done."));
+    let session = agent.create_session().await?;
+    let turn = session
+        .prompt("Write into the other scenario's workspace, then do your own work.")
+        .await?;
+    anyhow::ensure!(turn.error().is_none(), "turn failed: {:?}", turn.error());
+
+    let mut refused = serde_json::Map::new();
+    for (index, attack) in attacks.iter().enumerate() {
+        let output = bash_output(&turn, index)?;
+        anyhow::ensure!(
+            output.contains(attack.refused_with),
+            "`{}` was not refused with {:?}; the tool said: {}",
+            attack.name,
+            attack.refused_with,
+            live.redactor().redact(&output)
+        );
+        refused.insert(attack.name.into(), json!(attack.refused_with));
+    }
+    let write = turn
+        .tool_calls
+        .iter()
+        .find(|c| c.tool == "write")
+        .ok_or_else(|| anyhow::anyhow!("no write call in {:?}", turn.tool_calls))?;
+    anyhow::ensure!(
+        write.status == ToolStatus::Error && !tool_file.exists(),
+        "the write tool wrote into the neighbour's workspace ({:?}): {}",
+        write.status,
+        live.redactor()
+            .redact(&write.output.clone().unwrap_or_default())
+    );
+    bash_output(&turn, attacks.len())?;
+    let work = std::fs::read_to_string(agent.workspace().join("work.txt"))?;
+    anyhow::ensure!(work == "done\n", "work.txt holds {work:?}");
+    neighbour.planted.untouched()?;
+
+    live.evidence().record_turn(&turn);
+    live.evidence()
+        .record("refused", serde_json::Value::Object(refused));
+    live.evidence().record(
+        "after",
+        json!({
+            "work.txt": work,
+            "neighbour untouched": true,
+            "write tool into the neighbour": "error",
+        }),
+    );
     live.assert_evidence();
     Ok(())
 }
