@@ -118,6 +118,16 @@ fn render(func: &ItemFn, options: &Options) -> TokenStream {
     if let Some(budget) = budget(&krate, &options.budget) {
         fields.push(quote! { budget: #budget, });
     }
+    let peer_exists = match &options.needs_peer {
+        Some(peer) => {
+            if let Err(error) = crate::peer::check_not_itself(peer, ident) {
+                return with_error(without_test_attrs(func.clone()), error);
+            }
+            fields.push(quote! { needs_peer: ::core::option::Option::Some(#peer), });
+            crate::peer::existence_check(peer)
+        }
+        None => TokenStream::new(),
+    };
 
     // Spanned at the function's name, so insta's `line!()` inside reports the line `line` holds.
     let snapshot_assertion = respan(
@@ -138,6 +148,8 @@ fn render(func: &ItemFn, options: &Options) -> TokenStream {
         #func
 
         const _: () = {
+            #peer_exists
+
             fn __live_agent_test_body<'live>(
                 live: &'live mut #krate::Live,
             ) -> #krate::__private::ScenarioFuture<'live> {

@@ -11,6 +11,7 @@ mod expand;
 mod opencode_api;
 mod options;
 mod passes;
+mod peer;
 mod signature;
 // The runtime's file, copied: the attribute only checks spellings, so what the runtime needs to
 // match them goes unused here.
@@ -38,6 +39,8 @@ use proc_macro::TokenStream;
 /// `requires = ["OPENCODE_CONFIG_CONTENT"]`, not with `explore`), the budgets
 /// `max_tokens = 4000`, `max_input_tokens`, `max_output_tokens`, `max_reasoning_tokens` (whole
 /// numbers ≥ 1), `max_cost = 0.05` (positive), `max_first_token = "2s"`, `max_turn = "30s"`,
+/// `needs_peer = "other_scenario"` (a scenario function of the same module it meets inside one
+/// runner process; listed ignored under nextest's process per test),
 /// `crate = "path::to::harness_runtime"`.
 #[proc_macro_attribute]
 pub fn live_agent_test(args: TokenStream, item: TokenStream) -> TokenStream {

@@ -31,6 +31,7 @@ const NAMES: &[&str] = &[
     "max_cost",
     "max_first_token",
     "max_turn",
+    "needs_peer",
     "crate",
 ];
 
@@ -87,6 +88,8 @@ pub(crate) struct Options {
     pub(crate) passes: Option<PassesOption>,
     /// `max_tokens = …`, `max_cost = …`, `max_first_token = "…"`, … (see `crate::budget`).
     pub(crate) budget: BudgetOptions,
+    /// `needs_peer = "other_fn"` (see `crate::peer`).
+    pub(crate) needs_peer: Option<LitStr>,
     pub(crate) krate: Option<syn::Path>,
 }
 
@@ -356,6 +359,9 @@ impl Options {
             }
             "passes" => {
                 self.passes = Some(crate::passes::parse(value)?);
+            }
+            "needs_peer" => {
+                self.needs_peer = Some(crate::peer::parse(value)?);
             }
             _ if crate::budget::NAMES.contains(&name) => {
                 self.budget.set(name, value)?;

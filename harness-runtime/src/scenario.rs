@@ -46,6 +46,10 @@ pub struct ScenarioOptions {
     /// report (from the cassette when replayed). A breach fails the scenario with the figure
     /// and the limit.
     pub budget: Budget,
+    /// `needs_peer = "other_fn"`: the scenario meets the scenario `other_fn` of its own module
+    /// inside one runner process while both run. Under nextest's process per test it cannot, so
+    /// it is listed ignored there; where its peer is not in the run it is skipped at once.
+    pub needs_peer: Option<&'static str>,
 }
 
 impl ScenarioOptions {
@@ -61,6 +65,7 @@ impl ScenarioOptions {
         explore: None,
         passes: None,
         budget: Budget::NONE,
+        needs_peer: None,
     };
 }
 

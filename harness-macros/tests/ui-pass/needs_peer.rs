@@ -1,0 +1,13 @@
+//! Two scenarios that meet inside one runner process, each naming the other.
+
+use harness_runtime::{Live, live_agent_test};
+
+#[live_agent_test(needs_peer = "right", timeout = "60s")]
+async fn left(_live: &mut Live) {}
+
+#[live_agent_test(needs_peer = "left")]
+async fn right(_live: &mut Live) -> Result<(), String> {
+    Ok(())
+}
+
+fn main() {}

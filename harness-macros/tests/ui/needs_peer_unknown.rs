@@ -1,0 +1,9 @@
+use harness_runtime::{Live, live_agent_test};
+
+#[live_agent_test(needs_peer = "rigth")]
+async fn left(_live: &mut Live) {}
+
+#[live_agent_test(needs_peer = "left")]
+async fn right(_live: &mut Live) {}
+
+fn main() {}
