@@ -16,6 +16,12 @@ pub(crate) fn insta_overwrites() -> bool {
     raw(names::INSTA_UPDATE).is_some_and(|value| value == "always")
 }
 
+/// Whether nextest runs this process as one test of its own (`NEXTEST_EXECUTION_MODE=
+/// process-per-test`, also while it lists the tests).
+pub(crate) fn nextest_process_per_test() -> bool {
+    raw(names::NEXTEST_EXECUTION_MODE).is_some_and(|mode| mode == "process-per-test")
+}
+
 /// `CI` as CI services set it: on when set to anything but empty, `0` or `false`, and then its
 /// value (`true`, `1`, …) for messages. The one read of `CI`.
 pub(crate) fn ci() -> Option<String> {

@@ -14,7 +14,7 @@ mod prerequisite;
 mod rule;
 mod user;
 
-pub(crate) use foreign::{insta_overwrites, path_var};
+pub(crate) use foreign::{insta_overwrites, nextest_process_per_test, path_var};
 pub(crate) use internal::{
     FixtureAgentEnv, Role, in_helper_role, not_for_agents, role, sandbox_launch,
 };
@@ -26,7 +26,7 @@ pub(crate) use rule::{Flaw, raw, text};
 pub(crate) use user::{
     CassetteMode, HistoryPlace, ReportPlace, cassette_dir, cassette_max_age, cassette_mode,
     check_all, explore_confirm, explore_quiet, explore_seed, fixture_bin, history_place, isolation,
-    keep_roots, model_concurrency, opencode_bin, report_place, run_max_cost, run_max_tokens,
-    sandbox_setting, schedule, snapshot_dir, strict, timeout_scale,
+    keep_roots, model_concurrency, nextest_skip_fails, opencode_bin, report_place, run_max_cost,
+    run_max_tokens, sandbox_setting, schedule, snapshot_dir, strict, timeout_scale,
 };
 pub use user::{Isolation, scaled};

@@ -50,6 +50,9 @@ pub(crate) const MODEL_CONCURRENCY: &str = "LIVE_MODEL_CONCURRENCY";
 pub(crate) const RUN_MAX_TOKENS: &str = "LIVE_RUN_MAX_TOKENS";
 /// `LIVE_RUN_MAX_COST=<number>`: the run's ceiling on live-model cost, as `LIVE_RUN_MAX_TOKENS`.
 pub(crate) const RUN_MAX_COST: &str = "LIVE_RUN_MAX_COST";
+/// `LIVE_NEXTEST_SKIP=pass|fail`: whether a scenario that skips at run time under nextest passes
+/// (nextest has no skipped status for a test that ran) or fails.
+pub(crate) const NEXTEST_SKIP: &str = "LIVE_NEXTEST_SKIP";
 /// `OPENCODE_CONFIG_CONTENT`: the user's OpenCode config of a real-model scenario (and the
 /// variable every agent gets its config through).
 pub(crate) const CONFIG_CONTENT: &str = "OPENCODE_CONFIG_CONTENT";
@@ -93,5 +96,8 @@ pub(crate) const PATH: &str = "PATH";
 pub(crate) const INSTA_UPDATE: &str = "INSTA_UPDATE";
 /// `CI`: set by CI services; on, a missing prerequisite fails instead of being skipped.
 pub(crate) const CI: &str = "CI";
+/// `NEXTEST_EXECUTION_MODE`: nextest's; `process-per-test` when each test runs in a process of
+/// its own (set when nextest lists the tests, too).
+pub(crate) const NEXTEST_EXECUTION_MODE: &str = "NEXTEST_EXECUTION_MODE";
 /// `SHELL`: the user's shell, which OpenCode's bash tool runs commands with when it can.
 pub(crate) const SHELL: &str = "SHELL";

@@ -80,6 +80,18 @@ const STRICT: Setting<bool> = Setting {
     parse: flag,
 };
 
+/// `LIVE_NEXTEST_SKIP`: `true` for `fail`.
+const NEXTEST_SKIP: Setting<bool> = Setting {
+    name: names::NEXTEST_SKIP,
+    expected: "`pass` (the default: a run-time skip exits 0, which nextest counts as passed) or \
+               `fail`",
+    parse: |text| match text {
+        "pass" => Some(false),
+        "fail" => Some(true),
+        _ => None,
+    },
+};
+
 const KEEP: Setting<bool> = Setting {
     name: names::KEEP,
     expected: FLAG_VALUES,
@@ -297,6 +309,7 @@ pub(crate) fn check_all() -> Result<(), Vec<InvalidSetting>> {
         TIMEOUT_SCALE.read().err(),
         ISOLATION.read().err(),
         STRICT.read().err(),
+        NEXTEST_SKIP.read().err(),
         KEEP.read().err(),
         SANDBOX.read().err(),
         OPENCODE_BIN.read().err(),
@@ -345,6 +358,12 @@ pub(crate) fn isolation() -> Isolation {
 /// the runner reports it before any trial).
 pub(crate) fn strict() -> bool {
     STRICT.read().ok().flatten().unwrap_or(false)
+}
+
+/// Whether `LIVE_NEXTEST_SKIP=fail` makes a run-time skip under nextest a failure (an invalid
+/// value counts as `pass`; the runner reports it before any trial).
+pub(crate) fn nextest_skip_fails() -> bool {
+    NEXTEST_SKIP.read().ok().flatten().unwrap_or(false)
 }
 
 /// `LIVE_STRICT` as set: unset is `false`, an invalid value the error naming it.
@@ -508,6 +527,17 @@ mod tests {
     }
 
     /// Isolation follows the one rule: nothing trimmed, and an empty value is an error, not a level.
+    #[test]
+    fn a_nextest_skip_passes_or_fails() {
+        assert_eq!(NEXTEST_SKIP.test_read("pass"), Ok(Some(false)));
+        assert_eq!(NEXTEST_SKIP.test_read("fail"), Ok(Some(true)));
+        assert_eq!(
+            NEXTEST_SKIP.test_read("1").unwrap_err(),
+            "LIVE_NEXTEST_SKIP must be `pass` (the default: a run-time skip exits 0, which \
+             nextest counts as passed) or `fail`"
+        );
+    }
+
     #[test]
     fn isolation_is_server_or_shared_unpadded() {
         assert_eq!(ISOLATION.test_read("server"), Ok(Some(Isolation::Server)));
