@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use super::descriptor::Scenario;
-use super::{cli, order, panic, registry, report_hook, roles, trial, warm};
+use super::{cli, order, panic, peers, registry, report_hook, roles, skips, trial, warm};
 use crate::settings;
 
 /// Runs every registered scenario with the libtest CLI and returns the libtest exit code.
@@ -38,6 +38,11 @@ pub fn run() -> ExitCode {
         eprintln!("error: {problem}");
         return ExitCode::from(101);
     }
+    if let Err(problem) = peers::check(&scenarios) {
+        eprintln!("error: {problem}");
+        return ExitCode::from(101);
+    }
+    peers::decide(&scenarios, &cli);
     panic::install_hook();
     let mode = trial::Mode::from_args(cli.args());
     warm::prewarm(&scenarios, &cli);
@@ -52,6 +57,10 @@ pub fn run() -> ExitCode {
     crate::opencode::shutdown_shared();
     // Which live-model scenarios the run's ceiling kept from running, if any.
     if let Some(line) = crate::budget::run_summary() {
+        eprintln!("{line}");
+    }
+    // Under nextest, which counts a run-time skip as a pass: the run's skips so far.
+    if let Some(line) = skips::summary(report_hook::run_skips()) {
         eprintln!("{line}");
     }
     // Last, so its line is the runner's last: where the run report is.

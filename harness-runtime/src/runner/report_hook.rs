@@ -168,6 +168,12 @@ fn model_name(resolution: &Resolution, note: Option<&str>) -> String {
     }
 }
 
+/// The run's skipped scenarios as its report holds them (under nextest, every process's), `None`
+/// when the report is off.
+pub(crate) fn run_skips() -> Option<Vec<String>> {
+    dir().map(|dir| report::skipped_names(dir, report::run_id()))
+}
+
 /// Regenerates the index from every record of this run and names it on stderr (the runner's
 /// last line). Nothing when the report is off or this process wrote no record.
 pub(crate) fn conclude() {

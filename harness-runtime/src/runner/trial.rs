@@ -43,15 +43,18 @@ impl Mode {
 /// Skips are reported at run time with their reason (`ignored, requires X: X is not set`);
 /// when listing (and under `--ignored`) the same scenarios are flagged ignored up front, so
 /// nextest, which decides from `--list`, reports them as skipped rather than passed. Both come
-/// from one `admission` (requirements per model plan).
+/// from one `admission` (requirements per model plan), and from `peers` for a scenario that
+/// needs a peer in its process. A skip that only the run finds is for `skips` to show nextest.
 pub(crate) fn trial(scenario: &'static Scenario, mode: Mode) -> Trial {
     let flagged = (mode.list || mode.ignored)
         && (scenario.options.ignore.is_some()
+            || super::peers::listed_ignored(scenario)
             || matches!(admission::admit(scenario, mode.strict), Admission::Skip(_)));
     Trial::ignorable_test(scenario.name(), move || {
         let report = TrialReport::begin();
         let result = run(scenario, mode, &report);
         let ignored = scenario.options.ignore.is_some() && !mode.run_ignored;
+        let result = super::skips::settle(&scenario.name(), result, ignored);
         report.end(scenario, ignored, &result);
         result
     })
@@ -68,6 +71,11 @@ fn run(
         if !mode.run_ignored {
             return Ok(Completion::ignored_with(reason));
         }
+    }
+    // A peer that cannot be in this run (nextest's process per test, filtered out): no wait.
+    if let Some(reason) = super::peers::absent(&name) {
+        progress(&name, &format!("skipped: {reason}"));
+        return Ok(Completion::ignored_with(reason));
     }
     let admission = admission::admit(scenario, mode.strict);
     // One live-model slot (`LIVE_MODEL_CONCURRENCY`) for the scenario's whole run, every run of
