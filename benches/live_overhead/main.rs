@@ -14,11 +14,15 @@ mod fixture;
 mod forwarded_turn;
 mod libtest;
 mod model;
+mod nextest;
+mod nextest_output;
+mod proc_cpu;
 mod provisioning;
 mod raw;
 mod replay_turn;
 mod report;
 mod report_overhead;
+mod scenario_cpu;
 mod settings;
 mod sse;
 mod suite;
@@ -85,8 +89,13 @@ fn main() -> ExitCode {
          replay_turn: session.prompt() answered from a cassette (recorded first, in this run) / \
          the same turn answered by the scripted model, each on a server of its own ({t} per \
          side)\n  \
-         shared_speedup: live suite wall time, LIVE_ISOLATION=server / shared; thread_scaling: \
-         --test-threads 1 / 2 (filter {filter:?})\n  \
+         scenario_cpu: a shared server's CPU per one-turn scenario / a fresh directory's on a \
+         bare server ({cpu_rounds} rounds of {cpu_per_round} per side)\n  \
+         shared_speedup: live suite wall time, LIVE_ISOLATION=server / shared, medians of {s} \
+         interleaved runs a side; thread_scaling: --test-threads 1 (one run) / 2 (filter \
+         {filter:?})\n  \
+         nextest_default: the default live suite under cargo nextest run / cargo test, {x} \
+         interleaved pair(s) (filter {nextest_filter:?})\n  \
          report_overhead: live suite wall time with the run report written / LIVE_REPORT=off, \
          runs interleaved ({r} per side, same filter)\n  \
          also: fixture agent start-to-ready ({f} starts), scripted model time to first chunk \
@@ -98,6 +107,11 @@ fn main() -> ExitCode {
         f = settings.samples * 2,
         m = settings.samples * 10,
         filter = settings.suite_filter,
+        nextest_filter = settings.nextest_filter,
+        s = settings.suite_runs(),
+        x = settings.nextest_pairs(),
+        cpu_rounds = settings.cpu_rounds().0,
+        cpu_per_round = settings.cpu_rounds().1,
         r = report_overhead::pairs(&settings),
         quick = if settings.quick {
             "\n  --quick: a short run, figures are indicative only"
@@ -177,6 +191,7 @@ fn run(bench: &Bench) -> (Vec<Figure>, Vec<(&'static str, BenchError)>) {
             continue;
         }
         progress(section, "started");
+        let started = std::time::Instant::now();
         let result = match section {
             "model" => runtime.block_on(model::measure(bench)),
             "fixture" => runtime.block_on(fixture::measure(bench)),
@@ -185,7 +200,9 @@ fn run(bench: &Bench) -> (Vec<Figure>, Vec<(&'static str, BenchError)>) {
             "explored_schedule" => runtime.block_on(explored_schedule::measure(bench)),
             "replay_turn" => runtime.block_on(replay_turn::measure(bench)),
             "provisioning" => runtime.block_on(provisioning::measure(bench)),
+            "scenario_cpu" => runtime.block_on(scenario_cpu::measure(bench)),
             "suite" => suite::measure(bench),
+            "nextest" => nextest::measure(bench),
             "report" => report_overhead::measure(bench),
             _ => unreachable!("settings validates section names"),
         };
@@ -197,6 +214,11 @@ fn run(bench: &Bench) -> (Vec<Figure>, Vec<(&'static str, BenchError)>) {
                 Err(BenchError::MissingRatios(missing))
             }
         });
+        // What each section costs: CI runs them all with --quick against a time limit.
+        progress(
+            section,
+            &format!("took {}", common::secs(started.elapsed())),
+        );
         match result {
             Ok(found) => figures.extend(found),
             Err(e) => {

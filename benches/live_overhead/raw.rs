@@ -138,6 +138,11 @@ impl RawServer {
         }
     }
 
+    /// The server's pid while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref()?.id()
+    }
+
     fn stderr_tail(&self, bench: &Bench) -> String {
         let text = std::fs::read_to_string(self.root.join("stderr.log")).unwrap_or_default();
         let lines: Vec<&str> = text.lines().collect();

@@ -39,8 +39,14 @@ pub fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
             [(false, "off"), (true, report)]
         };
         for (writes, value) in sides {
-            let (wall, _, outcomes) =
-                suite::run_suite_with(bench, &binary, None, 2, &[("LIVE_REPORT", value)])?;
+            let (wall, _, outcomes) = suite::run_suite_with(
+                bench,
+                &binary,
+                &bench.settings.suite_filter,
+                None,
+                2,
+                &[("LIVE_REPORT", value)],
+            )?;
             let label = if writes { "report on" } else { "report off" };
             progress(
                 SECTION,

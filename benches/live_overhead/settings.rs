@@ -7,11 +7,15 @@ pub const QUICK_ENV: &str = "LIVE_BENCH_QUICK";
 /// `LIVE_BENCH_ONLY=turn,model`: measure only these sections (as `--only`).
 pub const ONLY_ENV: &str = "LIVE_BENCH_ONLY";
 /// `LIVE_BENCH_SUITE_FILTER=turns::`: the live suite's filter for the suite figures (default: the
-/// whole suite, as the figures are about the suite; `--quick` runs one scenario).
+/// whole suite, as the figures are about the suite; `--quick` runs one scenario, and a few for
+/// `nextest`).
 pub const SUITE_FILTER_ENV: &str = "LIVE_BENCH_SUITE_FILTER";
+/// `--quick`'s filter for `nextest`: a few one-turn scenarios made to share a server, so a run
+/// of them shows whether nextest's processes share one.
+const QUICK_NEXTEST_FILTER: &str = "isolation::cross_talk_";
 
 /// The sections, in the order they run.
-pub const SECTIONS: [&str; 9] = [
+pub const SECTIONS: [&str; 11] = [
     "model",
     "fixture",
     "turn",
@@ -19,7 +23,9 @@ pub const SECTIONS: [&str; 9] = [
     "explored_schedule",
     "replay_turn",
     "provisioning",
+    "scenario_cpu",
     "suite",
+    "nextest",
     "report",
 ];
 
@@ -60,6 +66,9 @@ pub struct Settings {
     pub samples: usize,
     pub only: Vec<String>,
     pub suite_filter: String,
+    /// The filter of the `nextest` section's runs: the suite filter, or with `--quick` and no
+    /// filter set, a few scenarios ([`QUICK_NEXTEST_FILTER`]).
+    pub nextest_filter: String,
 }
 
 impl Settings {
@@ -101,19 +110,23 @@ impl Settings {
         if let Some(unknown) = only.iter().find(|s| !SECTIONS.contains(&s.as_str())) {
             return Err(SettingsError::UnknownSection(unknown.clone()));
         }
-        let suite_filter = std::env::var(SUITE_FILTER_ENV).unwrap_or_else(|_| {
-            if quick {
-                "turns::plain_text_reply".into()
-            } else {
-                String::new()
-            }
-        });
+        let set_filter = std::env::var(SUITE_FILTER_ENV).ok();
+        let default_filter = |quick_filter: &str| {
+            set_filter.clone().unwrap_or_else(|| {
+                if quick {
+                    quick_filter.into()
+                } else {
+                    String::new()
+                }
+            })
+        };
         Ok(Settings {
             as_test,
             quick,
             samples,
             only,
-            suite_filter,
+            suite_filter: default_filter("turns::plain_text_reply"),
+            nextest_filter: default_filter(QUICK_NEXTEST_FILTER),
         })
     }
 
@@ -140,8 +153,34 @@ impl Settings {
         self.samples * 4
     }
 
-    /// How many times the suite runs in each mode.
+    /// How many times the suite runs per server and shared (interleaved): whole-suite wall
+    /// times vary by ±10 % from run to run on 2 cores, so one run a side is noise; 3 at the
+    /// default sample count, `n / 2` above 6. `--quick`: one.
     pub fn suite_runs(&self) -> usize {
-        if self.samples >= 8 { 2 } else { 1 }
+        if self.quick {
+            1
+        } else {
+            (self.samples / 2).max(3)
+        }
+    }
+
+    /// How many pairs of runs `nextest` takes (cargo test, nextest, nextest, cargo test…): 2 at
+    /// the default sample count, `n / 4` above 11; `--quick`: one.
+    pub fn nextest_pairs(&self) -> usize {
+        if self.quick {
+            1
+        } else {
+            (self.samples / 4).max(2)
+        }
+    }
+
+    /// `scenario_cpu`: rounds per side and one-turn scenarios per round (each round's figure is
+    /// its servers' CPU over its scenarios).
+    pub fn cpu_rounds(&self) -> (usize, usize) {
+        if self.quick {
+            (1, 2)
+        } else {
+            (self.samples.clamp(3, 5), 4)
+        }
     }
 }

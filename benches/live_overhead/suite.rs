@@ -52,75 +52,87 @@ const SERVER_1: Config = Config {
 };
 
 /// Blocking: runs child processes only.
+///
+/// Per server and shared run interleaved (server, shared, shared, server, …), `suite_runs` times
+/// each, and each figure is the median of its runs: one run a side moved `shared_speedup` by
+/// ±10 %. The one-thread run, long and only for `thread_scaling`, runs once, after the first
+/// pair.
 pub fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
     let binary = build(bench)?;
     let filter = &bench.settings.suite_filter;
+    let runs = bench.settings.suite_runs();
     progress(
         SECTION,
         &format!(
-            "suite filter {:?}; runs per configuration: {}",
-            filter,
-            bench.settings.suite_runs()
+            "suite filter {filter:?}; {runs} run(s) a side per server and shared, interleaved; \
+             one with 1 thread"
         ),
     );
     let configs = [SERVER_2, DEFAULT_2, SERVER_1];
     let mut walls: [Vec<Duration>; 3] = Default::default();
     let mut peaks: [Vec<u64>; 3] = Default::default();
     let mut reference: Option<(String, BTreeMap<String, String>)> = None;
-    for run in 0..bench.settings.suite_runs() {
-        let mut order = [0, 1, 2];
-        if run % 2 == 1 {
-            order.reverse();
-        }
-        for index in order {
-            let config = configs[index];
-            let (wall, peak, outcomes) = run_suite(bench, &binary, config)?;
-            peaks[index].push(peak);
-            let passed = outcomes.values().filter(|o| *o == "ok").count();
-            let failed = outcomes.values().filter(|o| *o == "FAILED").count();
-            progress(
-                SECTION,
-                &format!(
-                    "{} run {}: {}, agents' peak {:.0} MiB ({} scenarios: {passed} passed, \
-                     {failed} failed, {} ignored)",
-                    config.label(),
-                    run + 1,
-                    secs(wall),
-                    peak as f64 / (1024.0 * 1024.0),
-                    outcomes.len(),
-                    outcomes.len() - passed - failed
-                ),
-            );
-            if failed > 0 {
-                progress(
-                    SECTION,
-                    "warning: scenarios failed; the figures compare runs that fail alike",
-                );
-            }
-            match &reference {
-                None => reference = Some((config.label(), outcomes)),
-                Some((label, expected)) => {
-                    let expected = if config.threads == 1 {
-                        tolerate_lone_skips(expected, &outcomes)
-                    } else {
-                        expected.clone()
-                    };
-                    let differences = libtest::differences(&expected, &outcomes);
-                    if !differences.is_empty() {
-                        return Err(BenchError::Suite(format!(
-                            "{} and {} ended scenarios differently, so their times are not \
-                             comparable: {}",
-                            label,
-                            config.label(),
-                            differences.join("; ")
-                        )));
-                    }
-                }
-            }
-            walls[index].push(wall);
+    let mut schedule = Vec::new();
+    for run in 0..runs {
+        schedule.extend(if run % 2 == 0 { [0, 1] } else { [1, 0] });
+        if run == 0 {
+            schedule.push(2);
         }
     }
+    for index in schedule {
+        let config = configs[index];
+        let (wall, peak, outcomes) = run_suite(bench, &binary, config)?;
+        peaks[index].push(peak);
+        let passed = outcomes.values().filter(|o| *o == "ok").count();
+        let failed = outcomes.values().filter(|o| *o == "FAILED").count();
+        progress(
+            SECTION,
+            &format!(
+                "{} run {}: {}, agents' peak {:.0} MiB ({} scenarios: {passed} passed, \
+                 {failed} failed, {} ignored)",
+                config.label(),
+                walls[index].len() + 1,
+                secs(wall),
+                peak as f64 / (1024.0 * 1024.0),
+                outcomes.len(),
+                outcomes.len() - passed - failed
+            ),
+        );
+        if failed > 0 {
+            progress(
+                SECTION,
+                "warning: scenarios failed; the figures compare runs that fail alike",
+            );
+        }
+        match &reference {
+            None => reference = Some((config.label(), outcomes)),
+            Some((label, expected)) => {
+                let expected = if config.threads == 1 {
+                    tolerate_lone_skips(expected, &outcomes)
+                } else {
+                    expected.clone()
+                };
+                let differences = libtest::differences(&expected, &outcomes);
+                if !differences.is_empty() {
+                    return Err(BenchError::Suite(format!(
+                        "{} and {} ended scenarios differently, so their times are not \
+                         comparable: {}",
+                        label,
+                        config.label(),
+                        differences.join("; ")
+                    )));
+                }
+            }
+        }
+        walls[index].push(wall);
+    }
     let [server, shared, single] = &walls;
+    for (index, runs) in walls.iter().enumerate().take(2) {
+        progress(
+            SECTION,
+            &format!("{}: {}", configs[index].label(), spread(runs)),
+        );
+    }
     let [server_peak, shared_peak, single_peak] = &peaks;
     Ok([
         Figure::ratio("shared_speedup", server, shared),
@@ -135,6 +147,24 @@ pub fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
     .into_iter()
     .flatten()
     .collect())
+}
+
+/// `runs: 52.1 s, 55.0 s, 49.8 s (spread 10.4 % of the median)`, for progress lines: how far
+/// apart the runs a median comes from were.
+pub fn spread(runs: &[Duration]) -> String {
+    let listed: Vec<String> = runs.iter().map(|d| secs(*d)).collect();
+    let (Some(low), Some(high), Some(middle)) = (
+        runs.iter().min(),
+        runs.iter().max(),
+        crate::report::median(runs),
+    ) else {
+        return "no runs".into();
+    };
+    format!(
+        "runs {} (spread {:.1} % of the median)",
+        listed.join(", "),
+        (*high - *low).as_secs_f64() / middle.as_secs_f64().max(f64::EPSILON) * 100.0
+    )
 }
 
 /// The reference outcomes with the scenarios a one-thread run skipped where the reference
@@ -197,15 +227,17 @@ fn run_suite(
     binary: &Path,
     config: Config,
 ) -> Result<(Duration, u64, BTreeMap<String, String>), BenchError> {
-    run_suite_with(bench, binary, config.isolation, config.threads, &[])
+    let filter = &bench.settings.suite_filter;
+    run_suite_with(bench, binary, filter, config.isolation, config.threads, &[])
 }
 
-/// One run of the filtered suite under `isolation` (`None`: the default) with `threads` test
-/// threads and `env`: its wall time, the peak memory of what it started, every scenario's
-/// outcome.
+/// One run of the suite filtered by `filter` under `isolation` (`None`: the default) with
+/// `threads` test threads and `env`: its wall time, the peak memory of what it started, every
+/// scenario's outcome.
 pub fn run_suite_with(
     bench: &Bench,
     binary: &Path,
+    filter: &str,
     isolation: Option<&'static str>,
     threads: usize,
     env: &[(&str, &str)],
@@ -213,8 +245,8 @@ pub fn run_suite_with(
     let config = Config { isolation, threads };
     let mut command = Command::new(binary);
     command.envs(env.iter().copied());
-    if !bench.settings.suite_filter.is_empty() {
-        command.arg(&bench.settings.suite_filter);
+    if !filter.is_empty() {
+        command.arg(filter);
     }
     command
         .args([
@@ -237,23 +269,23 @@ pub fn run_suite_with(
             "{} ran no scenario ({}; filter {:?}); its stderr ends: {}",
             config.label(),
             output.status,
-            bench.settings.suite_filter,
+            filter,
             bench.redactor.redact(&tail(&output.stderr, 15))
         )));
     }
     Ok((wall, peak, outcomes))
 }
 
-struct Output {
-    status: std::process::ExitStatus,
-    stdout: String,
-    stderr: String,
+pub struct Output {
+    pub status: std::process::ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
 }
 
 /// Runs `command` to its end with captured output, killing it at `ceiling` (the live runner's
 /// reaper then sweeps whatever it had started). Also returns the peak summed memory of the
 /// processes it started.
-fn run(
+pub fn run(
     mut command: Command,
     ceiling: Duration,
     what: &'static str,
@@ -304,7 +336,7 @@ fn run(
     ))
 }
 
-fn tail(text: &str, n: usize) -> String {
+pub fn tail(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
