@@ -287,12 +287,15 @@ async fn leftovers(live: &mut Live, me: usize) -> anyhow::Result<()> {
         .await?;
     let workspace = agent.workspace().to_path_buf();
 
-    // As a new workspace is, whoever had it before.
-    let git = tree(&workspace.join(".git"))?;
-    let harness = tree(&workspace.join(".opencode"))?;
+    // As a new workspace is, whoever had it before. What the harness adds on a shared server
+    // (its `.opencode`, `.git/info/exclude`) is left out: the record is the same on a server of
+    // its own.
+    let mut git = tree(&workspace.join(".git"))?;
+    git.retain(|entry| !entry.starts_with("info"));
     let mut top: Vec<String> = std::fs::read_dir(&workspace)?
         .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
         .collect::<Result<_, _>>()?;
+    top.retain(|entry| entry != ".opencode");
     top.sort();
     let head = std::fs::read_to_string(workspace.join(".git/HEAD"))?;
     let client = agent.client();
@@ -343,7 +346,6 @@ async fn leftovers(live: &mut Live, me: usize) -> anyhow::Result<()> {
     live.evidence().record("top", &top);
     live.evidence().record("git", &git);
     live.evidence().record("head", &head);
-    live.evidence().record("harness_files", &harness);
     live.assert_evidence();
     Ok(())
 }
