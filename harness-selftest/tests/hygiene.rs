@@ -61,9 +61,10 @@ fn assert_clean(sandbox: &Sandbox, finished: &Finished, ceiling: Duration) -> Du
 }
 
 /// Under `LIVE_ISOLATION=shared`, two scenarios lease one server process (a scenario
-/// with `isolation = "server"` between them gets its own), each sees only its own sessions and
-/// runs its tools in its own workspace (checked inside the scenarios), and after the run no
-/// process is left and no root either: the scenarios' nor the shared server's.
+/// with `isolation = "server"` between them gets its own), the second in the first's warm
+/// workspace, each sees only its own sessions and files and runs its tools in its own
+/// workspace (checked inside the scenarios), and after the run no process is left and no root
+/// either: the scenarios', the warm workspaces' nor the shared server's.
 fn shared_scenarios_lease_one_server_and_leave_nothing() {
     let sandbox = Sandbox::new();
     let out = run(
@@ -78,6 +79,16 @@ fn shared_scenarios_lease_one_server_and_leave_nothing() {
     assert_eq!(
         out.stderr.matches("on a shared server").count(),
         2,
+        "\n{out}"
+    );
+    // `second` has `first`'s config: it gets `first`'s workspace, reset, with its instance
+    // still booted (the saving warm workspaces are for; it finds none of `first`'s files or
+    // sessions, checked inside).
+    assert_eq!(
+        out.stderr
+            .matches("on a shared server (warm workspace)")
+            .count(),
+        1,
         "\n{out}"
     );
 

@@ -19,6 +19,14 @@ async fn turn_in_own_directory(live: &mut Live, label: &str) -> anyhow::Result<A
     ));
     live.model().reply(Reply::text("Written."));
     let agent = live.opencode().await?;
+    // New, or a warm workspace reset: nothing of an earlier scenario's.
+    let mut found: Vec<String> = std::fs::read_dir(agent.workspace())?
+        .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect::<Result<_, _>>()?;
+    found.retain(|name| name != ".git" && name != ".opencode");
+    anyhow::ensure!(found.is_empty(), "the workspace holds {found:?}");
+    let before = agent.client().list_sessions().await?;
+    anyhow::ensure!(before.is_empty(), "sessions before the first: {before:?}");
     let session = agent.create_session().await?;
     let turn = session.prompt("Where are you?").await?;
     anyhow::ensure!(
