@@ -5,6 +5,12 @@
 #[path = "../benches/live_overhead/libtest.rs"]
 mod libtest;
 #[allow(dead_code)]
+#[path = "../benches/live_overhead/nextest_output.rs"]
+mod nextest_output;
+#[allow(dead_code)]
+#[path = "../benches/live_overhead/proc_cpu.rs"]
+mod proc_cpu;
+#[allow(dead_code)]
 #[path = "../benches/live_overhead/report.rs"]
 mod report;
 #[allow(dead_code)]
@@ -145,8 +151,16 @@ fn every_ratio_is_measured_by_a_section() {
             ratio.name
         );
     }
-    // The figures against the raw server and the suite's speed-up can miss their target.
-    for name in ["provisioning", "turn", "replay_turn", "shared_speedup"] {
+    // The figures against the raw server, the suite's speed-up, nextest's cost and a shared
+    // scenario's CPU can miss their target.
+    for name in [
+        "provisioning",
+        "turn",
+        "replay_turn",
+        "shared_speedup",
+        "nextest_default",
+        "shared_scenario_cpu",
+    ] {
         let ratio = RATIOS.iter().find(|r| r.name == name).unwrap();
         assert!(ratio.target.is_some(), "{name} has no target");
     }
@@ -166,7 +180,238 @@ fn a_section_without_its_ratio_is_caught() {
     // The suite prints two ratios; either missing is reported.
     let speedup = [Figure::ratio("shared_speedup", &ms(&[2]), &ms(&[1])).unwrap()];
     assert_eq!(missing_ratios("suite", &speedup), ["thread_scaling"]);
+    assert_eq!(missing_ratios("nextest", &[]), ["nextest_default"]);
+    assert_eq!(missing_ratios("scenario_cpu", &[]), ["shared_scenario_cpu"]);
     // Sections with standalone figures only owe no ratio.
     assert!(missing_ratios("model", &[]).is_empty());
     assert!(missing_ratios("fixture", &[]).is_empty());
+}
+
+fn target(name: &str) -> Target {
+    RATIOS
+        .iter()
+        .find(|r| r.name == name)
+        .and_then(|r| r.target)
+        .unwrap_or_else(|| panic!("{name} has no target"))
+}
+
+/// The issue's goals: nextest costs at most 15 % more than `cargo test`, shared servers make
+/// the suite at least 3 times faster, a shared scenario costs its server at most half of a
+/// fresh directory's CPU; each bound is met on the bound and missed just past it.
+#[test]
+fn the_suite_figures_verdicts() {
+    let nextest = target("nextest_default");
+    assert_eq!(
+        nextest.verdict("nextest_default", 1.15),
+        "target nextest_default <= 1.15: met (1.150)"
+    );
+    assert_eq!(
+        nextest.verdict("nextest_default", 4.4),
+        "target nextest_default <= 1.15: missed (4.400)"
+    );
+    let speedup = target("shared_speedup");
+    assert_eq!(
+        speedup.verdict("shared_speedup", 3.0),
+        "target shared_speedup >= 3: met (3.000)"
+    );
+    assert_eq!(
+        speedup.verdict("shared_speedup", 2.3),
+        "target shared_speedup >= 3: missed (2.300)"
+    );
+    let cpu = target("shared_scenario_cpu");
+    assert_eq!(
+        cpu.verdict("shared_scenario_cpu", 0.5),
+        "target shared_scenario_cpu <= 0.5: met (0.500)"
+    );
+    assert_eq!(
+        cpu.verdict("shared_scenario_cpu", 0.51),
+        "target shared_scenario_cpu <= 0.5: missed (0.510)"
+    );
+    // The lines the sections print for them parse back.
+    let lines = [
+        Figure::ratio("nextest_default", &ms(&[230]), &ms(&[200])).unwrap(),
+        Figure::median("suite.nextest_default", &ms(&[230])).unwrap(),
+        Figure::median("suite.cargo_test_default", &ms(&[200])).unwrap(),
+        Figure::ratio("shared_scenario_cpu", &ms(&[450, 500, 550]), &ms(&[1200])).unwrap(),
+        Figure::median("scenario_cpu.shared", &ms(&[500])).unwrap(),
+        Figure::median("scenario_cpu.fresh_directory", &ms(&[1200])).unwrap(),
+    ]
+    .map(|f| f.line());
+    assert_eq!(lines[0], "ratio nextest_default 1.150");
+    assert_eq!(lines[3], "ratio shared_scenario_cpu 0.417");
+    assert_eq!(lines[4], "median scenario_cpu.shared 500.0 ms (1 samples)");
+    assert_eq!(Figure::parse_all(&lines.join("\n")).len(), lines.len());
+}
+
+/// The full bench interleaves several runs a side of the suite figures; `--quick` (what CI
+/// runs) takes one, and few scenarios.
+#[test]
+fn quick_runs_once_and_the_full_bench_interleaves_several() {
+    let settings = |quick: bool, samples: usize| settings::Settings {
+        as_test: false,
+        quick,
+        samples,
+        only: Vec::new(),
+        suite_filter: String::new(),
+        nextest_filter: String::new(),
+    };
+    let quick = settings(true, 1);
+    assert_eq!(quick.suite_runs(), 1);
+    assert_eq!(quick.nextest_pairs(), 1);
+    assert_eq!(quick.cpu_rounds(), (1, 2));
+    let full = settings(false, 5);
+    assert_eq!(full.suite_runs(), 3);
+    assert_eq!(full.nextest_pairs(), 2);
+    assert!(full.cpu_rounds().0 >= 3, "{:?}", full.cpu_rounds());
+    assert_eq!(settings(false, 10).suite_runs(), 5);
+    assert!(settings::SECTIONS.contains(&"nextest"));
+    assert!(settings::SECTIONS.contains(&"scenario_cpu"));
+}
+
+#[test]
+fn nextest_outcomes_are_read_from_its_status_lines() {
+    let output = "\
+────────────
+ Nextest run ID 4f5d8d31-07c0-46b9-9fb2-99a5bba10c88 with nextest profile: default
+    Starting 6 tests across 1 binary (2 tests skipped)
+        SKIP [         ] (───) live-agent-suite::live provisioning::parallel_isolation_left
+        PASS [   1.013s] (1/6) live-agent-suite::live turns::a
+        SLOW [> 60.000s] live-agent-suite::live turns::slow
+        FAIL [   0.105s] (2/6) live-agent-suite::live turns::b
+  stdout ───
+    test turns::b ... FAILED
+        PASS [   9.999s] (9/9) other-crate::other turns::c
+        LEAK [   2.000s] (3/6) live-agent-suite::live turns::leaky
+     SIGSEGV [   0.500s] (4/6) live-agent-suite::live turns::crashed
+  TRY 2 PASS [   1.500s] (5/6) live-agent-suite::live turns::retried
+     TIMEOUT [ 300.000s] (6/6) live-agent-suite::live turns::slow
+────────────
+     Summary [  14.671s] 6 tests run: 3 passed, 3 failed, 1 skipped
+";
+    let outcomes = nextest_output::outcomes(output);
+    let pairs: Vec<(&str, &str)> = outcomes
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            ("provisioning::parallel_isolation_left", "ignored"),
+            ("turns::a", "ok"),
+            ("turns::b", "FAILED"),
+            ("turns::crashed", "FAILED"),
+            ("turns::leaky", "ok"),
+            ("turns::retried", "ok"),
+            ("turns::slow", "FAILED"),
+        ]
+    );
+    assert_eq!(
+        nextest_output::run_id(output).as_deref(),
+        Some("4f5d8d31-07c0-46b9-9fb2-99a5bba10c88")
+    );
+    assert_eq!(nextest_output::run_id("no header"), None);
+}
+
+#[test]
+fn nextest_and_cargo_test_outcomes_compare_with_the_runners_differences_explained() {
+    let map = |pairs: &[(&str, &str)]| -> std::collections::BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let cargo_test = map(&[
+        ("turns::a", "ok"),
+        ("probes::skipped_at_run_time", "ignored"),
+        ("provisioning::parallel_isolation_left", "ok"),
+        ("probes::ignored_at_list_time", "ignored"),
+    ]);
+    let nextest = map(&[
+        ("turns::a", "ok"),
+        ("probes::skipped_at_run_time", "ok"),
+        ("provisioning::parallel_isolation_left", "ignored"),
+        ("probes::ignored_at_list_time", "ignored"),
+        ("turns::filtered_out", "ignored"),
+    ]);
+    let comparison = nextest_output::compare(&cargo_test, &nextest);
+    assert!(comparison.differences.is_empty(), "{comparison:?}");
+    assert_eq!(comparison.explained.len(), 2, "{comparison:?}");
+    assert!(
+        comparison.explained[0].starts_with("probes::skipped_at_run_time: skipped at run time")
+    );
+    assert!(comparison.explained[1].starts_with("provisioning::parallel_isolation_left: passed"));
+    // A failure, or a scenario only one runner ran, makes the times incomparable.
+    let mut failing = nextest.clone();
+    failing.insert("turns::a".into(), "FAILED".into());
+    failing.remove("probes::ignored_at_list_time");
+    assert_eq!(
+        nextest_output::compare(&cargo_test, &failing).differences,
+        [
+            "probes::ignored_at_list_time: ignored under cargo test vs not run under nextest",
+            "turns::a: ok under cargo test vs FAILED under nextest"
+        ]
+    );
+}
+
+#[test]
+fn cpu_ticks_are_read_after_the_command_name() {
+    // pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime
+    // stime cutime cstime …
+    let stat = "4242 (open code) (x)) S 1 4242 4242 0 -1 4194560 100 0 0 0 150 30 12 8 20 0 9 0";
+    assert_eq!(proc_cpu::stat_ticks(stat), Some(150 + 30 + 12 + 8));
+    assert_eq!(proc_cpu::stat_ticks("4242 (short) S 1 2"), None);
+    assert_eq!(proc_cpu::stat_ticks("no name here"), None);
+    let own = proc_cpu::ticks_of(&[std::process::id()]);
+    assert!(own.contains_key(&std::process::id()), "{own:?}");
+    assert_eq!(
+        proc_cpu::duration(250),
+        Duration::from_secs_f64(250.0 / clock_ticks())
+    );
+}
+
+fn clock_ticks() -> f64 {
+    // SAFETY: sysconf only reads a system constant.
+    unsafe { libc::sysconf(libc::_SC_CLK_TCK) as f64 }
+}
+
+/// Every ratio is a row of the figures table in docs/performance.md, with its target, and the
+/// suite figures are in the README's.
+#[test]
+fn the_figures_tables_name_every_ratio_and_its_target() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let performance = std::fs::read_to_string(root.join("docs/performance.md")).unwrap();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let row = |page: &str, name: &str| -> Option<String> {
+        page.lines()
+            .find(|l| l.starts_with(&format!("| `{name}` |")))
+            .map(str::to_string)
+    };
+    for ratio in RATIOS {
+        let line = row(&performance, ratio.name)
+            .unwrap_or_else(|| panic!("docs/performance.md has no row for `{}`", ratio.name));
+        if let Some(target) = ratio.target {
+            let bound = match target {
+                Target::AtMost(b) => format!("≤ {b}"),
+                Target::AtLeast(b) => format!("≥ {b}"),
+            };
+            assert!(
+                line.contains(&bound),
+                "{} row lacks {bound}: {line}",
+                ratio.name
+            );
+        }
+    }
+    for name in ["shared_speedup", "nextest_default", "shared_scenario_cpu"] {
+        let line = row(&readme, name)
+            .unwrap_or_else(|| panic!("the README's figures table has no row for `{name}`"));
+        let ratio = RATIOS.iter().find(|r| r.name == name).unwrap();
+        let bound = match ratio.target.unwrap() {
+            Target::AtMost(b) => format!("≤ {b}"),
+            Target::AtLeast(b) => format!("≥ {b}"),
+        };
+        assert!(
+            line.contains(&bound),
+            "README's {name} row lacks {bound}: {line}"
+        );
+    }
 }
