@@ -1,13 +1,14 @@
 //! A scenario's lease of a shared server, from this process's pool (`shared_pool`) or from the
 //! run's pool owner under nextest (`remote_lease`): what the agent needs of it either way.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::ProvisionError;
-use super::lease_terms::LeaseRequest;
+use super::lease_terms::{LeaseRequest, SeatRequest};
 use super::remote_lease::{self, RemoteLease};
 use super::root::AgentRoot;
 use super::shared_pool::{self, Lease};
+use super::warm::SeatConfig;
 
 /// A lease of a shared server, wherever its pool runs.
 #[derive(Debug)]
@@ -31,19 +32,40 @@ pub(crate) async fn lease(
     scenario: &str,
     root: &AgentRoot,
 ) -> Result<PoolLease, ProvisionError> {
+    let scenario_root = Some((root.root.clone(), root.workspace.clone()));
+    lease_from(program, scenario, scenario_root, None).await
+}
+
+/// Leases a shared server of `program` with a seat (a warm workspace) of `seat`'s config.
+pub(crate) async fn lease_seat(
+    program: &Path,
+    scenario: &str,
+    seat: &SeatConfig,
+) -> Result<PoolLease, ProvisionError> {
+    lease_from(program, scenario, None, Some(seat)).await
+}
+
+async fn lease_from(
+    program: &Path,
+    scenario: &str,
+    scenario_root: Option<(PathBuf, PathBuf)>,
+    seat: Option<&SeatConfig>,
+) -> Result<PoolLease, ProvisionError> {
     match super::pool_run::run_dir().filter(|_| super::pool_run::leases_from_owner()) {
         Some(dir) => {
             let request = LeaseRequest {
                 program: program.to_path_buf(),
                 scenario: scenario.to_string(),
-                seat: None,
+                seat: seat.map(|s| SeatRequest {
+                    key: s.key.clone(),
+                    model_port: s.model_port,
+                }),
             };
-            let workspace = root.workspace.clone();
-            remote_lease::lease(dir, request, root.root.clone(), workspace)
+            remote_lease::lease(dir, request, scenario_root, seat.cloned())
                 .await
                 .map(|lease| PoolLease::Remote(Box::new(lease)))
         }
-        None => shared_pool::lease(program, scenario, None)
+        None => shared_pool::lease(program, scenario, seat)
             .await
             .map(PoolLease::from),
     }
@@ -119,16 +141,15 @@ impl PoolLease {
     pub(crate) async fn release(&self, passed: bool, workspace: &Path, approved_always: bool) {
         match self {
             PoolLease::Local(lease) => lease.release(passed, workspace, approved_always).await,
-            PoolLease::Remote(lease) => lease.release(passed).await,
+            PoolLease::Remote(lease) => lease.release(passed, approved_always).await,
         }
     }
 
-    /// The leased seat (a warm workspace): its root, its relay's port, whether it is warm. A
-    /// lease of the run's pool has none: its scenario's workspace is a fresh directory.
+    /// The leased seat (a warm workspace): its root, its relay's port, whether it is warm.
     pub(crate) fn seat(&self) -> Option<(AgentRoot, u16, bool)> {
         match self {
             PoolLease::Local(lease) => lease.seat(),
-            PoolLease::Remote(_) => None,
+            PoolLease::Remote(lease) => lease.seat(),
         }
     }
 
@@ -136,7 +157,7 @@ impl PoolLease {
     pub(crate) fn seat_kept(&self) -> bool {
         match self {
             PoolLease::Local(lease) => lease.seat_kept(),
-            PoolLease::Remote(_) => false,
+            PoolLease::Remote(lease) => lease.seat_kept(),
         }
     }
 

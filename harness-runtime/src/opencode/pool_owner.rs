@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
-use super::lease_terms::{LeaseGrant, ServerFacts};
+use super::lease_terms::{LeaseGrant, SeatGrant, ServerFacts};
 use super::pool_wire::{self, FromOwner, OwnerFile, ToOwner};
 use super::{pool_run, shared_pool};
 use crate::process::{self, Identity};
@@ -119,11 +119,13 @@ async fn serve_lease(stream: UnixStream, dir: &Path) {
         request,
         root,
         workspace,
+        seat,
     }) = receive(&mut read).await
     else {
         return;
     };
-    let lease = match shared_pool::lease(&request.program, &request.scenario, None).await {
+    let leased = shared_pool::lease(&request.program, &request.scenario, seat.as_ref()).await;
+    let lease = match leased {
         Ok(lease) => lease,
         Err(e) => {
             let _ = send(
@@ -148,27 +150,47 @@ async fn serve_lease(stream: UnixStream, dir: &Path) {
     };
     note_token(dir, &facts.owner_token);
     let server_root = facts.root.clone();
+    let seat = lease.seat().map(|(root, relay, warm)| SeatGrant {
+        root: root.root,
+        warm,
+        model_port: relay,
+    });
+    // The scenario's root: its own, or its seat's.
+    let Some((root, workspace)) = seat
+        .as_ref()
+        .map(|s| (s.root.clone(), s.root.join("workspace")))
+        .or(root.zip(workspace))
+    else {
+        return;
+    };
     let grant = FromOwner::Granted {
         grant: LeaseGrant {
             server: facts,
-            seat: None,
+            seat,
         },
     };
     let granted = send(&mut write, &grant).await.is_ok();
     match (granted, receive(&mut read).await) {
-        (true, Some(ToOwner::Release { passed })) => {
-            lease.release(passed, &workspace, false).await;
+        (
+            true,
+            Some(ToOwner::Release {
+                passed,
+                approved_always,
+            }),
+        ) => {
+            lease.release(passed, &workspace, approved_always).await;
             if !passed {
                 keep(dir, &[&root, &server_root]);
             }
-            let _ = send(&mut write, &FromOwner::Released).await;
+            let seat_kept = lease.seat_kept();
+            let _ = send(&mut write, &FromOwner::Released { seat_kept }).await;
         }
         (true, Some(ToOwner::Abandon)) => {
             lease.abandon();
             keep(dir, &[&root, &server_root]);
         }
         // The lessee died (or spoke nonsense): whatever it left running goes with the server.
-        // Its root is nobody's evidence (no failure of the run names it): removed.
+        // Its root (or seat) is nobody's evidence (no failure of the run names it): removed.
         _ => {
             lease.discard().await;
             if !crate::settings::keep_roots() {

@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::lease_terms::{LeaseGrant, LeaseRequest};
+use super::warm::SeatConfig;
 
 /// The files of the pool's directory, beside the servers' and the lessees' roots.
 pub(crate) const SOCKET: &str = "pool.sock";
@@ -25,15 +26,18 @@ pub(crate) const TOKENS: &str = "tokens";
 #[serde(tag = "type", rename_all = "snake_case")]
 pub(crate) enum ToOwner {
     /// A shared server for the scenario whose root (in the pool's directory) and workspace
-    /// these are.
+    /// these are; or, with `seat`, a warm workspace of that config on it (the owner's: no root
+    /// of the scenario's then).
     Lease {
         request: LeaseRequest,
-        root: PathBuf,
-        workspace: PathBuf,
+        root: Option<PathBuf>,
+        workspace: Option<PathBuf>,
+        seat: Option<SeatConfig>,
     },
     /// The scenario ended: `passed` hands the server back, a failure retires it and keeps both
-    /// roots.
-    Release { passed: bool },
+    /// roots; `approved_always`: an ask may have been answered `always` (the seat's instance is
+    /// then disposed).
+    Release { passed: bool, approved_always: bool },
     /// The scenario's slot was dropped without an end (`Agent::kill_blocking`): the server is
     /// retired and kept.
     Abandon,
@@ -50,8 +54,11 @@ pub(crate) enum FromOwner {
     Refused {
         error: String,
     },
-    /// The release is done (sessions deleted, instance disposed, or the server retired).
-    Released,
+    /// The release is done (sessions deleted, instance disposed, or the server retired);
+    /// `seat_kept`: the seat went back to the pool, its root is not the scenario's to remove.
+    Released {
+        seat_kept: bool,
+    },
 }
 
 /// Who owns the pool: written by the owner at its start, read by a process replacing it.

@@ -88,9 +88,7 @@ pub(crate) async fn provision(
     let seat = share
         .then(|| warm::seat_config(&config))
         .flatten()
-        .filter(|_| !crate::settings::keep_roots())
-        // The run's pool (nextest) leases fresh directories: its seats are not shared yet.
-        .filter(|_| !super::pool_run::leases_from_owner());
+        .filter(|_| !crate::settings::keep_roots());
     let shared_line = match sandbox.is_on() {
         true => format!(
             "{}; {}",
@@ -219,7 +217,7 @@ async fn lease_seat(
     seat: &warm::SeatConfig,
     model: Option<&crate::model::ScriptedModel>,
 ) -> Result<Agent, ProvisionError> {
-    let lease = PoolLease::from(shared_pool::lease(program, name, Some(seat)).await?);
+    let lease = super::pool_lease::lease_seat(program, name, seat).await?;
     let Some((root, relay_port, _warm)) = lease.seat() else {
         unreachable!("a lease asked with a seat has one");
     };

@@ -11,8 +11,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::ProvisionError;
-use super::lease_terms::{LeaseRequest, ServerFacts};
+use super::lease_terms::{LeaseGrant, LeaseRequest, SeatGrant, ServerFacts};
 use super::pool_wire::{self, FromOwner, OwnerFile, ToOwner};
+use super::root::AgentRoot;
+use super::warm::SeatConfig;
 use crate::process::{self, Identity};
 use crate::settings::{self, Role};
 
@@ -43,26 +45,31 @@ pub(crate) fn connect_ahead(dir: &Path) -> io::Result<()> {
 pub(crate) async fn lease(
     dir: PathBuf,
     request: LeaseRequest,
-    root: PathBuf,
-    workspace: PathBuf,
+    scenario_root: Option<(PathBuf, PathBuf)>,
+    seat: Option<SeatConfig>,
 ) -> Result<RemoteLease, ProvisionError> {
-    let asked = tokio::task::spawn_blocking(move || lease_blocking(&dir, request, root, workspace))
-        .await
-        .map_err(|e| io::Error::other(e.to_string()))
-        .and_then(|leased| leased);
+    let asked =
+        tokio::task::spawn_blocking(move || lease_blocking(&dir, request, scenario_root, seat))
+            .await
+            .map_err(|e| io::Error::other(e.to_string()))
+            .and_then(|leased| leased);
     asked.map_err(|e| ProvisionError::io("lease a shared server from the run's pool", e))
 }
 
+/// `scenario_root`: the scenario's root and workspace, made in the pool's directory; `None`
+/// for a seat (the owner's).
 fn lease_blocking(
     dir: &Path,
     request: LeaseRequest,
-    root: PathBuf,
-    workspace: PathBuf,
+    scenario_root: Option<(PathBuf, PathBuf)>,
+    seat: Option<SeatConfig>,
 ) -> io::Result<RemoteLease> {
+    let root = scenario_root.as_ref().map(|(root, _)| root.clone());
     let hello = ToOwner::Lease {
         request,
         root: root.clone(),
-        workspace,
+        workspace: scenario_root.map(|(_, workspace)| workspace),
+        seat,
     };
     let ahead = CONNECTED.lock().unwrap_or_else(|p| p.into_inner()).take();
     let mut stream = match ahead {
@@ -72,7 +79,7 @@ fn lease_blocking(
     let mut retried = false;
     loop {
         match ask(&stream, &hello) {
-            Ok(Ok(facts)) => return Ok(RemoteLease::new(facts, stream)),
+            Ok(Ok(grant)) => return Ok(RemoteLease::new(grant, stream)),
             Ok(Err(refused)) => return Err(io::Error::other(refused)),
             Err(lost) if !retried => {
                 retried = true;
@@ -81,7 +88,7 @@ fn lease_blocking(
                      the lease is asked once more"
                 );
                 stream = connect_or_start(dir)?;
-                if !root.exists() {
+                if root.as_ref().is_some_and(|root| !root.exists()) {
                     return Err(io::Error::other(
                         "the pool's owner died and its reaper emptied the pool's directory, the \
                          scenario's root with it: run the scenario again",
@@ -101,15 +108,15 @@ fn lease_blocking(
 
 /// Asks for the lease: the grant's facts, or the owner's refusal (`Ok(Err)`); `Err`: the owner
 /// is gone.
-fn ask(stream: &UnixStream, hello: &ToOwner) -> io::Result<Result<ServerFacts, String>> {
+fn ask(stream: &UnixStream, hello: &ToOwner) -> io::Result<Result<LeaseGrant, String>> {
     pool_wire::send(&mut &*stream, hello)?;
     stream.set_read_timeout(Some(settings::scaled(GRANT_CEILING)))?;
     let answer = pool_wire::receive(&mut BufReader::new(stream));
     stream.set_read_timeout(None)?;
     match answer? {
-        Some(FromOwner::Granted { grant }) => Ok(Ok(grant.server)),
+        Some(FromOwner::Granted { grant }) => Ok(Ok(grant)),
         Some(FromOwner::Refused { error }) => Ok(Err(error)),
-        Some(FromOwner::Released) => Err(io::Error::other("the owner answered out of turn")),
+        Some(FromOwner::Released { .. }) => Err(io::Error::other("the owner answered out of turn")),
         None => Err(io::Error::new(
             io::ErrorKind::UnexpectedEof,
             "the owner closed the connection",
@@ -154,8 +161,9 @@ fn connect_or_start(dir: &Path) -> io::Result<UnixStream> {
 }
 
 /// A previous owner died (its lock is free, its owner file is there) and its reaper, if any,
-/// has not cleaned up: its servers are swept, its files and its servers' roots removed, but
-/// not a failure's evidence (`kept`) nor another scenario's root.
+/// has not cleaned up: its servers are swept, its files and the roots it made (its servers',
+/// its seats': `live-<name>-<its pid>-<nonce>`) removed, but not a failure's evidence (`kept`)
+/// nor a scenario's root.
 fn replace_dead_owner(dir: &Path) {
     let Ok(text) = std::fs::read_to_string(dir.join(pool_wire::OWNER_FILE)) else {
         return;
@@ -165,19 +173,24 @@ fn replace_dead_owner(dir: &Path) {
         .lines()
         .map(str::to_string)
         .collect();
-    if let Ok(owner) = serde_json::from_str::<OwnerFile>(&text) {
-        tokens.push(owner.token);
+    let owner = serde_json::from_str::<OwnerFile>(&text).ok();
+    if let Some(owner) = &owner {
+        tokens.push(owner.token.clone());
     }
     tokens.retain(|t| !t.is_empty());
     process::sweep(&tokens);
     let kept = std::fs::read_to_string(dir.join(process::RUN_DIR_KEPT)).unwrap_or_default();
+    let made_by_owner = |name: &str| {
+        let mut parts = name.rsplitn(3, '-');
+        let (_nonce, pid) = (parts.next(), parts.next());
+        owner
+            .as_ref()
+            .is_some_and(|o| pid == Some(o.pid.to_string().as_str()))
+    };
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let path = entry.path();
-        let server_root = entry
-            .file_name()
-            .to_str()
-            .is_some_and(|n| n.starts_with("live-shared-server-"));
-        if server_root && !kept.lines().any(|k| Path::new(k) == path) {
+        let theirs = entry.file_name().to_str().is_some_and(made_by_owner);
+        if theirs && !kept.lines().any(|k| Path::new(k) == path) {
             let _ = std::fs::remove_dir_all(&path);
         }
     }
@@ -213,6 +226,10 @@ fn start_owner(dir: &Path, lock: std::fs::File) -> io::Result<()> {
 /// A lease of a server of the run's pool, held by this process's connection to the owner.
 pub(crate) struct RemoteLease {
     facts: ServerFacts,
+    /// The warm workspace leased with the server (the owner's).
+    seat: Option<SeatGrant>,
+    /// The seat went back to the pool at release: its root is not the scenario's to remove.
+    seat_kept: AtomicBool,
     /// The server's identity at the grant: it runs while this process does.
     server: Option<Identity>,
     connection: Mutex<Option<UnixStream>>,
@@ -228,10 +245,13 @@ impl std::fmt::Debug for RemoteLease {
 }
 
 impl RemoteLease {
-    fn new(facts: ServerFacts, connection: UnixStream) -> Self {
+    fn new(grant: LeaseGrant, connection: UnixStream) -> Self {
+        let facts = grant.server;
         let server = facts.pid.and_then(process::identify);
         Self {
             facts,
+            seat: grant.seat,
+            seat_kept: AtomicBool::new(false),
             server,
             connection: Mutex::new(Some(connection)),
             released: AtomicBool::new(false),
@@ -240,6 +260,17 @@ impl RemoteLease {
 
     pub(crate) fn facts(&self) -> &ServerFacts {
         &self.facts
+    }
+
+    /// The leased seat: its root's layout, its relay's port, whether it is warm.
+    pub(crate) fn seat(&self) -> Option<(AgentRoot, u16, bool)> {
+        self.seat
+            .as_ref()
+            .map(|s| (AgentRoot::layout(s.root.clone()), s.model_port, s.warm))
+    }
+
+    pub(crate) fn seat_kept(&self) -> bool {
+        self.seat_kept.load(Ordering::SeqCst)
     }
 
     pub(crate) fn port(&self) -> u16 {
@@ -270,7 +301,7 @@ impl RemoteLease {
     }
 
     /// Ends the lease and waits for the owner to have disposed of it (see `Lease::release`).
-    pub(crate) async fn release(&self, passed: bool) {
+    pub(crate) async fn release(&self, passed: bool, approved_always: bool) {
         if self.released.swap(true, Ordering::SeqCst) {
             return;
         }
@@ -282,13 +313,23 @@ impl RemoteLease {
         else {
             return;
         };
-        let _ = tokio::task::spawn_blocking(move || -> io::Result<()> {
-            pool_wire::send(&mut &stream, &ToOwner::Release { passed })?;
+        let released = tokio::task::spawn_blocking(move || -> io::Result<bool> {
+            let release = ToOwner::Release {
+                passed,
+                approved_always,
+            };
+            pool_wire::send(&mut &stream, &release)?;
             stream.set_read_timeout(Some(settings::scaled(RELEASE_CEILING)))?;
-            let _ = pool_wire::receive::<FromOwner>(&mut BufReader::new(&stream))?;
-            Ok(())
+            let answer = pool_wire::receive::<FromOwner>(&mut BufReader::new(&stream))?;
+            Ok(matches!(
+                answer,
+                Some(FromOwner::Released { seat_kept: true })
+            ))
         })
         .await;
+        if let Ok(Ok(seat_kept)) = released {
+            self.seat_kept.store(seat_kept, Ordering::SeqCst);
+        }
     }
 
     /// The synchronous fallback: the owner retires the server and keeps its root.

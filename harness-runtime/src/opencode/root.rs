@@ -74,8 +74,18 @@ impl AgentRoot {
 
     /// Creates `live-<scenario>-<pid>-<nonce>` under `parent` with its whole layout.
     pub(crate) fn create_in(parent: &Path, scenario: &str) -> std::io::Result<Self> {
-        let root = create_unique_dir(parent, scenario)?;
-        let layout = Self {
+        let layout = Self::layout(create_unique_dir(parent, scenario)?);
+        let created = layout.populate();
+        if created.is_err() {
+            let _ = std::fs::remove_dir_all(&layout.root);
+        }
+        created.map(|()| layout)
+    }
+
+    /// The layout of the root at `root`, made elsewhere (a warm workspace another process of
+    /// the run made).
+    pub(crate) fn layout(root: PathBuf) -> Self {
+        Self {
             workspace: root.join("workspace"),
             home: root.join("home"),
             tmp: root.join("tmp"),
@@ -85,12 +95,7 @@ impl AgentRoot {
             xdg_cache: root.join("xdg").join("cache"),
             xdg_state: root.join("xdg").join("state"),
             root,
-        };
-        let created = layout.populate();
-        if created.is_err() {
-            let _ = std::fs::remove_dir_all(&layout.root);
         }
-        created.map(|()| layout)
     }
 
     fn populate(&self) -> std::io::Result<()> {

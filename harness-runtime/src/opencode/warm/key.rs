@@ -10,8 +10,9 @@ use serde_json::Value;
 /// The loopback address every harness-served model (scripted, a cassette's replay) listens on.
 const LOOPBACK: &str = "http://127.0.0.1:";
 
-/// A scenario's config split into what a seat must match and the model port it names.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A scenario's config split into what a seat must match and the model port it names. Sent to
+/// a nextest run's pool owner, which keeps the seats.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct SeatConfig {
     /// The config with the model's port set to 0: equal keys, equal configs.
     template: Value,
