@@ -22,9 +22,11 @@ pub const RUN_MARK: &str = "SELFTEST_RUN_MARK";
 const CLEAN_CEILING: Duration = Duration::from_secs(10);
 
 /// Prefixes of the caller's variables that would change what a scenario binary does: the
-/// harness's settings, insta's, and those the self-test scenarios read.
+/// harness's settings, insta's, nextest's (a self-test run under nextest must not list or run its
+/// child as nextest would), and those the self-test scenarios read.
 const SCRUBBED_PREFIXES: &[&str] = &[
     "LIVE_",
+    "NEXTEST_",
     "INSTA_",
     "HARNESS_",
     "SELFTEST_",

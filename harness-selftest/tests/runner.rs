@@ -36,6 +36,8 @@ const ALL: &[&str] = &[
     "outcomes::passes",
     "outcomes::returns_err",
     "outcomes::times_out",
+    "peers::left",
+    "peers::right",
     "rate_limits::always_rate_limited",
     "rate_limits::live_hold_a",
     "rate_limits::live_hold_b",
@@ -68,8 +70,8 @@ const ALL: &[&str] = &[
 
 /// The scenarios flagged ignored at list time without any variable set: the hygiene, shared,
 /// snapshot, round-trip, budget and verdict ones (they require `SELFTEST_SCRATCH`), the cassette
-/// one (it has no cassette and no real model), the rate-limit ones (variables only their test
-/// sets), `needs_token` and the `ignore`d one.
+/// one (it has no cassette and no real model), the rate-limit and peer ones (variables only their
+/// tests set), `needs_token` and the `ignore`d one.
 const SKIPPED_WHEN_LISTED: &[&str] = &[
     "budgets::first_token_slow",
     "budgets::over_tokens",
@@ -83,6 +85,8 @@ const SKIPPED_WHEN_LISTED: &[&str] = &[
     "hygiene::opencode_returns_err",
     "hygiene_probe::no_owned_process_remains",
     "killed::waits_to_be_killed",
+    "peers::left",
+    "peers::right",
     "rate_limits::always_rate_limited",
     "rate_limits::live_hold_a",
     "rate_limits::live_hold_b",
@@ -566,10 +570,10 @@ fn a_whole_run_reports_every_failure_and_fails() {
         // exploration. Ignored: the two of `skips`/`requirements`, the 22 that require
         // `SELFTEST_SCRATCH` or a canary, `run_skips::skips_with_reason` (skipped at run time),
         // the cassette one (no cassette, no real model), the 14 of `budgets`, `rate_limits` and
-        // `verdicts` (variables only their tests set), the 114 of `reliability` (they require
-        // `SELFTEST_SCRATCH`, a real model or `LIVE_SNAPSHOT_DIR`) and its 1,051 soak ones
-        // (`RELIABILITY_SOAK`).
-        .assert_stdout("3 passed; 6 failed; 1205 ignored")
+        // `verdicts` (variables only their tests set), the 2 of `peers` (`SELFTEST_PEERS`), the
+        // 114 of `reliability` (they require `SELFTEST_SCRATCH`, a real model or
+        // `LIVE_SNAPSHOT_DIR`) and its 1,051 soak ones (`RELIABILITY_SOAK`).
+        .assert_stdout("3 passed; 6 failed; 1207 ignored")
         .assert_result("history::fails_when_asked", "ok")
         .assert_result("outcomes::passes", "ok")
         .assert_result(EXPLORING, "ok")

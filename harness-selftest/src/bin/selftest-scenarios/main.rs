@@ -6,6 +6,8 @@
 //!   decided at run time, a cassette scenario's model plan); driven by `tests/runner.rs`;
 //! - `explore`: exploring scenarios of product points only (no agent), one passing, one failing
 //!   in one order, for the settings and messages of exploration; driven by `tests/runner.rs`;
+//! - `peers`: two scenarios that meet inside one runner process (`needs_peer`), for what nextest
+//!   is told of them and how fast they skip where they cannot meet; driven by `tests/nextest.rs`;
 //! - `history`: a scenario that fails when asked (no agent), run after run for the report's
 //!   history; driven by `tests/report.rs`;
 //! - `snapshot`: writes a snapshot for `tests/snapshots.rs` (requires `SELFTEST_SCRATCH`);
@@ -38,6 +40,7 @@ mod hygiene;
 mod hygiene_probe;
 mod killed;
 mod outcomes;
+mod peers;
 mod pool;
 mod rate_limits;
 mod reliability;
