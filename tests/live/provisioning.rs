@@ -280,14 +280,23 @@ async fn meet(
     Ok(())
 }
 
-// A server of its own: it asserts a database and a port of its own.
-#[live_agent_test(timeout = "300s", isolation = "server")]
+// A server of its own: it asserts a database and a port of its own. It meets its peer inside
+// this process, so nextest (a process per test) lists it ignored.
+#[live_agent_test(
+    timeout = "300s",
+    isolation = "server",
+    needs_peer = "parallel_isolation_right"
+)]
 async fn parallel_isolation_left(live: &mut Live) -> anyhow::Result<()> {
     isolation_member(live, Side::Left).await
 }
 
-// A server of its own: it asserts a database and a port of its own.
-#[live_agent_test(timeout = "300s", isolation = "server")]
+// A server of its own: it asserts a database and a port of its own. Meets its peer as above.
+#[live_agent_test(
+    timeout = "300s",
+    isolation = "server",
+    needs_peer = "parallel_isolation_left"
+)]
 async fn parallel_isolation_right(live: &mut Live) -> anyhow::Result<()> {
     isolation_member(live, Side::Right).await
 }
