@@ -34,7 +34,26 @@ fn main() -> ExitCode {
         ),
         test!(a_sigkilled_runner_leaves_no_carrier_behind),
         test!(a_bare_root_has_an_agents_layout_and_hermetic_environment),
+        test!(a_helper_role_runs_before_libtest_prints_anything),
     ]))
+}
+
+/// This binary re-executed in a helper role prints nothing of libtest's: a shared workspace's
+/// shell is the sandbox launcher, and a bash command's output must be the command's alone.
+/// (The launcher is given no launch here, so it refuses and exits 125 without Landlock.)
+fn a_helper_role_runs_before_libtest_prints_anything() {
+    let (program, args) = support::agents::role_command();
+    let output = std::process::Command::new(program)
+        .args(args)
+        .env(testing::ROLE_ENV, "sandbox")
+        .env_remove("LIVE_SANDBOX_LAUNCH")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(125), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "", "{stderr}");
+    assert!(stderr.contains("has no valid launch"), "{stderr}");
 }
 
 fn http() -> reqwest::Client {
