@@ -19,6 +19,7 @@ type Listing = BTreeMap<String, BTreeMap<String, bool>>;
 fn main() -> ExitCode {
     prerequisites::run([
         test!(two_partitions_run_every_scenario_exactly_once).needs(Nextest),
+        test!(nextest_lists_the_scenarios_that_need_a_peer_as_ignored).needs(Nextest),
         test!(a_test_without_nextest_is_skipped_and_fails_under_ci_or_strict),
     ])
 }
@@ -120,6 +121,43 @@ fn two_partitions_run_every_scenario_exactly_once() {
             "{kind}: an empty partition"
         );
     }
+}
+
+/// nextest itself (its variables at list time, its `--list --ignored` pass): the two scenarios
+/// that meet a peer in their process are ignored, the others not (`needs_peer`).
+fn nextest_lists_the_scenarios_that_need_a_peer_as_ignored() {
+    let output = cargo()
+        .args([
+            "nextest",
+            "list",
+            "--test",
+            "live",
+            "--run-ignored",
+            "all",
+            "--message-format",
+            "json",
+        ])
+        .output()
+        .expect("run cargo nextest list");
+    assert!(
+        output.status.success(),
+        "cargo nextest list failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("nextest's JSON list");
+    let cases = json["rust-suites"]["live-agent-suite::live"]["testcases"]
+        .as_object()
+        .expect("the live suite's test cases");
+    let ignored = |name: &str| cases.get(name).map(|case| case["ignored"] == true);
+    for peer in [
+        "provisioning::parallel_isolation_left",
+        "provisioning::parallel_isolation_right",
+    ] {
+        assert_eq!(ignored(peer), Some(true), "{peer}");
+    }
+    // A scripted scenario that requires nothing is not.
+    assert_eq!(ignored("turns::plain_text_reply"), Some(false));
 }
 
 /// Where cargo-nextest is missing (here: neither `PATH` nor `CARGO_HOME` holds it), the sharding
