@@ -165,7 +165,8 @@ impl Live {
     /// (the model answered in prose instead of calling the tool), which is neither a pass nor a
     /// failure. Return the result: `return Err(live.skip("the model did not call the tool").into())`.
     /// The reason is shown by `cargo test` and counts as skipped in every mode, `LIVE_STRICT`
-    /// included.
+    /// included. nextest has no status for a test that ran and skipped: there it passes with a
+    /// `LIVE SKIPPED <scenario>: <reason>` line (fails under `LIVE_NEXTEST_SKIP=fail`).
     pub fn skip(&mut self, reason: impl Into<String>) -> Skipped {
         self.skip_with(reason.into(), false)
     }
