@@ -1,7 +1,8 @@
 //! A seat: a workspace of the pool's on one shared server, its instance booted with one config,
 //! and the stable model port that config names.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use super::{Baseline, ModelRelay, SeatConfig};
 use crate::opencode::root::AgentRoot;
@@ -35,6 +36,7 @@ pub(crate) struct Seat {
     pub(crate) key: String,
     pub(crate) relay: ModelRelay,
     baseline: Baseline,
+    outside: Outside,
 }
 
 /// How a released seat can be handed on.
@@ -71,11 +73,13 @@ impl Seat {
             let (name, content) = BOOT_GITIGNORE;
             std::fs::write(root.workspace.join(".opencode").join(name), content)?;
             let baseline = Baseline::read(&root.workspace)?;
+            let outside = Outside::read(&root.root)?;
             Ok(Seat {
                 root: root.clone(),
                 key: config.key.clone(),
                 relay,
                 baseline,
+                outside,
             })
         })();
         if made.is_err() {
@@ -84,16 +88,121 @@ impl Seat {
         made
     }
 
-    /// Removes everything the lessee left in the workspace; says how the seat can be reused.
+    /// Removes everything the lessee left in the workspace and the rest of the seat's root;
+    /// says how the seat can be reused.
     pub(crate) fn reset(&self) -> Reset {
         let ws = &self.root.workspace;
         let booted_with_more = BOOT_INPUTS
             .iter()
             .any(|name| std::fs::symlink_metadata(ws.join(name)).is_ok());
+        if !self.outside.restore(&self.root.root).unwrap_or(false) {
+            return Reset::Gone;
+        }
         match self.baseline.scrub(ws) {
             Ok(true) if booted_with_more => Reset::Disposed,
             Ok(true) => Reset::Warm,
             _ => Reset::Gone,
         }
+    }
+}
+
+/// The seat's root outside its workspace (`home`, `tmp`, the XDG directories, …) as the pool
+/// made it: every entry (a directory: `None`) and its content. The seat's bash commands may
+/// write there (their `HOME`, `TMPDIR` and XDG directories are the seat's, as a scenario's own
+/// root's are on a server of its own), and the next lessee must not find what they left.
+#[derive(Debug)]
+struct Outside(BTreeMap<PathBuf, Option<Vec<u8>>>);
+
+/// The one entry of a seat's root the workspace's own reset covers.
+const WORKSPACE: &str = "workspace";
+
+impl Outside {
+    fn read(root: &Path) -> std::io::Result<Self> {
+        let mut entries = BTreeMap::new();
+        for entry in std::fs::read_dir(root)? {
+            let name = PathBuf::from(entry?.file_name());
+            if name != Path::new(WORKSPACE) {
+                record(root, &name, &mut entries)?;
+            }
+        }
+        Ok(Outside(entries))
+    }
+
+    /// Removes what was not there when the seat was made; `true` when the rest is as made.
+    fn restore(&self, root: &Path) -> std::io::Result<bool> {
+        let mut now = BTreeMap::new();
+        for entry in std::fs::read_dir(root)? {
+            let name = PathBuf::from(entry?.file_name());
+            if name != Path::new(WORKSPACE) {
+                record(root, &name, &mut now)?;
+            }
+        }
+        // Sorted, so a new directory comes before what it holds: removed whole, once.
+        let mut removed: Vec<&PathBuf> = Vec::new();
+        for path in now.keys().filter(|p| !self.0.contains_key(*p)) {
+            if removed.iter().any(|r| path.starts_with(r)) {
+                continue;
+            }
+            let full = root.join(path);
+            if std::fs::symlink_metadata(&full)?.is_dir() {
+                std::fs::remove_dir_all(&full)?;
+            } else {
+                std::fs::remove_file(&full)?;
+            }
+            removed.push(path);
+        }
+        Ok(Self::read(root)?.0 == self.0)
+    }
+}
+
+/// Records `relative` (beneath `root`) and, for a directory, everything in it; a symlink is
+/// recorded as its target, never followed.
+fn record(
+    root: &Path,
+    relative: &Path,
+    entries: &mut BTreeMap<PathBuf, Option<Vec<u8>>>,
+) -> std::io::Result<()> {
+    let path = root.join(relative);
+    let meta = std::fs::symlink_metadata(&path)?;
+    if meta.is_dir() {
+        entries.insert(relative.to_path_buf(), None);
+        for entry in std::fs::read_dir(&path)? {
+            record(root, &relative.join(entry?.file_name()), entries)?;
+        }
+    } else if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(&path)?.into_os_string();
+        entries.insert(relative.to_path_buf(), Some(target.into_encoded_bytes()));
+    } else {
+        entries.insert(relative.to_path_buf(), Some(std::fs::read(&path)?));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a lessee's bash commands leave in the seat's home, tmp, XDG directories or root is
+    /// removed; a file the pool made there that changed makes the seat not reusable.
+    #[test]
+    fn the_root_outside_the_workspace_is_put_back_as_made() {
+        let temp = tempfile::tempdir().unwrap();
+        let root = AgentRoot::create_in(temp.path(), "unit::seat").unwrap();
+        let outside = Outside::read(&root.root).unwrap();
+        std::fs::write(root.home.join(".bash_history"), "secret").unwrap();
+        std::fs::create_dir_all(root.tmp.join("a/b")).unwrap();
+        std::fs::write(root.tmp.join("a/b/c"), "x").unwrap();
+        std::fs::write(root.xdg_config.join("git-config"), "x").unwrap();
+        std::fs::write(root.root.join("left-at-the-top"), "x").unwrap();
+        std::fs::write(root.workspace.join("work.txt"), "the workspace's reset's").unwrap();
+        assert!(outside.restore(&root.root).unwrap());
+        assert_eq!(std::fs::read_dir(&root.home).unwrap().count(), 0);
+        assert_eq!(std::fs::read_dir(&root.tmp).unwrap().count(), 0);
+        assert!(!root.xdg_config.join("git-config").exists());
+        assert!(!root.root.join("left-at-the-top").exists());
+        assert!(root.workspace.join("work.txt").exists());
+        let seed = root.xdg_config.join("opencode").join("package.json");
+        std::fs::write(&seed, "{}").unwrap();
+        assert!(!outside.restore(&root.root).unwrap());
     }
 }
