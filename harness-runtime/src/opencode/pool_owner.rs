@@ -182,8 +182,11 @@ async fn serve_lease(stream: UnixStream, dir: &Path) {
             if !passed {
                 keep(dir, &[&root, &server_root]);
             }
-            let seat_kept = lease.seat_kept();
-            let _ = send(&mut write, &FromOwner::Released { seat_kept }).await;
+            let released = FromOwner::Released {
+                seat_kept: lease.seat_kept(),
+                server_kept: (!passed).then_some(server_root),
+            };
+            let _ = send(&mut write, &released).await;
         }
         (true, Some(ToOwner::Abandon)) => {
             lease.abandon();

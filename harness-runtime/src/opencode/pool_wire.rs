@@ -55,9 +55,12 @@ pub(crate) enum FromOwner {
         error: String,
     },
     /// The release is done (sessions deleted, instance disposed, or the server retired);
-    /// `seat_kept`: the seat went back to the pool, its root is not the scenario's to remove.
+    /// `seat_kept`: the seat went back to the pool, its root is not the scenario's to remove;
+    /// `server_kept`: the server's root, kept as the failure's evidence (the lessee prints it,
+    /// as a runner prints its own kept server roots).
     Released {
         seat_kept: bool,
+        server_kept: Option<PathBuf>,
     },
 }
 

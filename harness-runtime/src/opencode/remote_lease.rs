@@ -313,22 +313,25 @@ impl RemoteLease {
         else {
             return;
         };
-        let released = tokio::task::spawn_blocking(move || -> io::Result<bool> {
+        let released = tokio::task::spawn_blocking(move || -> io::Result<Option<FromOwner>> {
             let release = ToOwner::Release {
                 passed,
                 approved_always,
             };
             pool_wire::send(&mut &stream, &release)?;
             stream.set_read_timeout(Some(settings::scaled(RELEASE_CEILING)))?;
-            let answer = pool_wire::receive::<FromOwner>(&mut BufReader::new(&stream))?;
-            Ok(matches!(
-                answer,
-                Some(FromOwner::Released { seat_kept: true })
-            ))
+            pool_wire::receive::<FromOwner>(&mut BufReader::new(&stream))
         })
         .await;
-        if let Ok(Ok(seat_kept)) = released {
+        if let Ok(Ok(Some(FromOwner::Released {
+            seat_kept,
+            server_kept,
+        }))) = released
+        {
             self.seat_kept.store(seat_kept, Ordering::SeqCst);
+            if let Some(root) = server_kept {
+                eprintln!("kept shared server root: {}", root.display());
+            }
         }
     }
 
