@@ -31,9 +31,9 @@ pub(crate) fn prewarm(scenarios: &[&'static Scenario], cli: &Cli) {
     opencode::prewarm_shared(program, threads.min(sharing.len()));
 }
 
-/// Whether libtest will run `scenario`: the filters, `--exact`, `--skip`, ignored-ness and the
-/// scenario's requirements, as the runner decides them (strictness aside: under it a missing
-/// requirement fails instead of skipping, and runs no body either way).
+/// Whether libtest will run `scenario`: the filters, `--exact`, `--skip`, ignored-ness, the
+/// scenario's requirements and its peer, as the runner decides them (strictness aside: under it a
+/// missing requirement fails instead of skipping, and runs no body either way).
 fn selected(scenario: &Scenario, cli: &Cli) -> bool {
     let args = cli.args();
     let ignored = scenario.options.ignore.is_some();
@@ -44,4 +44,5 @@ fn selected(scenario: &Scenario, cli: &Cli) -> bool {
             !ignored || args.include_ignored
         }
         && admission::admit(scenario, false).runs()
+        && super::peers::absent(&scenario.name()).is_none()
 }
