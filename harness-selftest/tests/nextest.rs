@@ -26,8 +26,11 @@ const PROSE: &str = "the model answered in prose instead of calling the tool";
 /// (A run that did would also say `started` and skip for another reason.)
 const UNDER_ITS_OWN_WAIT: Duration = Duration::from_secs(45);
 
+/// Runs the binary with `args` and `env`. None of the scenarios run starts an agent: servers of
+/// their own keep the runner from warming a shared one they would never lease (seconds each).
 fn run(args: &[&str], env: &[(&str, &str)]) -> Finished {
     let mut command = scrubbed_command(SCENARIOS, args);
+    command.env("LIVE_ISOLATION", "server");
     command.envs(env.iter().copied());
     Running::start(command).wait(scaled(Duration::from_secs(120)))
 }
