@@ -1,5 +1,6 @@
 //! The sandbox of one agent server: beyond the system's part, its program, its root, the ports
-//! its config names, and what the scenario's [`AgentOptions`] add.
+//! its config names, and what the scenario's [`AgentOptions`] add; and of the bash commands of a
+//! scenario on a shared server, which its workspace's shell confines further.
 
 use std::path::Path;
 
@@ -72,9 +73,9 @@ pub(crate) fn shared_server(pool: &Path, program: &Path) -> Policy {
 /// The policy of the bash commands of a scenario whose root is `root` on a shared server of
 /// `program`, its workspace configured with `config`: what a server of its own would allow them
 /// (they write beneath `root`, read what the server reads, connect to the config's providers'
-/// ports: the scenario's model, or a seat's stand-in for it), and never the shared server's port, through which every workspace on it is reachable.
-/// Landlock stacks it on the shared server's own policy. The second value says why TCP connect
-/// is left unrestricted, when it is.
+/// ports: the scenario's model, or a seat's stand-in for it), but never the shared server's port,
+/// through which every workspace on it is reachable. Landlock stacks it on the shared server's
+/// own policy. The second value says why TCP connect is left unrestricted, when it is.
 pub(crate) fn leased_shell(
     root: &Path,
     program: &Path,
