@@ -62,7 +62,7 @@ pub(crate) fn write(
     program: &Path,
     config: &Value,
 ) -> std::io::Result<PathBuf> {
-    let shell = opencode_shell();
+    let shell = opencode_shell(config.get(SHELL_KEY).and_then(Value::as_str));
     let (policy, _) = sandbox_plan::leased_shell(&root.root, program, config);
     let launch = Launch {
         program: shell.clone(),
@@ -95,25 +95,30 @@ pub(crate) fn write(
     Ok(path)
 }
 
-/// The shell OpenCode 1.18.33's bash tool runs when its config names none (`Shell.acceptable`):
-/// `SHELL` (an absolute path to a file, or a name found in `PATH`) unless it is fish or nu, else
-/// `bash` from `PATH`, else `/bin/sh`. The shared server inherits both variables from this
-/// process, as a server of its own does.
-fn opencode_shell() -> PathBuf {
-    let user = crate::settings::raw(crate::settings::SHELL).filter(|shell| {
+/// The shell OpenCode 1.18.33's bash tool runs (`Shell.acceptable`): the config's `shell` (a
+/// product's setting), else `SHELL` — an absolute path to a file, or a name found in `PATH` —
+/// unless it is fish or nu; else `bash` from `PATH`, else `/bin/sh`. The shared server inherits
+/// both variables from this process, as a server of its own does.
+fn opencode_shell(configured: Option<&str>) -> PathBuf {
+    let wanted = match configured {
+        Some(shell) => Some(shell.into()),
+        None => crate::settings::raw(crate::settings::SHELL),
+    };
+    let wanted = wanted.filter(|shell| {
         let name = Path::new(shell).file_name().unwrap_or_default();
         !REFUSED.contains(&name.to_string_lossy().to_lowercase().as_str())
     });
-    user.and_then(|shell| {
-        let shell = PathBuf::from(shell);
-        if shell.is_absolute() {
-            shell.is_file().then_some(shell)
-        } else {
-            which(&shell)
-        }
-    })
-    .or_else(|| which(Path::new("bash")))
-    .unwrap_or_else(|| PathBuf::from("/bin/sh"))
+    wanted
+        .and_then(|shell| {
+            let shell = PathBuf::from(shell);
+            if shell.is_absolute() {
+                shell.is_file().then_some(shell)
+            } else {
+                which(&shell)
+            }
+        })
+        .or_else(|| which(Path::new("bash")))
+        .unwrap_or_else(|| PathBuf::from("/bin/sh"))
 }
 
 /// The first executable file named `name` in `PATH`, as found (symlinks kept, as Bun's `which`).
@@ -145,7 +150,7 @@ mod tests {
         let shell = write(&server_root, &root, Path::new("sh"), &config).unwrap();
         assert!(shell.starts_with(server_root.join(SHELLS_DIR)));
         assert!(!shell.starts_with(&root.root));
-        assert_eq!(shell.file_name(), opencode_shell().file_name());
+        assert_eq!(shell.file_name(), opencode_shell(None).file_name());
         let mode = std::fs::metadata(&shell).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o755);
         let text = std::fs::read_to_string(&shell).unwrap();
@@ -158,9 +163,20 @@ mod tests {
         assert_eq!(entries, 1);
     }
 
+    /// A product's `shell` is what the wrapper runs (and is named as), as OpenCode would run
+    /// it; one OpenCode refuses is replaced as OpenCode replaces it.
+    #[test]
+    fn a_products_shell_is_the_one_run() {
+        assert_eq!(opencode_shell(Some("/bin/sh")), PathBuf::from("/bin/sh"));
+        let fallback = opencode_shell(Some("/usr/bin/fish"));
+        assert_ne!(fallback.file_name(), Some(OsStr::new("fish")));
+        assert!(fallback.is_file());
+        assert!(opencode_shell(Some("sh")).ends_with("sh"));
+    }
+
     #[test]
     fn opencodes_shell_is_an_executable_file() {
-        let shell = opencode_shell();
+        let shell = opencode_shell(None);
         assert!(
             shell.is_absolute() && shell.is_file(),
             "{}",
