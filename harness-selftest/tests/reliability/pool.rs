@@ -7,6 +7,7 @@
 //!   (no server, no owner, no reaper) and no root or pool directory is left;
 //! - an owner that died with its reaper (its server orphaned) is replaced by the next process,
 //!   which sweeps the orphan and passes on a new server;
+//! - a scenario failing on its lease keeps its evidence (its root, its server's) and nothing else;
 //! - a malformed run id: a pool per process, said once.
 
 use std::path::{Path, PathBuf};
@@ -226,6 +227,49 @@ fn pool_a_dead_owner_is_replaced_and_the_scenario_passes() {
     assert_nothing_left(&sandbox, &finished);
 }
 
+/// A scenario that fails on a server of the run's pool: it names the server's root it kept;
+/// after the run no process is left, and the pool's directory holds only the failure's
+/// evidence (the scenario's and the server's roots) and the owner's files naming it.
+fn pool_a_failure_keeps_its_evidence_and_nothing_else() {
+    let _serial = serial();
+    let sandbox = Sandbox::new();
+    let id = run_id();
+    let mut command = runner(&sandbox, &id, r#""$B" --exact pool::fails_on_its_lease"#);
+    command.env("SELFTEST_POOL_FAIL", "1");
+    let finished = sandbox.run(command, scaled(RUN_CEILING));
+    assert_eq!(finished.code, Some(101), "\n{finished}");
+    let dir = pool_dir(&sandbox, &id);
+    let kept_server = finished
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("kept shared server root: "))
+        .unwrap_or_else(|| panic!("no kept server root named\n{finished}"));
+    assert!(Path::new(kept_server).starts_with(&dir), "{kept_server}");
+    sandbox
+        .wait_until_clean(&finished, scaled(CLEAN_CEILING))
+        .unwrap_or_else(|left| panic!("processes remain:\n{}\n{finished}", left.join("\n")));
+    // The owner is gone: what it leaves is the evidence and the files that name it.
+    wait_for("the owner's end", CLEAN_CEILING, || {
+        !dir.join("owner.json").exists()
+    });
+    let mut left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    let roots: Vec<&String> = left.iter().filter(|n| n.starts_with("live-")).collect();
+    assert_eq!(
+        roots.len(),
+        2,
+        "the scenario's root and its server's: {left:?}"
+    );
+    assert!(dir.join(kept_server).is_dir(), "{left:?}");
+    for own in ["kept", "owner.lock", "owner.log"] {
+        assert!(left.iter().any(|n| n == own), "{own}: {left:?}");
+    }
+    assert_eq!(left.len(), 5, "{left:?}");
+}
+
 /// A run id that is no UUID: each process pools its own servers, and says so once.
 fn pool_a_malformed_run_id_falls_back_to_a_pool_per_process_said_once() {
     let _serial = serial();
@@ -253,5 +297,6 @@ pub(crate) fn tests() -> Vec<Test> {
         test!(pool_a_lessee_then_the_owner_killed_leave_no_process_and_no_root).needs(OpenCode),
         test!(pool_a_dead_owner_is_replaced_and_the_scenario_passes).needs(OpenCode),
         test!(pool_a_malformed_run_id_falls_back_to_a_pool_per_process_said_once).needs(OpenCode),
+        test!(pool_a_failure_keeps_its_evidence_and_nothing_else).needs(OpenCode),
     ]
 }

@@ -1,5 +1,5 @@
 //! The run's pool under nextest (one process per test), driven by the reliability suite's
-//! `pool` tests: a scenario that holds its lease until it is killed.
+//! `pool` tests: a scenario that holds its lease until it is killed, one that fails on its lease.
 
 use harness_runtime::prelude::*;
 use harness_runtime::testing::owner_token;
@@ -20,4 +20,11 @@ async fn holds_its_lease(live: &mut Live) -> anyhow::Result<()> {
     live.progress(LEASED);
     std::future::pending::<()>().await;
     Ok(())
+}
+
+#[live_agent_test(timeout = "120s", requires = ["SELFTEST_SCRATCH", "SELFTEST_POOL_FAIL"])]
+async fn fails_on_its_lease(live: &mut Live) -> anyhow::Result<()> {
+    let agent = live.opencode().await?;
+    anyhow::ensure!(agent.is_shared(), "not on a shared server");
+    anyhow::bail!("fails on purpose, so its roots are kept as evidence")
 }
