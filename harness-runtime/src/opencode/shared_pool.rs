@@ -122,6 +122,8 @@ pub(crate) struct Lease {
     warm: bool,
     /// The seat went back to the server at release: its root is the pool's, not to be removed.
     seat_kept: AtomicBool,
+    /// `<topic>::<fn>` of the lessee, for its progress lines.
+    scenario: String,
 }
 
 impl std::fmt::Debug for Lease {
@@ -195,6 +197,19 @@ impl Lease {
             return false;
         }
         let held = warm::instance_state(&client).await.held;
+        let left = seat.boot_inputs_left();
+        if self.warm && !left.is_empty() {
+            // Its instance booted before they were written: OpenCode may not have read them.
+            crate::progress::progress(
+                &self.scenario,
+                &format!(
+                    "wrote {} into a warm workspace, whose OpenCode instance had read its config \
+                     before: give settings to AgentOptions::product_config, or mark the \
+                     scenario isolation = \"server\"",
+                    left.join(", ")
+                ),
+            );
+        }
         let reset = match seat.reset() {
             Reset::Warm if held.is_empty() && !approved_always => Reset::Warm,
             Reset::Warm => Reset::Disposed,
@@ -285,6 +300,7 @@ impl Lease {
             seat: Mutex::default(),
             warm: false,
             seat_kept: AtomicBool::new(false),
+            scenario: String::new(),
         }
     }
 }
@@ -379,6 +395,7 @@ pub(crate) async fn lease(
         seat: Mutex::new(seat),
         warm,
         seat_kept: AtomicBool::new(false),
+        scenario: scenario.to_string(),
     })
 }
 

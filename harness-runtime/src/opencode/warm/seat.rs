@@ -88,13 +88,19 @@ impl Seat {
         made
     }
 
+    /// The files at the workspace's top OpenCode may read at boot that the lessee left.
+    pub(crate) fn boot_inputs_left(&self) -> Vec<&'static str> {
+        BOOT_INPUTS
+            .into_iter()
+            .filter(|name| std::fs::symlink_metadata(self.root.workspace.join(name)).is_ok())
+            .collect()
+    }
+
     /// Removes everything the lessee left in the workspace and the rest of the seat's root;
     /// says how the seat can be reused.
     pub(crate) fn reset(&self) -> Reset {
         let ws = &self.root.workspace;
-        let booted_with_more = BOOT_INPUTS
-            .iter()
-            .any(|name| std::fs::symlink_metadata(ws.join(name)).is_ok());
+        let booted_with_more = !self.boot_inputs_left().is_empty();
         if !self.outside.restore(&self.root.root).unwrap_or(false) {
             return Reset::Gone;
         }
