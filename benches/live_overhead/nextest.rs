@@ -9,7 +9,8 @@
 //! (`live <filter> --test-threads 2`), the nextest side runs `cargo nextest run` on that same
 //! binary through nextest's reuse of a build (`--binaries-metadata` from `cargo nextest list
 //! --list-type binaries-only`, `--cargo-metadata` from `cargo metadata`), so it lists and runs
-//! the binary as `cargo nextest run --test live` does after building it.
+//! the binary as `cargo nextest run --test live` does after building it. Both run a private
+//! copy of the binary (`suite::private_copy`), which no build replaces during the runs.
 //!
 //! A missing cargo-nextest fails the section: the figure is not optional.
 
@@ -63,7 +64,7 @@ pub fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
         for under_nextest in order {
             if !under_nextest {
                 let (wall, _, outcomes) =
-                    suite::run_suite_with(bench, &prepared.binary, filter, None, 2, &[])?;
+                    suite::run_suite_with(bench, &prepared.binary.path, filter, None, 2, &[])?;
                 progress(
                     SECTION,
                     &format!(
@@ -170,9 +171,10 @@ fn nextest_version(bench: &Bench) -> Result<String, BenchError> {
     }
 }
 
-/// What both sides run: the `live` binary nextest found, and the metadata nextest reuses.
+/// What both sides run: a private copy of the `live` binary nextest found, and the metadata
+/// nextest reuses, naming that copy.
 struct Prepared {
-    binary: PathBuf,
+    binary: suite::PrivateBinary,
     binaries_metadata: PathBuf,
     cargo_metadata: PathBuf,
 }
@@ -207,18 +209,26 @@ fn prepare(bench: &Bench, folder: &Path) -> Result<Prepared, BenchError> {
             bench.redactor.redact(&tail(&listed.stderr, 15))
         ))
     })?;
-    let binary = binaries["rust-binaries"]
-        .as_object()
+    let mut binaries = binaries;
+    let live = binaries["rust-binaries"]
+        .as_object_mut()
         .into_iter()
-        .flat_map(|b| b.values())
+        .flat_map(|b| b.values_mut())
         .find(|b| b["binary-name"] == "live" && b["kind"] == "test")
-        .and_then(|b| b["binary-path"].as_str())
-        .map(PathBuf::from)
         .ok_or_else(|| {
             BenchError::Suite("`cargo nextest list --test live` listed no `live` binary".into())
         })?;
+    let built = live["binary-path"]
+        .as_str()
+        .map(PathBuf::from)
+        .ok_or_else(|| {
+            BenchError::Suite("`cargo nextest list` named no path for the `live` binary".into())
+        })?;
+    // Both sides run the same copy; nextest is told where it is.
+    let binary = suite::private_copy(&built)?;
+    live["binary-path"] = binary.path.to_string_lossy().into_owned().into();
     let binaries_metadata = folder.join("binaries-metadata.json");
-    std::fs::write(&binaries_metadata, listed.stdout.trim())
+    std::fs::write(&binaries_metadata, binaries.to_string())
         .map_err(|e| BenchError::io("write the binaries metadata", e))?;
     let mut metadata = Command::new(cargo());
     metadata

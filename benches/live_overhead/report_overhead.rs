@@ -25,7 +25,8 @@ pub fn pairs(settings: &Settings) -> usize {
 
 /// Blocking: runs child processes only.
 pub fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
-    let binary = suite::build(bench)?;
+    let private = suite::build_private(bench)?;
+    let binary = &private.path;
     let folder = tempfile::tempdir().map_err(|e| BenchError::io("create the report folder", e))?;
     let report = folder.path().join("live-report");
     let report = report.to_str().expect("a temp path is UTF-8");
@@ -41,7 +42,7 @@ pub fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
         for (writes, value) in sides {
             let (wall, _, outcomes) = suite::run_suite_with(
                 bench,
-                &binary,
+                binary,
                 &bench.settings.suite_filter,
                 None,
                 2,

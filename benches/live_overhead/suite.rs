@@ -58,7 +58,8 @@ const SERVER_1: Config = Config {
 /// ±10 %. The one-thread run, long and only for `thread_scaling`, runs once, after the first
 /// pair.
 pub fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
-    let binary = build(bench)?;
+    let private = build_private(bench)?;
+    let binary = &private.path;
     let filter = &bench.settings.suite_filter;
     let runs = bench.settings.suite_runs();
     progress(
@@ -81,7 +82,7 @@ pub fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
     }
     for index in schedule {
         let config = configs[index];
-        let (wall, peak, outcomes) = run_suite(bench, &binary, config)?;
+        let (wall, peak, outcomes) = run_suite(bench, binary, config)?;
         peaks[index].push(peak);
         let passed = outcomes.values().filter(|o| *o == "ok").count();
         let failed = outcomes.values().filter(|o| *o == "FAILED").count();
@@ -99,9 +100,17 @@ pub fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
             ),
         );
         if failed > 0 {
+            let names: Vec<&str> = outcomes
+                .iter()
+                .filter(|(_, o)| *o == "FAILED")
+                .map(|(name, _)| name.as_str())
+                .collect();
             progress(
                 SECTION,
-                "warning: scenarios failed; the figures compare runs that fail alike",
+                &format!(
+                    "warning: scenarios failed ({}); the figures compare runs that fail alike",
+                    names.join(", ")
+                ),
             );
         }
         match &reference {
@@ -187,6 +196,39 @@ fn tolerate_lone_skips(
         }
     }
     adjusted
+}
+
+/// A copy of the live suite's binary that the bench's runs use, in the same layout
+/// (`target/debug/deps/live-<hash>`, so the run report still lands in `target/live-report` of
+/// the copy's folder): the suite re-executes its own binary (reaper, sandbox launcher, fixture
+/// agent), and a build of the same checkout during a run (a developer's, another tool's) would
+/// replace it under the run. Removed on drop.
+pub struct PrivateBinary {
+    _folder: tempfile::TempDir,
+    pub path: PathBuf,
+}
+
+/// Copies `binary` into a folder of the bench's own.
+pub fn private_copy(binary: &Path) -> Result<PrivateBinary, BenchError> {
+    let folder = tempfile::Builder::new()
+        .prefix("bench-live-suite-")
+        .tempdir()
+        .map_err(|e| BenchError::io("create a folder for the live suite's binary", e))?;
+    let deps = folder.path().join("target").join("debug").join("deps");
+    std::fs::create_dir_all(&deps)
+        .map_err(|e| BenchError::io("create a folder for the live suite's binary", e))?;
+    let path = deps.join(binary.file_name().expect("a binary has a file name"));
+    std::fs::copy(binary, &path).map_err(|e| BenchError::io("copy the live suite's binary", e))?;
+    Ok(PrivateBinary {
+        _folder: folder,
+        path,
+    })
+}
+
+/// `cargo test --test live --no-run`, then a [`private_copy`] of the binary `cargo test --test
+/// live` runs.
+pub fn build_private(bench: &Bench) -> Result<PrivateBinary, BenchError> {
+    private_copy(&build(bench)?)
 }
 
 /// `cargo test --test live --no-run`: the binary `cargo test --test live` runs.
