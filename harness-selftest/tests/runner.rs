@@ -38,6 +38,8 @@ const ALL: &[&str] = &[
     "outcomes::times_out",
     "peers::left",
     "peers::right",
+    "pool::fails_on_its_lease",
+    "pool::holds_its_lease",
     "rate_limits::always_rate_limited",
     "rate_limits::live_hold_a",
     "rate_limits::live_hold_b",
@@ -70,8 +72,8 @@ const ALL: &[&str] = &[
 
 /// The scenarios flagged ignored at list time without any variable set: the hygiene, shared,
 /// snapshot, round-trip, budget and verdict ones (they require `SELFTEST_SCRATCH`), the cassette
-/// one (it has no cassette and no real model), the rate-limit and peer ones (variables only their
-/// tests set), `needs_token` and the `ignore`d one.
+/// one (it has no cassette and no real model), the rate-limit, peer and pool ones (variables
+/// only their tests set), `needs_token` and the `ignore`d one.
 const SKIPPED_WHEN_LISTED: &[&str] = &[
     "budgets::first_token_slow",
     "budgets::over_tokens",
@@ -87,6 +89,8 @@ const SKIPPED_WHEN_LISTED: &[&str] = &[
     "killed::waits_to_be_killed",
     "peers::left",
     "peers::right",
+    "pool::fails_on_its_lease",
+    "pool::holds_its_lease",
     "rate_limits::always_rate_limited",
     "rate_limits::live_hold_a",
     "rate_limits::live_hold_b",
@@ -570,10 +574,11 @@ fn a_whole_run_reports_every_failure_and_fails() {
         // exploration. Ignored: the two of `skips`/`requirements`, the 22 that require
         // `SELFTEST_SCRATCH` or a canary, `run_skips::skips_with_reason` (skipped at run time),
         // the cassette one (no cassette, no real model), the 14 of `budgets`, `rate_limits` and
-        // `verdicts` (variables only their tests set), the 2 of `peers` (`SELFTEST_PEERS`), the
+        // `verdicts` (variables only their tests set), the 2 of `peers` (`SELFTEST_PEERS`), the 2
+        // of `pool` (`SELFTEST_POOL_*`), the
         // 114 of `reliability` (they require `SELFTEST_SCRATCH`, a real model or
         // `LIVE_SNAPSHOT_DIR`) and its 1,051 soak ones (`RELIABILITY_SOAK`).
-        .assert_stdout("3 passed; 6 failed; 1207 ignored")
+        .assert_stdout("3 passed; 6 failed; 1209 ignored")
         .assert_result("history::fails_when_asked", "ok")
         .assert_result("outcomes::passes", "ok")
         .assert_result(EXPLORING, "ok")
@@ -758,7 +763,9 @@ fn an_invalid_cassette_mode_is_an_error_before_any_trial() {
 fn an_unknown_role_is_a_clear_error() {
     run(&[], &[("HARNESS_RUNTIME_ROLE", "wizard")])
         .assert_code(2)
-        .assert_stderr("HARNESS_RUNTIME_ROLE must be `fixture-agent`, `reaper` or `sandbox`")
+        .assert_stderr(
+            "HARNESS_RUNTIME_ROLE must be `fixture-agent`, `reaper`, `sandbox` or `pool`",
+        )
         .assert_stderr("unset it to run the scenarios");
 }
 
