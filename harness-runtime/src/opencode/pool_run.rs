@@ -12,8 +12,11 @@ use crate::settings::{self, Role};
 const NEXTEST: &str = "NEXTEST";
 const RUN_ID: &str = "NEXTEST_RUN_ID";
 
-/// The run's pool directory, `$TMPDIR/live-pool-<run id>`, when this process's shared servers
-/// are the run's; `None`: a pool of this process's own. Under nextest (`NEXTEST=1`) a missing or
+/// The run's pool directory, `$TMPDIR/live-pool-<run id>-<binary>`, when this process's shared
+/// servers are the run's; `None`: a pool of this process's own. One pool per test binary of the
+/// run: a shared server's sandbox lets it run only the binary that started it (its scenarios'
+/// bash commands go through that binary's sandbox launcher), and two binaries of one run may
+/// be built from different versions of the harness. Under nextest (`NEXTEST=1`) a missing or
 /// malformed run id falls back to a pool per process, said once on stderr.
 pub(crate) fn run_dir() -> Option<PathBuf> {
     static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
@@ -31,7 +34,7 @@ pub(crate) fn run_dir() -> Option<PathBuf> {
                  across the nextest run"
             );
         }
-        valid.map(|id| std::env::temp_dir().join(format!("live-pool-{id}")))
+        valid.map(|id| std::env::temp_dir().join(format!("live-pool-{id}-{}", binary_tag())))
     })
     .clone()
 }
@@ -39,6 +42,18 @@ pub(crate) fn run_dir() -> Option<PathBuf> {
 /// Whether this process leases from the run's pool owner (it is not the owner itself).
 pub(crate) fn leases_from_owner() -> bool {
     !matches!(settings::role(), Ok(Some(Role::Pool))) && run_dir().is_some()
+}
+
+/// Eight hex digits naming this test binary (its path): short, since the pool's socket path
+/// must fit in 108 bytes.
+fn binary_tag() -> String {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    std::env::current_exe()
+        .and_then(|exe| exe.canonicalize())
+        .unwrap_or_default()
+        .hash(&mut hasher);
+    format!("{:08x}", hasher.finish() as u32)
 }
 
 /// `text` as a run id, lowercased, if it is a UUID (`8-4-4-4-12` hex digits): nothing else may

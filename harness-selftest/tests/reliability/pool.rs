@@ -68,8 +68,20 @@ fn runner(sandbox: &Sandbox, run_id: &str, script: &str) -> Command {
     command
 }
 
+/// The run's pool directory: `live-pool-<run id>-<binary>` (one pool per test binary of a run).
 fn pool_dir(sandbox: &Sandbox, run_id: &str) -> PathBuf {
-    sandbox.tmp.path().join(format!("live-pool-{run_id}"))
+    let prefix = format!("live-pool-{run_id}-");
+    std::fs::read_dir(sandbox.tmp.path())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .find(|path| {
+            path.file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| name.starts_with(&prefix))
+        })
+        .unwrap_or_else(|| sandbox.tmp.path().join(format!("{prefix}[none yet]")))
 }
 
 /// The pids recorded under `label`.
