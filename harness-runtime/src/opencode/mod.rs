@@ -6,7 +6,6 @@ mod config;
 mod config_layer;
 mod discover;
 pub(crate) mod error;
-#[allow(dead_code)] // the seam of #31: the pool (in-process or a pool process) grows into it
 mod lease_terms;
 mod logs;
 mod models_catalog;
