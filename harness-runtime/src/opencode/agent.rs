@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::ProvisionError;
-use super::pool_lease::PoolLease;
+use super::pool::PoolLease;
 use super::root::AgentRoot;
 use super::server_process::ServerProcess;
 use crate::gates::{GatePoint, Gates};
@@ -446,8 +446,8 @@ fn refused_on_shared(operation: &'static str) -> ProvisionError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::opencode::pool::Lease;
     use crate::opencode::server_process::Launch;
-    use crate::opencode::shared_pool::Lease;
     use std::path::PathBuf;
     use std::time::Duration;
 

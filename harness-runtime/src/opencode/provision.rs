@@ -3,12 +3,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::pool_lease::PoolLease;
+use super::pool::{self, PoolLease};
 use super::root::AgentRoot;
 use super::server_process::{Launch, ServerProcess};
-use super::share_policy;
-use super::shared_pool;
-use super::warm;
 use super::{
     Agent, AgentOptions, AgentSlot, ModelsCatalog, ProvisionError, config, discover, sandbox_plan,
 };
@@ -72,8 +69,8 @@ pub(crate) async fn provision(
     }
 
     let plan = model.plan();
-    let share = share_policy::level(scenario.options) == Isolation::Shared
-        && match share_policy::check(scenario.options, plan, &options, scenario.agents.len()) {
+    let share = pool::level(scenario.options) == Isolation::Shared
+        && match pool::check(scenario.options, plan, &options, scenario.agents.len()) {
             Ok(()) => true,
             Err(reason) => {
                 (scenario.progress)(&format!("a server of its own: {reason}"));
@@ -86,7 +83,7 @@ pub(crate) async fn provision(
     // A warm workspace's root is the pool's: under LIVE_KEEP every scenario keeps a root of its
     // own to inspect.
     let seat = share
-        .then(|| warm::seat_config(&config))
+        .then(|| pool::seat_config(&config))
         .flatten()
         .filter(|_| !crate::settings::keep_roots());
     let shared_line = match sandbox.is_on() {
@@ -117,7 +114,7 @@ pub(crate) async fn provision(
         .await;
     }
     let root = if share {
-        shared_pool::dir().and_then(|pool| AgentRoot::create_in(&pool, scenario.name))
+        pool::dir().and_then(|pool| AgentRoot::create_in(&pool, scenario.name))
     } else {
         AgentRoot::create(scenario.name)
     }
@@ -214,10 +211,10 @@ async fn lease_seat(
     (name, redactor, gates): (&str, &Arc<Redactor>, &Arc<Gates>),
     index: usize,
     program: &Path,
-    seat: &warm::SeatConfig,
+    seat: &pool::SeatConfig,
     model: Option<&crate::model::ScriptedModel>,
 ) -> Result<Agent, ProvisionError> {
-    let lease = super::pool_lease::lease_seat(program, name, seat).await?;
+    let lease = super::pool::lease_seat(program, name, seat).await?;
     let Some((root, relay_port, _warm)) = lease.seat() else {
         unreachable!("a lease asked with a seat has one");
     };
@@ -261,7 +258,7 @@ async fn lease_shared(
     redactor: &Arc<Redactor>,
     gates: &Arc<Gates>,
 ) -> Result<Agent, ProvisionError> {
-    let lease = match super::pool_lease::lease(program, scenario, &root).await {
+    let lease = match super::pool::lease(program, scenario, &root).await {
         Ok(lease) => lease,
         Err(e) => {
             // Nothing ran in it: the shared server's root keeps the evidence of a failed start.
@@ -271,9 +268,8 @@ async fn lease_shared(
     };
     // Its shell lives in the server's root, known once leased.
     let server_root = lease.server_root();
-    let written =
-        super::workspace_shell::confine_config(server_root, program, &root, config.clone())
-            .and_then(|config| super::project::write_project_config(&root.workspace, &config));
+    let written = super::pool::confine_config(server_root, program, &root, config.clone())
+        .and_then(|config| super::project::write_project_config(&root.workspace, &config));
     if let Err(e) = written {
         lease.release(false, &root.workspace, false).await;
         let _ = std::fs::remove_dir_all(&root.root);

@@ -1,6 +1,6 @@
 //! One agent server process (`opencode serve`, or the fixture agent): spawn, readiness, stop,
 //! port, log and owner mark. Whose it is (a scenario's own, or the pool's shared one) is decided
-//! by the holder: [`Agent`](super::Agent) or the [shared pool](super::shared_pool).
+//! by the holder: [`Agent`](super::Agent) or the [shared pool](super::pool).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};

@@ -1,6 +1,6 @@
 //! The owner of a nextest run's pool of shared servers: the test binary re-executed in the
 //! `pool` role by the first test process of the run that needs a shared server. It runs this
-//! process's pool (`shared_pool`) for every test process of the run, each lease one connection
+//! process's pool (`servers`) for every test process of the run, each lease one connection
 //! on the pool's socket, and ends when the run is over.
 //!
 //! - It holds the pool directory's lock for its whole life (the lock's descriptor is its stdin):
@@ -21,9 +21,9 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
-use super::lease_terms::{LeaseGrant, SeatGrant, ServerFacts};
-use super::pool_wire::{self, FromOwner, OwnerFile, ToOwner};
-use super::{pool_run, shared_pool};
+use super::terms::{LeaseGrant, SeatGrant, ServerFacts};
+use super::wire::{self, FromOwner, OwnerFile, ToOwner};
+use super::{run, servers};
 use crate::process::{self, Identity};
 
 /// How long the owner stays with no lease once the runner is gone.
@@ -35,7 +35,7 @@ const TICK: Duration = Duration::from_millis(250);
 pub(crate) fn run_pool_owner() -> ExitCode {
     // Out of the test's session and process group: signals to the test do not reach it.
     let _ = nix::unistd::setsid();
-    let Some(dir) = pool_run::run_dir() else {
+    let Some(dir) = run::run_dir() else {
         eprintln!("error: the pool's owner needs the run's NEXTEST_RUN_ID (a UUID)");
         return ExitCode::from(2);
     };
@@ -55,7 +55,7 @@ pub(crate) fn run_pool_owner() -> ExitCode {
         eprintln!("error: the pool's owner stopped: {why}");
     }
     // Outside the runtime: the shutdown runs one of its own.
-    shared_pool::shutdown();
+    servers::shutdown();
     tidy(&dir);
     if served.is_ok() {
         ExitCode::SUCCESS
@@ -73,7 +73,7 @@ fn runner() -> Option<Identity> {
 
 /// Serves leases until the run is over.
 async fn serve(dir: &Path, runner: Identity) -> Result<(), String> {
-    let socket = dir.join(pool_wire::SOCKET);
+    let socket = dir.join(wire::SOCKET);
     let _ = std::fs::remove_file(&socket);
     let listener = tokio::net::UnixListener::bind(&socket)
         .map_err(|e| format!("could not listen on {}: {e}", socket.display()))?;
@@ -86,7 +86,7 @@ async fn serve(dir: &Path, runner: Identity) -> Result<(), String> {
     };
     let written = serde_json::to_vec(&me)
         .map_err(std::io::Error::other)
-        .and_then(|json| std::fs::write(dir.join(pool_wire::OWNER_FILE), json));
+        .and_then(|json| std::fs::write(dir.join(wire::OWNER_FILE), json));
     written.map_err(|e| format!("could not write its owner file: {e}"))?;
     let leases = Rc::new(Cell::new(0usize));
     let last = Rc::new(Cell::new(Instant::now()));
@@ -124,7 +124,7 @@ async fn serve_lease(stream: UnixStream, dir: &Path) {
     else {
         return;
     };
-    let leased = shared_pool::lease(&request.program, &request.scenario, seat.as_ref()).await;
+    let leased = servers::lease(&request.program, &request.scenario, seat.as_ref()).await;
     let lease = match leased {
         Ok(lease) => lease,
         Err(e) => {
@@ -217,7 +217,7 @@ fn note_token(dir: &Path, token: &str) {
     let _ = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(dir.join(pool_wire::TOKENS))
+        .open(dir.join(wire::TOKENS))
         .and_then(|mut file| writeln!(file, "{token}"));
 }
 
@@ -242,7 +242,7 @@ async fn send(
 /// left in it (a kept root stays, with the owner's log that names it). The reaper is told the
 /// directory is no longer its to clean.
 fn tidy(dir: &Path) {
-    for file in [pool_wire::SOCKET, pool_wire::OWNER_FILE, pool_wire::TOKENS] {
+    for file in [wire::SOCKET, wire::OWNER_FILE, wire::TOKENS] {
         let _ = std::fs::remove_file(dir.join(file));
     }
     process::forget_token(&format!("{}{}", process::CLEAN_DIR, dir.display()));
@@ -254,7 +254,7 @@ fn tidy(dir: &Path) {
                 ![
                     process::RUN_DIR_LOCK,
                     process::RUN_DIR_KEPT,
-                    pool_wire::OWNER_LOG,
+                    wire::OWNER_LOG,
                 ]
                 .iter()
                 .any(|own| name == *own)
@@ -263,7 +263,7 @@ fn tidy(dir: &Path) {
     });
     if others == 0 {
         for file in [
-            pool_wire::OWNER_LOG,
+            wire::OWNER_LOG,
             process::RUN_DIR_KEPT,
             process::RUN_DIR_LOCK,
         ] {

@@ -63,7 +63,7 @@ impl Seat {
         let root = AgentRoot::create_in(pool_dir, SEAT_NAME)?;
         let made = (|| {
             let relay = ModelRelay::start()?;
-            let written = crate::opencode::workspace_shell::confine_config(
+            let written = crate::opencode::pool::shell::confine_config(
                 server_root,
                 program,
                 &root,

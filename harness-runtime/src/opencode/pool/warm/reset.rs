@@ -138,8 +138,8 @@ mod tests {
     fn the_scrub_keeps_what_the_pool_made_and_notices_a_changed_git_dir() {
         let temp = tempfile::tempdir().unwrap();
         let ws = temp.path();
-        super::super::super::project::make_own_project(ws).unwrap();
-        super::super::super::project::write_project_config(ws, &serde_json::json!({})).unwrap();
+        crate::opencode::project::make_own_project(ws).unwrap();
+        crate::opencode::project::write_project_config(ws, &serde_json::json!({})).unwrap();
         let baseline = Baseline::read(ws).unwrap();
         std::fs::write(ws.join("mine.txt"), "x").unwrap();
         std::fs::create_dir_all(ws.join("src/deep")).unwrap();

@@ -1,14 +1,14 @@
-//! A scenario's lease of a shared server, from this process's pool (`shared_pool`) or from the
-//! run's pool owner under nextest (`remote_lease`): what the agent needs of it either way.
+//! A scenario's lease of a shared server, from this process's pool (`servers`) or from the
+//! run's pool owner under nextest (`remote`): what the agent needs of it either way.
 
 use std::path::{Path, PathBuf};
 
-use super::ProvisionError;
-use super::lease_terms::{LeaseRequest, SeatRequest};
-use super::remote_lease::{self, RemoteLease};
-use super::root::AgentRoot;
-use super::shared_pool::{self, Lease};
+use super::remote::{self, RemoteLease};
+use super::servers::{self, Lease};
+use super::terms::{LeaseRequest, SeatRequest};
 use super::warm::SeatConfig;
+use crate::opencode::ProvisionError;
+use crate::opencode::root::AgentRoot;
 
 /// A lease of a shared server, wherever its pool runs.
 #[derive(Debug)]
@@ -51,7 +51,7 @@ async fn lease_from(
     scenario_root: Option<(PathBuf, PathBuf)>,
     seat: Option<&SeatConfig>,
 ) -> Result<PoolLease, ProvisionError> {
-    match super::pool_run::run_dir().filter(|_| super::pool_run::leases_from_owner()) {
+    match super::run::run_dir().filter(|_| super::run::leases_from_owner()) {
         Some(dir) => {
             let request = LeaseRequest {
                 program: program.to_path_buf(),
@@ -61,11 +61,11 @@ async fn lease_from(
                     model_port: s.model_port,
                 }),
             };
-            remote_lease::lease(dir, request, scenario_root, seat.cloned())
+            remote::lease(dir, request, scenario_root, seat.cloned())
                 .await
                 .map(|lease| PoolLease::Remote(Box::new(lease)))
         }
-        None => shared_pool::lease(program, scenario, seat)
+        None => servers::lease(program, scenario, seat)
             .await
             .map(PoolLease::from),
     }

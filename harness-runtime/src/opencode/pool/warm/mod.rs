@@ -1,5 +1,5 @@
 //! Warm workspaces: directories of a shared server whose OpenCode instance is already booted,
-//! reused by the next scenario with the same config once reset (see `docs/sharing.md`).
+//! reused by the next scenario with the same config once reset (see `docs/isolation.md`).
 
 mod key;
 mod relay;

@@ -1,7 +1,7 @@
 //! Which pool a shared scenario leases from: this process's own (`cargo test` runs a suite in
 //! one process), or, under nextest (one process per test), the run's: one pool per
 //! `NEXTEST_RUN_ID`, kept by a pool owner process that every test process of the run leases
-//! from (`pool_owner`, `remote_lease`).
+//! from (`owner`, `remote`).
 
 use std::path::PathBuf;
 use std::sync::OnceLock;

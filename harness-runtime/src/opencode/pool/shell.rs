@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::root::AgentRoot;
-use super::sandbox_plan;
+use crate::opencode::root::AgentRoot;
+use crate::opencode::sandbox_plan;
 use crate::sandbox::{Launch, wrapper_script};
 
 /// The folder of the shared server's root that holds its leases' shells: out of reach of the
@@ -27,7 +27,7 @@ const REFUSED: [&str; 2] = ["fish", "nu"];
 /// `program`, when agents run confined: with a `shell` confining its bash commands to `root`
 /// (the shell written first: OpenCode falls back to its own shell, unconfined, when the file is
 /// missing) and its `external_directory` permission denying the pool's directory beyond `root`
-/// ([`pool_guard`](super::pool_guard)); else unchanged. `config` names the model the commands
+/// ([`guard`](super::guard)); else unchanged. `config` names the model the commands
 /// may reach.
 pub(crate) fn confine_config(
     server_root: &Path,
@@ -46,7 +46,7 @@ pub(crate) fn confine_config(
             .flatten()
             .collect();
         pools.dedup();
-        super::pool_guard::deny_the_pool(&mut config, &pools, &root.root, server_root);
+        super::guard::deny_the_pool(&mut config, &pools, &root.root, server_root);
     }
     Ok(config)
 }

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::lease_terms::{LeaseGrant, LeaseRequest};
+use super::terms::{LeaseGrant, LeaseRequest};
 use super::warm::SeatConfig;
 
 /// The files of the pool's directory, beside the servers' and the lessees' roots.

@@ -10,11 +10,11 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::ProvisionError;
-use super::lease_terms::{LeaseGrant, LeaseRequest, SeatGrant, ServerFacts};
-use super::pool_wire::{self, FromOwner, OwnerFile, ToOwner};
-use super::root::AgentRoot;
+use super::terms::{LeaseGrant, LeaseRequest, SeatGrant, ServerFacts};
 use super::warm::SeatConfig;
+use super::wire::{self, FromOwner, OwnerFile, ToOwner};
+use crate::opencode::ProvisionError;
+use crate::opencode::root::AgentRoot;
 use crate::process::{self, Identity};
 use crate::settings::{self, Role};
 
@@ -99,7 +99,7 @@ fn lease_blocking(
                 return Err(io::Error::other(format!(
                     "the run's pool owner stopped answering twice: {lost}; its log is `{}` in the \
                      pool's directory",
-                    pool_wire::OWNER_LOG
+                    wire::OWNER_LOG
                 )));
             }
         }
@@ -109,9 +109,9 @@ fn lease_blocking(
 /// Asks for the lease: the grant's facts, or the owner's refusal (`Ok(Err)`); `Err`: the owner
 /// is gone.
 fn ask(stream: &UnixStream, hello: &ToOwner) -> io::Result<Result<LeaseGrant, String>> {
-    pool_wire::send(&mut &*stream, hello)?;
+    wire::send(&mut &*stream, hello)?;
     stream.set_read_timeout(Some(settings::scaled(GRANT_CEILING)))?;
-    let answer = pool_wire::receive(&mut BufReader::new(stream));
+    let answer = wire::receive(&mut BufReader::new(stream));
     stream.set_read_timeout(None)?;
     match answer? {
         Some(FromOwner::Granted { grant }) => Ok(Ok(grant)),
@@ -131,7 +131,7 @@ fn connect_or_start(dir: &Path) -> io::Result<UnixStream> {
     let deadline = Instant::now() + ceiling;
     let mut started = 0;
     loop {
-        if let Ok(stream) = UnixStream::connect(dir.join(pool_wire::SOCKET)) {
+        if let Ok(stream) = UnixStream::connect(dir.join(wire::SOCKET)) {
             return Ok(stream);
         }
         if let Some(lock) = process::try_lock_run_dir(dir)? {
@@ -139,7 +139,7 @@ fn connect_or_start(dir: &Path) -> io::Result<UnixStream> {
                 return Err(io::Error::other(format!(
                     "the run's pool owner exited at its start twice; its log is `{}` in the \
                      pool's directory",
-                    pool_wire::OWNER_LOG
+                    wire::OWNER_LOG
                 )));
             }
             replace_dead_owner(dir);
@@ -152,7 +152,7 @@ fn connect_or_start(dir: &Path) -> io::Result<UnixStream> {
                 format!(
                     "the run's pool owner did not answer within {ceiling:?}; its log is `{}` in \
                      the pool's directory",
-                    pool_wire::OWNER_LOG
+                    wire::OWNER_LOG
                 ),
             ));
         }
@@ -165,10 +165,10 @@ fn connect_or_start(dir: &Path) -> io::Result<UnixStream> {
 /// its seats': `live-<name>-<its pid>-<nonce>`) removed, but not a failure's evidence (`kept`)
 /// nor a scenario's root.
 fn replace_dead_owner(dir: &Path) {
-    let Ok(text) = std::fs::read_to_string(dir.join(pool_wire::OWNER_FILE)) else {
+    let Ok(text) = std::fs::read_to_string(dir.join(wire::OWNER_FILE)) else {
         return;
     };
-    let mut tokens: Vec<String> = std::fs::read_to_string(dir.join(pool_wire::TOKENS))
+    let mut tokens: Vec<String> = std::fs::read_to_string(dir.join(wire::TOKENS))
         .unwrap_or_default()
         .lines()
         .map(str::to_string)
@@ -194,7 +194,7 @@ fn replace_dead_owner(dir: &Path) {
             let _ = std::fs::remove_dir_all(&path);
         }
     }
-    for file in [pool_wire::OWNER_FILE, pool_wire::TOKENS, pool_wire::SOCKET] {
+    for file in [wire::OWNER_FILE, wire::TOKENS, wire::SOCKET] {
         let _ = std::fs::remove_file(dir.join(file));
     }
     eprintln!("live: the run's pool owner had died: its servers were swept and a new owner starts");
@@ -206,7 +206,7 @@ fn start_owner(dir: &Path, lock: std::fs::File) -> io::Result<()> {
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(dir.join(pool_wire::OWNER_LOG))?;
+        .open(dir.join(wire::OWNER_LOG))?;
     // nextest's runner: the tests' parent, alive exactly as long as the run.
     let parent = nix::unistd::getppid().as_raw().unsigned_abs();
     let (pid, start) = process::identify(parent).unwrap_or((parent, 0));
@@ -318,9 +318,9 @@ impl RemoteLease {
                 passed,
                 approved_always,
             };
-            pool_wire::send(&mut &stream, &release)?;
+            wire::send(&mut &stream, &release)?;
             stream.set_read_timeout(Some(settings::scaled(RELEASE_CEILING)))?;
-            pool_wire::receive::<FromOwner>(&mut BufReader::new(&stream))
+            wire::receive::<FromOwner>(&mut BufReader::new(&stream))
         })
         .await;
         if let Ok(Ok(Some(FromOwner::Released {
@@ -347,7 +347,7 @@ impl RemoteLease {
             .take()
         {
             let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
-            let _ = pool_wire::send(&mut &stream, &ToOwner::Abandon);
+            let _ = wire::send(&mut &stream, &ToOwner::Abandon);
         }
     }
 }

@@ -15,11 +15,11 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use super::options::DEFAULT_READY_TIMEOUT;
-use super::root::{self, AgentRoot};
-use super::server_process::{Launch, ServerProcess};
 use super::warm::{self, Reset, Seat, SeatConfig};
-use super::{ModelsCatalog, ProvisionError, sandbox_plan};
+use crate::opencode::options::DEFAULT_READY_TIMEOUT;
+use crate::opencode::root::{self, AgentRoot};
+use crate::opencode::server_process::{Launch, ServerProcess};
+use crate::opencode::{ModelsCatalog, ProvisionError, sandbox_plan};
 use crate::redact::Redactor;
 
 /// What every shared server is started with: nothing. `OPENCODE_CONFIG_CONTENT` outranks
@@ -81,9 +81,9 @@ fn pool() -> std::sync::MutexGuard<'static, Vec<Arc<SharedServer>>> {
 /// them are created in it.
 pub(crate) fn dir() -> std::io::Result<PathBuf> {
     // Under nextest, the run's pool: its owner answers before a lessee creates a root in it.
-    if let Some(run) = super::pool_run::run_dir() {
-        if super::pool_run::leases_from_owner() {
-            super::remote_lease::connect_ahead(&run)?;
+    if let Some(run) = super::run::run_dir() {
+        if super::run::leases_from_owner() {
+            super::remote::connect_ahead(&run)?;
         }
         std::fs::create_dir_all(&run)?;
         return Ok(run);
@@ -454,7 +454,7 @@ fn prepare(program: &Path, leased: bool) -> Result<Arc<SharedServer>, ProvisionE
         .map_err(|e| ProvisionError::io("create a shared server's root", e))?;
     let redactor = Arc::new(Redactor::for_scenario());
     root.register(&redactor, 1);
-    // Its scenarios' configs are the harness's (`share_policy`): none can see the catalog.
+    // Its scenarios' configs are the harness's (`policy`): none can see the catalog.
     let env = root.hermetic_env(SERVER_CONFIG, ModelsCatalog::Empty);
     let mut process = ServerProcess::new(
         root,
@@ -503,7 +503,7 @@ async fn finish_start(server: &SharedServer) -> Result<(), ProvisionError> {
 /// instead of starting more.
 pub(crate) fn prewarm(program: PathBuf, count: usize) {
     // The run's pool starts its servers in its owner, as its lessees ask.
-    if super::pool_run::leases_from_owner() {
+    if super::run::leases_from_owner() {
         return;
     }
     // A failed preparation leaves the start to the scenarios, which report it.

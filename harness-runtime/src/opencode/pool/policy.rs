@@ -4,11 +4,11 @@
 //! (its process, environment, whole config, readiness) are the harness's defaults; anything
 //! else falls back to a server of its own, which is always correct, only slower.
 
-use super::AgentOptions;
-use super::config::CONFIG_ENV;
-use super::options::{DEFAULT_READY_TIMEOUT, DEFAULT_STOP_GRACE};
 use crate::Isolation;
 use crate::cassette::ModelPlan;
+use crate::opencode::AgentOptions;
+use crate::opencode::config::CONFIG_ENV;
+use crate::opencode::options::{DEFAULT_READY_TIMEOUT, DEFAULT_STOP_GRACE};
 use crate::scenario::{AgentKind, ScenarioOptions};
 
 /// The isolation a scenario gets: its attribute's, else `LIVE_ISOLATION`'s.
@@ -48,7 +48,7 @@ pub(crate) fn check(
     if let Some(reason) = options
         .product_config
         .as_ref()
-        .and_then(super::config_layer::unshareable)
+        .and_then(crate::opencode::config_layer::unshareable)
     {
         return Err(reason);
     }
