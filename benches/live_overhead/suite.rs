@@ -208,11 +208,17 @@ pub struct PrivateBinary {
     pub path: PathBuf,
 }
 
-/// Copies `binary` into a folder of the bench's own.
+/// Copies `binary` into a folder of the bench's own in its target dir, beside the original: a
+/// scenario that names the binary in a failure message checks it holds no `/tmp/` path, and a
+/// copy in the system's temp directory (or the target's `tmp/`) made it fail.
 pub fn private_copy(binary: &Path) -> Result<PrivateBinary, BenchError> {
+    // `<target>/debug/deps/live-<hash>` → `<target>`.
+    let target = binary.ancestors().nth(3).ok_or_else(|| {
+        BenchError::Suite("the live suite's binary is not in a target dir".into())
+    })?;
     let folder = tempfile::Builder::new()
         .prefix("bench-live-suite-")
-        .tempdir()
+        .tempdir_in(target)
         .map_err(|e| BenchError::io("create a folder for the live suite's binary", e))?;
     let deps = folder.path().join("target").join("debug").join("deps");
     std::fs::create_dir_all(&deps)
