@@ -55,6 +55,9 @@ pub struct AgentOptions {
     /// Paths the sandboxed agent and its tools may also write beneath (create, change, remove),
     /// besides its root.
     pub writable: Vec<PathBuf>,
+    /// On a shared server, a directory whose OpenCode instance boots for this scenario, never a
+    /// warm workspace another scenario used (see [`fresh_workspace`](Self::fresh_workspace)).
+    pub fresh_workspace: bool,
 }
 
 impl Default for AgentOptions {
@@ -68,6 +71,7 @@ impl Default for AgentOptions {
             stop_grace: DEFAULT_STOP_GRACE,
             read_only: Vec::new(),
             writable: Vec::new(),
+            fresh_workspace: false,
         }
     }
 }
@@ -155,6 +159,19 @@ impl AgentOptions {
     /// nothing.
     pub fn writable(mut self, path: impl Into<PathBuf>) -> Self {
         self.writable.push(path.into());
+        self
+    }
+
+    /// Sets [`fresh_workspace`](Self::fresh_workspace): on a shared server the scenario gets a
+    /// new directory, whose instance boots on its first request, instead of a warm workspace
+    /// (one a passing scenario with the same config used, reset, its instance still booted).
+    /// What a warm workspace cannot hide: the events OpenCode sends while an instance boots
+    /// (`plugin.added`, `catalog.updated`, `reference.updated`, `integration.updated` in the
+    /// first turn's stream), the project's id and creation time, and project config files a
+    /// product writes after provisioning (read at boot). A scenario that asserts on those asks
+    /// for a fresh workspace; it costs OpenCode's start-up of a directory (about 1–2 s of CPU).
+    pub fn fresh_workspace(mut self) -> Self {
+        self.fresh_workspace = true;
         self
     }
 }

@@ -81,11 +81,11 @@ pub(crate) async fn provision(
     // Before anything is created: under CI or LIVE_STRICT=1 an unavailable sandbox fails here.
     let sandbox = crate::sandbox::current().map_err(ProvisionError::Sandbox)?;
     // A warm workspace's root is the pool's: under LIVE_KEEP every scenario keeps a root of its
-    // own to inspect.
+    // own to inspect. A scenario may ask for a directory that boots for it.
     let seat = share
         .then(|| pool::seat_config(&config))
         .flatten()
-        .filter(|_| !crate::settings::keep_roots());
+        .filter(|_| !crate::settings::keep_roots() && !options.fresh_workspace);
     let shared_line = match sandbox.is_on() {
         true => format!(
             "{}; {}",

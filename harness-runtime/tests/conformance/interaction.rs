@@ -5,6 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use harness_runtime::Live;
+use harness_runtime::opencode::AgentOptions;
 
 use crate::reference;
 use crate::talk::Talk;
@@ -43,7 +44,11 @@ pub(crate) async fn run(
         .split_once("::")
         .map_or(module, |(_, rest)| rest)
         .to_owned();
-    let agent = live.opencode().await?;
+    // The references were recorded in directories whose instance booted in their first turn
+    // (its boot events are part of the stream): never a warm workspace.
+    let agent = live
+        .opencode_with(AgentOptions::default().fresh_workspace())
+        .await?;
     let mut talk = Talk::new(live, &agent).await?;
     body(&mut talk).await?;
     let (version, transcript) = talk.finish();
