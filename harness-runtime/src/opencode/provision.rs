@@ -94,49 +94,35 @@ pub(crate) async fn provision(
         ),
         false => sandbox.line(None),
     };
-    if let Some(seat) = seat {
-        let index = scenario.agents.len() + 1;
-        let agent = lease_seat(
-            (scenario.name, scenario.redactor, scenario.gates),
-            index,
-            &program,
-            &seat,
-            model.started(),
-        )
-        .await?;
-        return on_shared_server(
-            agent,
-            scenario.wire,
-            scenario.progress,
-            scenario.agents,
-            &shared_line,
-        )
-        .await;
-    }
-    let root = if share {
-        pool::dir().and_then(|pool| AgentRoot::create_in(&pool, scenario.name))
-    } else {
-        AgentRoot::create(scenario.name)
-    }
-    .map_err(|e| ProvisionError::io("create the scenario root", e))?;
     let index = scenario.agents.len() + 1;
-    root.register(scenario.redactor, index);
-    crate::timeline::note(crate::timeline::Lane::Provisioning, "root", || {
-        root.root.display().to_string()
-    });
     if share {
-        // A shared server reads the empty models catalog: only configs blind to it share.
-        debug_assert_eq!(ModelsCatalog::for_config(&config), ModelsCatalog::Empty);
-        let agent = lease_shared(
-            scenario.name,
-            root,
-            index,
-            &program,
-            &config,
-            scenario.redactor,
-            scenario.gates,
-        )
-        .await?;
+        let agent = match seat {
+            Some(seat) => {
+                lease_seat(
+                    (scenario.name, scenario.redactor, scenario.gates),
+                    index,
+                    &program,
+                    &seat,
+                    model.started(),
+                )
+                .await?
+            }
+            None => {
+                let root = create_root(scenario.name, scenario.redactor, index, true)?;
+                // A shared server reads the empty models catalog: only configs blind to it share.
+                debug_assert_eq!(ModelsCatalog::for_config(&config), ModelsCatalog::Empty);
+                lease_shared(
+                    scenario.name,
+                    root,
+                    index,
+                    &program,
+                    &config,
+                    scenario.redactor,
+                    scenario.gates,
+                )
+                .await?
+            }
+        };
         return on_shared_server(
             agent,
             scenario.wire,
@@ -146,6 +132,7 @@ pub(crate) async fn provision(
         )
         .await;
     }
+    let root = create_root(scenario.name, scenario.redactor, index, false)?;
     if kind == AgentKind::Fixture {
         if let Err(e) = scenario.fixture.attach_home(&root.home) {
             let _ = std::fs::remove_dir_all(&root.root);
@@ -176,6 +163,32 @@ pub(crate) async fn provision(
         .map_err(|e| ProvisionError::io("start the agent's forwarder", e))?;
     agent.start().await?;
     Ok(agent)
+}
+
+/// Creates the scenario's root for its agent `index` (in the pool's directory when the agent is a
+/// directory on a shared server) and registers its paths on the redactor.
+fn create_root(
+    name: &str,
+    redactor: &Redactor,
+    index: usize,
+    shared: bool,
+) -> Result<AgentRoot, ProvisionError> {
+    let root = if shared {
+        pool::dir().and_then(|pool| AgentRoot::create_in(&pool, name))
+    } else {
+        AgentRoot::create(name)
+    }
+    .map_err(|e| ProvisionError::io("create the scenario root", e))?;
+    register_root(&root, redactor, index);
+    Ok(root)
+}
+
+/// The root's paths on the redactor, and on the scenario's timeline.
+fn register_root(root: &AgentRoot, redactor: &Redactor, index: usize) {
+    root.register(redactor, index);
+    crate::timeline::note(crate::timeline::Lane::Provisioning, "root", || {
+        root.root.display().to_string()
+    });
 }
 
 /// The last steps of a shared agent's provisioning: its forwarder, its observer, the progress.
@@ -218,10 +231,7 @@ async fn lease_seat(
     let Some((root, relay_port, _warm)) = lease.seat() else {
         unreachable!("a lease asked with a seat has one");
     };
-    root.register(redactor, index);
-    crate::timeline::note(crate::timeline::Lane::Provisioning, "root", || {
-        root.root.display().to_string()
-    });
+    register_root(&root, redactor, index);
     // The relay's port reads as the model's did.
     redactor.add_port(relay_port);
     if let Some(model) = model {
