@@ -160,6 +160,28 @@ fn bash_output(turn: &Turn, index: usize) -> anyhow::Result<String> {
     Ok(call.output.clone().unwrap_or_default())
 }
 
+/// Each attack's bash output (the turn's first tool calls, in order) says it was refused: by
+/// attack name, what refused it.
+fn refusals(
+    live: &Live,
+    turn: &Turn,
+    attacks: &[Attack],
+) -> anyhow::Result<serde_json::Map<String, serde_json::Value>> {
+    let mut refused = serde_json::Map::new();
+    for (index, attack) in attacks.iter().enumerate() {
+        let output = bash_output(turn, index)?;
+        anyhow::ensure!(
+            output.contains(attack.refused_with),
+            "`{}` was not refused with {:?}; the tool said: {}",
+            attack.name,
+            attack.refused_with,
+            live.redactor().redact(&output)
+        );
+        refused.insert(attack.name.into(), json!(attack.refused_with));
+    }
+    Ok(refused)
+}
+
 /// Runs `attacks` as the agent's bash calls, then `work` (the scenario's own, made from the port
 /// the agent reaches its model at), with OpenCode's own guard off (`"*": "allow"`), so only the
 /// kernel refuses; each attack must fail inside its tool with its word. Returns the agent, the
@@ -199,18 +221,7 @@ async fn attack_then_work(
     let turn = session.prompt("Try to get out, then do the work.").await?;
     anyhow::ensure!(turn.error().is_none(), "turn failed: {:?}", turn.error());
 
-    let mut refused = serde_json::Map::new();
-    for (index, attack) in attacks.iter().enumerate() {
-        let output = bash_output(&turn, index)?;
-        anyhow::ensure!(
-            output.contains(attack.refused_with),
-            "`{}` was not refused with {:?}; the tool said: {}",
-            attack.name,
-            attack.refused_with,
-            live.redactor().redact(&output)
-        );
-        refused.insert(attack.name.into(), json!(attack.refused_with));
-    }
+    let refused = refusals(live, &turn, attacks)?;
     Ok((agent, turn, refused))
 }
 
@@ -562,18 +573,7 @@ async fn a_scenario_cannot_write_into_a_concurrent_scenarios_workspace(
         .await?;
     anyhow::ensure!(turn.error().is_none(), "turn failed: {:?}", turn.error());
 
-    let mut refused = serde_json::Map::new();
-    for (index, attack) in attacks.iter().enumerate() {
-        let output = bash_output(&turn, index)?;
-        anyhow::ensure!(
-            output.contains(attack.refused_with),
-            "`{}` was not refused with {:?}; the tool said: {}",
-            attack.name,
-            attack.refused_with,
-            live.redactor().redact(&output)
-        );
-        refused.insert(attack.name.into(), json!(attack.refused_with));
-    }
+    let refused = refusals(live, &turn, &attacks)?;
     let write = turn
         .tool_calls
         .iter()
