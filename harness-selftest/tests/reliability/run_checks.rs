@@ -56,6 +56,9 @@ fn sanitized(name: &str) -> String {
 const POOL: &str = "shared-pool";
 /// A shared server's root in the pool (`live-shared-server-<runner pid>-<nonce>`).
 const SERVER: &str = "shared-server";
+/// A warm workspace's root in the pool (`live-seat-<runner pid>-<nonce>`): the pool's, not a
+/// scenario's; a failing lessee that kept it is named in its [`LEASED_BY`].
+const SEAT: &str = "seat";
 /// The file in a shared server's root naming the scenarios that leased it, one a line in lease
 /// order (the runtime writes it at each lease).
 const LEASED_BY: &str = "leased-by";
@@ -72,6 +75,9 @@ pub(crate) struct Roots {
     pub(crate) servers_kept: usize,
     /// Roots of shared servers left by a runner that died before it stopped its pool.
     pub(crate) servers_left: usize,
+    /// Warm workspaces (the pool's, leased by no failure) left by a runner that died before it
+    /// stopped its pool.
+    pub(crate) seats_left: usize,
 }
 
 /// `Err(why)` unless `cond`.
@@ -198,10 +204,43 @@ impl RootCheck<'_> {
         for entry in entries {
             if root_scenario(&entry) == Some(SERVER) {
                 self.server_root(&dir.join(&entry), &entry)?;
+            } else if root_scenario(&entry) == Some(SEAT) {
+                self.seat_root(&dir.join(&entry), &entry)?;
             } else {
                 self.scenario_root(&entry, true)?;
             }
         }
+        Ok(())
+    }
+
+    /// A warm workspace's root: kept as the evidence of the failing scenario its [`LEASED_BY`]
+    /// names (its path printed), or left with the pool by a runner that died.
+    fn seat_root(&mut self, path: &Path, root: &str) -> Result<(), String> {
+        let file = path.join(LEASED_BY);
+        let lessee = match std::fs::read_to_string(&file) {
+            Ok(text) => text.lines().last().map(str::to_string),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(format!("read {}: {e}", file.display())),
+        };
+        let Some(lessee) = lessee else {
+            ensure!(
+                !self.whole_run(),
+                "the warm workspace {root} was left after a whole run, kept by no failure"
+            );
+            self.roots.seats_left += 1;
+            return Ok(());
+        };
+        ensure!(
+            self.results.get(&lessee).is_some_and(|o| o == "FAILED"),
+            "the warm workspace {root} was kept for {lessee}, which did not fail"
+        );
+        ensure!(
+            printed(self.finished, "kept scenario root: ", root),
+            "the kept root {root} was not printed"
+        );
+        self.kept_by.insert(sanitized(&lessee));
+        self.leased.insert(sanitized(&lessee));
+        self.roots.kept += 1;
         Ok(())
     }
 

@@ -33,7 +33,8 @@ const ROOT_NAME: &str = "shared-server";
 /// The name of the pool's directory (`live-shared-pool-<pid>-<nonce>`).
 const POOL_NAME: &str = "shared-pool";
 /// The file in a shared server's root naming the scenarios that leased it, one a line in lease
-/// order: a kept server root's logs are theirs, and the last one retired it.
+/// order: a kept server root's logs are theirs, and the last one retired it. A warm workspace
+/// kept as a failure's evidence names the failing scenario in one too (its name is the pool's).
 const LEASED_BY: &str = "leased-by";
 /// How long a released lease's instance may take to dispose, before scaling.
 const DISPOSE_CEILING: Duration = Duration::from_secs(15);
@@ -166,6 +167,10 @@ impl Lease {
         let seat = self.seat.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(seat) = seat {
             seat.relay.cut();
+            if !passed {
+                // Kept as the failure's evidence: its name is the pool's, this says whose.
+                note_lessee(&seat.root.root, &self.scenario);
+            }
             if passed && self.hand_on(seat, approved_always).await {
                 self.seat_kept.store(true, Ordering::SeqCst);
                 self.server.busy.store(false, Ordering::SeqCst);
@@ -265,6 +270,9 @@ impl Lease {
     /// Its seat is dropped with the lease (its root is kept with the scenario's evidence).
     pub(crate) fn abandon(&self) {
         if !self.released.swap(true, Ordering::SeqCst) {
+            if let Some(seat) = &*self.seat.lock().unwrap_or_else(|p| p.into_inner()) {
+                note_lessee(&seat.root.root, &self.scenario);
+            }
             self.server.retired.store(true, Ordering::SeqCst);
             self.server.kept.store(true, Ordering::SeqCst);
         }
@@ -378,7 +386,7 @@ pub(crate) async fn lease(
         Some(server) => server,
         None => start(program, true).await?,
     };
-    note_lessee(&server, scenario);
+    note_lessee(server.root(), scenario);
     let (seat, warm) = match seat {
         None => (None, false),
         Some(wanted) => match take_seat(&server, wanted) {
@@ -429,12 +437,12 @@ fn take_seat(
 
 /// Appends `scenario` to the server's [`LEASED_BY`]. Evidence only: a scenario does not fail
 /// because it could not be written.
-fn note_lessee(server: &SharedServer, scenario: &str) {
+fn note_lessee(root: &Path, scenario: &str) {
     use std::io::Write;
     let _ = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(server.root().join(LEASED_BY))
+        .open(root.join(LEASED_BY))
         .and_then(|mut file| writeln!(file, "{scenario}"));
 }
 
