@@ -237,22 +237,23 @@ async fn lease_seat(
     if let Some(model) = model {
         model.reached_at(relay_port);
     }
-    register_server(&lease, redactor);
-    Ok(Agent::leased(
-        index,
-        root,
-        lease,
-        redactor.clone(),
-        gates.clone(),
-    ))
+    Ok(leased_agent(index, root, lease, redactor, gates))
 }
 
-/// What the server reports about itself reads as a server of the scenario's own would.
-fn register_server(lease: &PoolLease, redactor: &Redactor) {
-    let (home, root) = lease.home_and_root();
+/// The scenario's agent on its lease; what the server reports about itself reads as a server of
+/// the scenario's own would.
+fn leased_agent(
+    index: usize,
+    root: AgentRoot,
+    lease: PoolLease,
+    redactor: &Arc<Redactor>,
+    gates: &Arc<Gates>,
+) -> Agent {
+    let (home, server_root) = lease.home_and_root();
     redactor.add_port(lease.port());
     redactor.add_path(home, "[home]");
-    redactor.add_path(root, "[root]");
+    redactor.add_path(server_root, "[root]");
+    Agent::leased(index, root, lease, redactor.clone(), gates.clone())
 }
 
 /// The agent as `scenario`'s directory on a shared server: its config goes into the
@@ -285,12 +286,5 @@ async fn lease_shared(
         let _ = std::fs::remove_dir_all(&root.root);
         return Err(ProvisionError::io("write the scenario's project config", e));
     }
-    register_server(&lease, redactor);
-    Ok(Agent::leased(
-        index,
-        root,
-        lease,
-        redactor.clone(),
-        gates.clone(),
-    ))
+    Ok(leased_agent(index, root, lease, redactor, gates))
 }
