@@ -31,32 +31,38 @@ fn cargo() -> Command {
     command
 }
 
-/// `cargo nextest list` of the live suites (every scenario, ignored ones included), optionally
-/// restricted to `partition`.
-fn list(partition: Option<&str>) -> Listing {
-    let mut command = cargo();
-    command.args([
-        "nextest",
-        "list",
-        "--workspace",
-        "--test",
-        "live",
-        "--run-ignored",
-        "all",
-        "--message-format",
-        "json",
-    ]);
-    if let Some(partition) = partition {
-        command.args(["--partition", partition]);
-    }
-    let output = command.output().expect("run cargo nextest list");
+/// `cargo nextest list` of the live suites (every scenario, ignored ones included) with `extra`
+/// arguments, as nextest's JSON.
+fn nextest_list(extra: &[&str]) -> serde_json::Value {
+    let output = cargo()
+        .args([
+            "nextest",
+            "list",
+            "--workspace",
+            "--test",
+            "live",
+            "--run-ignored",
+            "all",
+            "--message-format",
+            "json",
+        ])
+        .args(extra)
+        .output()
+        .expect("run cargo nextest list");
     assert!(
         output.status.success(),
-        "cargo nextest list {partition:?} failed:\n{}",
+        "cargo nextest list {extra:?} failed:\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let json: serde_json::Value =
-        serde_json::from_slice(&output.stdout).expect("nextest's JSON list");
+    serde_json::from_slice(&output.stdout).expect("nextest's JSON list")
+}
+
+/// Every test of the live suites and whether `partition` (none: the whole list) selects it.
+fn list(partition: Option<&str>) -> Listing {
+    let extra = partition
+        .map(|p| vec!["--partition", p])
+        .unwrap_or_default();
+    let json = nextest_list(&extra);
     let suites = json["rust-suites"].as_object().expect("rust-suites");
     suites
         .iter()
@@ -126,26 +132,7 @@ fn two_partitions_run_every_scenario_exactly_once() {
 /// nextest itself (its variables at list time, its `--list --ignored` pass): the two scenarios
 /// that meet a peer in their process are ignored, the others not (`needs_peer`).
 fn nextest_lists_the_scenarios_that_need_a_peer_as_ignored() {
-    let output = cargo()
-        .args([
-            "nextest",
-            "list",
-            "--test",
-            "live",
-            "--run-ignored",
-            "all",
-            "--message-format",
-            "json",
-        ])
-        .output()
-        .expect("run cargo nextest list");
-    assert!(
-        output.status.success(),
-        "cargo nextest list failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let json: serde_json::Value =
-        serde_json::from_slice(&output.stdout).expect("nextest's JSON list");
+    let json = nextest_list(&[]);
     let cases = json["rust-suites"]["live-agent-suite::live"]["testcases"]
         .as_object()
         .expect("the live suite's test cases");
