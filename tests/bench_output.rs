@@ -200,33 +200,21 @@ fn target(name: &str) -> Target {
 /// fresh directory's CPU; each bound is met on the bound and missed just past it.
 #[test]
 fn the_suite_figures_verdicts() {
-    let nextest = target("nextest_default");
-    assert_eq!(
-        nextest.verdict("nextest_default", 1.15),
-        "target nextest_default <= 1.15: met (1.150)"
-    );
-    assert_eq!(
-        nextest.verdict("nextest_default", 4.4),
-        "target nextest_default <= 1.15: missed (4.400)"
-    );
-    let speedup = target("shared_speedup");
-    assert_eq!(
-        speedup.verdict("shared_speedup", 3.0),
-        "target shared_speedup >= 3: met (3.000)"
-    );
-    assert_eq!(
-        speedup.verdict("shared_speedup", 2.3),
-        "target shared_speedup >= 3: missed (2.300)"
-    );
-    let cpu = target("shared_scenario_cpu");
-    assert_eq!(
-        cpu.verdict("shared_scenario_cpu", 0.5),
-        "target shared_scenario_cpu <= 0.5: met (0.500)"
-    );
-    assert_eq!(
-        cpu.verdict("shared_scenario_cpu", 0.51),
-        "target shared_scenario_cpu <= 0.5: missed (0.510)"
-    );
+    for (name, bound, met, missed) in [
+        ("nextest_default", "<= 1.15", 1.15, 4.4),
+        ("shared_speedup", ">= 3", 3.0, 2.3),
+        ("shared_scenario_cpu", "<= 0.5", 0.5, 0.51),
+    ] {
+        let figure = target(name);
+        assert_eq!(
+            figure.verdict(name, met),
+            format!("target {name} {bound}: met ({met:.3})")
+        );
+        assert_eq!(
+            figure.verdict(name, missed),
+            format!("target {name} {bound}: missed ({missed:.3})")
+        );
+    }
     // The lines the sections print for them parse back.
     let lines = [
         Figure::ratio("nextest_default", &ms(&[230]), &ms(&[200])).unwrap(),
