@@ -182,6 +182,21 @@ fn refusals(
     Ok(refused)
 }
 
+/// The evidence of a scenario whose attacks were refused: its turn, what refused each attack,
+/// and what it checked after (`last`, under its name), asserted.
+fn assert_refused_evidence(
+    live: &mut Live,
+    turn: &Turn,
+    refused: serde_json::Map<String, serde_json::Value>,
+    (name, last): (&str, serde_json::Value),
+) {
+    live.evidence().record_turn(turn);
+    live.evidence()
+        .record("refused", serde_json::Value::Object(refused));
+    live.evidence().record(name, last);
+    live.assert_evidence();
+}
+
 /// Runs `attacks` as the agent's bash calls, then `work` (the scenario's own, made from the port
 /// the agent reaches its model at), with OpenCode's own guard off (`"*": "allow"`), so only the
 /// kernel refuses; each attack must fail inside its tool with its word. Returns the agent, the
@@ -322,19 +337,20 @@ async fn bash_attacks_outside_the_root_are_refused(live: &mut Live) -> anyhow::R
         "the planted secret reached the model"
     );
 
-    live.evidence().record_turn(&turn);
-    live.evidence()
-        .record("refused", serde_json::Value::Object(refused));
-    live.evidence().record(
-        "after",
-        json!({
-            "work.txt": work_file,
-            "planted files untouched": true,
-            "checkout untouched": true,
-            "foreign port connected to": false,
-        }),
+    assert_refused_evidence(
+        live,
+        &turn,
+        refused,
+        (
+            "after",
+            json!({
+                "work.txt": work_file,
+                "planted files untouched": true,
+                "checkout untouched": true,
+                "foreign port connected to": false,
+            }),
+        ),
     );
-    live.assert_evidence();
     Ok(())
 }
 
@@ -484,11 +500,7 @@ async fn a_shared_server_is_confined_to_the_pool(live: &mut Live) -> anyhow::Res
     anyhow::ensure!(work == "done\n", "work.txt holds {work:?}");
     planted.untouched()?;
 
-    live.evidence().record_turn(&turn);
-    live.evidence()
-        .record("refused", serde_json::Value::Object(refused));
-    live.evidence().record("work.txt", work);
-    live.assert_evidence();
+    assert_refused_evidence(live, &turn, refused, ("work.txt", json!(work)));
     Ok(())
 }
 
@@ -591,17 +603,18 @@ async fn a_scenario_cannot_write_into_a_concurrent_scenarios_workspace(
     anyhow::ensure!(work == "done\n", "work.txt holds {work:?}");
     neighbour.planted.untouched()?;
 
-    live.evidence().record_turn(&turn);
-    live.evidence()
-        .record("refused", serde_json::Value::Object(refused));
-    live.evidence().record(
-        "after",
-        json!({
-            "work.txt": work,
-            "neighbour untouched": true,
-            "write tool into the neighbour": "error",
-        }),
+    assert_refused_evidence(
+        live,
+        &turn,
+        refused,
+        (
+            "after",
+            json!({
+                "work.txt": work,
+                "neighbour untouched": true,
+                "write tool into the neighbour": "error",
+            }),
+        ),
     );
-    live.assert_evidence();
     Ok(())
 }
