@@ -129,13 +129,27 @@ async fn a_scripted_turn_through_the_forwarder_is_the_agents_and_a_wire_gate_hol
     assert_eq!(by_forwarder.text, "Forwarded.");
     assert_eq!(by_forwarder.text, by_agent.text);
     // The same events: the real server orders a few of them (`session.status` beside
-    // `session.updated`) differently from turn to turn, so as sets.
+    // `session.updated`) differently from turn to turn, so as sorted lists. The session's
+    // summary (a `session.diff` and a `session.updated`) comes from a task OpenCode does not
+    // await, which on a loaded machine ends after the turn's idle status, where a turn's trace
+    // stops (seen once in CI): those two are left out, and each turn must still carry the
+    // session's own `session.updated` (its prompt touches the session before it runs).
     let sorted = |trace: &[String]| {
-        let mut trace = trace.to_vec();
+        let mut trace: Vec<String> = trace
+            .iter()
+            .filter(|e| *e != "session.diff" && *e != "session.updated")
+            .cloned()
+            .collect();
         trace.sort();
         trace
     };
     assert_eq!(sorted(&by_forwarder.trace), sorted(&by_agent.trace));
+    for trace in [&by_forwarder.trace, &by_agent.trace] {
+        assert!(
+            trace.iter().any(|e| e == "session.updated"),
+            "no session.updated in {trace:?}"
+        );
+    }
     assert_eq!(by_forwarder.messages.len(), by_agent.messages.len());
 
     // Held on the wire at its first status (busy), the product's client still waits while the
