@@ -214,7 +214,8 @@ impl RootCheck<'_> {
     }
 
     /// A warm workspace's root: kept as the evidence of the failing scenario its [`LEASED_BY`]
-    /// names (its path printed), or left with the pool by a runner that died.
+    /// names (its path printed), or left with the pool by a runner that died (kept, then, by
+    /// a scenario still in flight, or by nobody).
     fn seat_root(&mut self, path: &Path, root: &str) -> Result<(), String> {
         let file = path.join(LEASED_BY);
         let lessee = match std::fs::read_to_string(&file) {
@@ -230,6 +231,16 @@ impl RootCheck<'_> {
             self.roots.seats_left += 1;
             return Ok(());
         };
+        let in_flight = self.results.get(&lessee).is_none()
+            && self.started.contains(&lessee)
+            && !self.whole_run();
+        if in_flight {
+            // It failed and kept the seat, and the runner died before it reported: the seat is
+            // evidence of a scenario in flight, as its own root is.
+            self.leased.insert(sanitized(&lessee));
+            self.roots.in_flight += 1;
+            return Ok(());
+        }
         ensure!(
             self.results.get(&lessee).is_some_and(|o| o == "FAILED"),
             "the warm workspace {root} was kept for {lessee}, which did not fail"
@@ -448,6 +459,18 @@ fn a_kept_pool_root_belongs_to_the_scenarios_that_leased_it() {
         "{roots:?}"
     );
     check(dirs, &[], &killed).expect("a server nobody leased yet");
+
+    // A scenario that failed on a warm workspace and kept it, when the runner died before it
+    // reported: in flight. After a whole run, or for a scenario that never started, refused.
+    let seat = format!("{pool}/live-seat-{RUNNER}-ee");
+    let with_seat: &[&str] = &[&failing, &server, &seat];
+    let roots = check(with_seat, &[(&seat, &["t::running"])], &killed)
+        .expect("a seat kept by a scenario in flight");
+    assert_eq!((roots.kept, roots.in_flight), (1, 1), "{roots:?}");
+    let err = check(with_seat, &[(&seat, &["t::stranger"])], &killed).expect_err("a stranger");
+    assert!(err.contains("which did not fail"), "{err}");
+    let err = check(with_seat, &[(&seat, &["t::passes"])], &killed).expect_err("a pass");
+    assert!(err.contains("which did not fail"), "{err}");
     let err = check(dirs, &[(&server, &["t::stranger"])], &killed).expect_err("a stranger");
     assert!(err.contains("which never started"), "{err}");
 }
