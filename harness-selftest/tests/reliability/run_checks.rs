@@ -231,7 +231,7 @@ impl RootCheck<'_> {
             self.roots.seats_left += 1;
             return Ok(());
         };
-        let in_flight = self.results.get(&lessee).is_none()
+        let in_flight = !self.results.contains_key(&lessee)
             && self.started.contains(&lessee)
             && !self.whole_run();
         if in_flight {
