@@ -471,6 +471,10 @@ fn a_kept_pool_root_belongs_to_the_scenarios_that_leased_it() {
     assert!(err.contains("which did not fail"), "{err}");
     let err = check(with_seat, &[(&seat, &["t::passes"])], &killed).expect_err("a pass");
     assert!(err.contains("which did not fail"), "{err}");
+    let ended = made_up(&results, &["t::running"], &kept[..1], None);
+    let err =
+        check(&[&failing, &seat], &[(&seat, &["t::running"])], &ended).expect_err("a whole run");
+    assert!(err.contains("which did not fail"), "{err}");
     let err = check(dirs, &[(&server, &["t::stranger"])], &killed).expect_err("a stranger");
     assert!(err.contains("which never started"), "{err}");
 }
