@@ -207,16 +207,6 @@ pub(crate) fn truncate(text: &str, max: usize) -> String {
     format!("{}… ({} bytes)", &text[..end], text.len())
 }
 
-/// Decodes `value` as `T`, reporting the JSON path of the first mismatch.
-pub(crate) fn decode_value<T: serde::de::DeserializeOwned>(
-    r: &Redactor,
-    what: &str,
-    value: serde_json::Value,
-) -> Result<T, ClientError> {
-    serde_path_to_error::deserialize(value)
-        .map_err(|e| ClientError::decode(r, what, &e.path().to_string(), &e.inner().to_string()))
-}
-
 /// Decodes JSON text as `T`, reporting the JSON path of the first mismatch.
 pub(crate) fn decode_str<T: serde::de::DeserializeOwned>(
     r: &Redactor,

@@ -4,86 +4,137 @@
 //! ([`ClientError::Decode`]); an unknown `type` becomes [`Event::Unknown`]; a known `type` whose
 //! `properties` do not have the documented shape is a [`ClientError::Decode`] naming the JSON
 //! path, because silently dropping e.g. a malformed `session.idle` would turn into a hang.
+//!
+//! The `type` names the variant and the `properties` are its content: serde decodes each known
+//! variant from its `properties` (see [`Tagged`]). Each `type` is written once, in the table
+//! below, which also answers [`Event::type_name`].
 
 use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, EnumAccess, IntoDeserializer, VariantAccess, Visitor};
 use serde_json::Value;
 
-use super::error::{ClientError, decode_value};
+use super::error::ClientError;
 use super::message_error::MessageError;
 use super::types::{
     MessageInfo, Part, PermissionRequest, QuestionRequest, SessionInfo, SessionStatus,
 };
 use crate::redact::Redactor;
 
-/// One event of the server's stream.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum Event {
+/// Declares [`Event`] from `"type" => Variant {…}` rows, so that the serde tag and
+/// [`Event::type_name`] are one string. serde's `#[serde(other)]` only takes a unit variant, so
+/// the fallback that keeps an unknown event whole, [`Event::Unknown`], is decoded by hand in
+/// [`Event::parse`].
+macro_rules! events {
+    ($($(#[$attr:meta])* $kind:literal => $variant:ident $({$($fields:tt)*})? $(($($tuple:tt)*))?,)*) => {
+        /// One event of the server's stream.
+        #[derive(Clone, Debug, PartialEq, Deserialize)]
+        #[non_exhaustive]
+        pub enum Event {
+            $($(#[$attr])* #[serde(rename = $kind)] $variant $({$($fields)*})? $(($($tuple)*))?,)*
+            /// Any other type (`plugin.added`, `catalog.updated`, …), kept whole.
+            #[serde(skip)]
+            Unknown {
+                /// The `type`.
+                kind: String,
+                /// The `properties`.
+                properties: Value,
+            },
+        }
+
+        impl Event {
+            /// Every `type` decoded into a variant of its own.
+            const KNOWN: &[&str] = &[$($kind),*];
+
+            /// The event's `type` as sent (`session.idle`, `plugin.added`, …).
+            pub fn type_name(&self) -> &str {
+                match self {
+                    $(Self::$variant { .. } => $kind,)*
+                    Self::Unknown { kind, .. } => kind,
+                }
+            }
+        }
+    };
+}
+
+events! {
     /// `server.connected`: the first frame of every subscription.
-    ServerConnected,
+    "server.connected" => ServerConnected,
     /// `server.heartbeat`: about every 10 s.
-    ServerHeartbeat,
+    "server.heartbeat" => ServerHeartbeat,
     /// `session.created`.
-    SessionCreated {
+    "session.created" => SessionCreated {
         /// The session.
+        #[serde(rename = "sessionID")]
         session_id: String,
         /// Its info.
         info: SessionInfo,
     },
     /// `session.updated`.
-    SessionUpdated {
+    "session.updated" => SessionUpdated {
         /// The session.
+        #[serde(rename = "sessionID")]
         session_id: String,
         /// Its info.
         info: SessionInfo,
     },
     /// `session.status`.
-    SessionStatus {
+    "session.status" => SessionStatus {
         /// The session.
+        #[serde(rename = "sessionID")]
         session_id: String,
         /// Its status.
         status: SessionStatus,
     },
     /// `session.idle` (often sent twice per turn).
-    SessionIdle {
+    "session.idle" => SessionIdle {
         /// The session.
+        #[serde(rename = "sessionID")]
         session_id: String,
     },
     /// `session.diff`.
-    SessionDiff {
+    "session.diff" => SessionDiff {
         /// The session.
+        #[serde(rename = "sessionID")]
         session_id: String,
         /// The file diffs, as sent.
+        #[serde(default)]
         diff: Value,
     },
     /// `session.error`.
-    SessionError {
+    "session.error" => SessionError {
         /// The session, when the error belongs to one.
+        #[serde(rename = "sessionID", default)]
         session_id: Option<String>,
         /// The error.
+        #[serde(default)]
         error: Option<MessageError>,
     },
     /// `message.updated`.
-    MessageUpdated {
+    "message.updated" => MessageUpdated {
         /// The session.
+        #[serde(rename = "sessionID")]
         session_id: String,
         /// The message info (no parts).
         info: MessageInfo,
     },
     /// `message.part.updated`: the whole part as it is now.
-    MessagePartUpdated {
+    "message.part.updated" => MessagePartUpdated {
         /// The session.
+        #[serde(rename = "sessionID")]
         session_id: String,
         /// The part.
         part: Part,
     },
     /// `message.part.delta`: an increment of a part's field (usually `text`).
-    MessagePartDelta {
+    "message.part.delta" => MessagePartDelta {
         /// The session.
+        #[serde(rename = "sessionID")]
         session_id: String,
         /// The message.
+        #[serde(rename = "messageID")]
         message_id: String,
         /// The part.
+        #[serde(rename = "partID")]
         part_id: String,
         /// The field it extends.
         field: String,
@@ -91,123 +142,42 @@ pub enum Event {
         delta: String,
     },
     /// `permission.asked`.
-    PermissionAsked(PermissionRequest),
+    "permission.asked" => PermissionAsked(PermissionRequest),
     /// `permission.replied`.
-    PermissionReplied {
+    "permission.replied" => PermissionReplied {
         /// The session.
+        #[serde(rename = "sessionID")]
         session_id: String,
         /// The request (`per_…`).
+        #[serde(rename = "requestID")]
         request_id: String,
         /// `once`, `always` or `reject`.
+        #[serde(default)]
         reply: String,
     },
     /// `question.asked`.
-    QuestionAsked(QuestionRequest),
+    "question.asked" => QuestionAsked(QuestionRequest),
     /// `question.replied`.
-    QuestionReplied {
+    "question.replied" => QuestionReplied {
         /// The session.
+        #[serde(rename = "sessionID")]
         session_id: String,
         /// The request (`que_…`).
+        #[serde(rename = "requestID")]
         request_id: String,
         /// The chosen labels, one list per question.
+        #[serde(default)]
         answers: Vec<Vec<String>>,
     },
     /// `question.rejected`.
-    QuestionRejected {
+    "question.rejected" => QuestionRejected {
         /// The session.
+        #[serde(rename = "sessionID")]
         session_id: String,
         /// The request (`que_…`).
+        #[serde(rename = "requestID", default)]
         request_id: String,
     },
-    /// Any other type (`plugin.added`, `catalog.updated`, …), kept whole.
-    Unknown {
-        /// The `type`.
-        kind: String,
-        /// The `properties`.
-        properties: Value,
-    },
-}
-
-#[derive(Deserialize)]
-struct Sid {
-    #[serde(rename = "sessionID")]
-    session_id: String,
-}
-
-#[derive(Deserialize)]
-struct SessionInfoProps {
-    #[serde(rename = "sessionID")]
-    session_id: String,
-    info: SessionInfo,
-}
-
-#[derive(Deserialize)]
-struct StatusProps {
-    #[serde(rename = "sessionID")]
-    session_id: String,
-    status: SessionStatus,
-}
-
-#[derive(Deserialize)]
-struct DiffProps {
-    #[serde(rename = "sessionID")]
-    session_id: String,
-    #[serde(default)]
-    diff: Value,
-}
-
-#[derive(Deserialize)]
-struct ErrorProps {
-    #[serde(rename = "sessionID", default)]
-    session_id: Option<String>,
-    #[serde(default)]
-    error: Option<MessageError>,
-}
-
-#[derive(Deserialize)]
-struct MessageProps {
-    #[serde(rename = "sessionID")]
-    session_id: String,
-    info: MessageInfo,
-}
-
-#[derive(Deserialize)]
-struct PartProps {
-    #[serde(rename = "sessionID")]
-    session_id: String,
-    part: Part,
-}
-
-#[derive(Deserialize)]
-struct DeltaProps {
-    #[serde(rename = "sessionID")]
-    session_id: String,
-    #[serde(rename = "messageID")]
-    message_id: String,
-    #[serde(rename = "partID")]
-    part_id: String,
-    field: String,
-    delta: String,
-}
-
-#[derive(Deserialize)]
-struct RepliedProps {
-    #[serde(rename = "sessionID")]
-    session_id: String,
-    #[serde(rename = "requestID")]
-    request_id: String,
-    #[serde(default)]
-    reply: String,
-}
-
-#[derive(Deserialize)]
-struct AnsweredProps {
-    #[serde(rename = "sessionID")]
-    session_id: String,
-    #[serde(rename = "requestID")]
-    request_id: String,
-    #[serde(default)]
-    answers: Vec<Vec<String>>,
 }
 
 impl Event {
@@ -221,11 +191,7 @@ impl Event {
                 &format!("{e} in {}", super::error::truncate(data, 200)),
             )
         })?;
-        let Some(kind) = frame
-            .get("type")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-        else {
+        let Some(kind) = frame.get("type").and_then(Value::as_str) else {
             return Err(ClientError::decode(
                 redactor,
                 "event frame",
@@ -233,135 +199,25 @@ impl Event {
                 "missing or not a string",
             ));
         };
-        let props = frame.get("properties").cloned().unwrap_or(Value::Null);
-        let what = format!("`{kind}` event properties");
-        let r = redactor;
-        Ok(match kind.as_str() {
-            "server.connected" => Self::ServerConnected,
-            "server.heartbeat" => Self::ServerHeartbeat,
-            "session.created" | "session.updated" => {
-                let p: SessionInfoProps = decode_value(r, &what, props)?;
-                if kind == "session.created" {
-                    Self::SessionCreated {
-                        session_id: p.session_id,
-                        info: p.info,
-                    }
-                } else {
-                    Self::SessionUpdated {
-                        session_id: p.session_id,
-                        info: p.info,
-                    }
-                }
-            }
-            "session.status" => {
-                let p: StatusProps = decode_value(r, &what, props)?;
-                Self::SessionStatus {
-                    session_id: p.session_id,
-                    status: p.status,
-                }
-            }
-            "session.idle" => {
-                let p: Sid = decode_value(r, &what, props)?;
-                Self::SessionIdle {
-                    session_id: p.session_id,
-                }
-            }
-            "session.diff" => {
-                let p: DiffProps = decode_value(r, &what, props)?;
-                Self::SessionDiff {
-                    session_id: p.session_id,
-                    diff: p.diff,
-                }
-            }
-            "session.error" => {
-                let p: ErrorProps = decode_value(r, &what, props)?;
-                Self::SessionError {
-                    session_id: p.session_id,
-                    error: p.error,
-                }
-            }
-            "message.updated" => {
-                let p: MessageProps = decode_value(r, &what, props)?;
-                Self::MessageUpdated {
-                    session_id: p.session_id,
-                    info: p.info,
-                }
-            }
-            "message.part.updated" => {
-                let p: PartProps = decode_value(r, &what, props)?;
-                Self::MessagePartUpdated {
-                    session_id: p.session_id,
-                    part: p.part,
-                }
-            }
-            "message.part.delta" => {
-                let p: DeltaProps = decode_value(r, &what, props)?;
-                Self::MessagePartDelta {
-                    session_id: p.session_id,
-                    message_id: p.message_id,
-                    part_id: p.part_id,
-                    field: p.field,
-                    delta: p.delta,
-                }
-            }
-            "permission.asked" => Self::PermissionAsked(decode_value(r, &what, props)?),
-            "permission.replied" => {
-                let p: RepliedProps = decode_value(r, &what, props)?;
-                Self::PermissionReplied {
-                    session_id: p.session_id,
-                    request_id: p.request_id,
-                    reply: p.reply,
-                }
-            }
-            "question.asked" => Self::QuestionAsked(decode_value(r, &what, props)?),
-            "question.replied" => {
-                let p: AnsweredProps = decode_value(r, &what, props)?;
-                Self::QuestionReplied {
-                    session_id: p.session_id,
-                    request_id: p.request_id,
-                    answers: p.answers,
-                }
-            }
-            "question.rejected" => {
-                let p: Sid = decode_value(r, &what, props.clone())?;
-                let request_id = props
-                    .get("requestID")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string();
-                Self::QuestionRejected {
-                    session_id: p.session_id,
-                    request_id,
-                }
-            }
-            _ => Self::Unknown {
-                kind,
-                properties: props,
-            },
-        })
-    }
-
-    /// The event's `type` as sent (`session.idle`, `plugin.added`, …).
-    pub fn type_name(&self) -> &str {
-        match self {
-            Self::ServerConnected => "server.connected",
-            Self::ServerHeartbeat => "server.heartbeat",
-            Self::SessionCreated { .. } => "session.created",
-            Self::SessionUpdated { .. } => "session.updated",
-            Self::SessionStatus { .. } => "session.status",
-            Self::SessionIdle { .. } => "session.idle",
-            Self::SessionDiff { .. } => "session.diff",
-            Self::SessionError { .. } => "session.error",
-            Self::MessageUpdated { .. } => "message.updated",
-            Self::MessagePartUpdated { .. } => "message.part.updated",
-            Self::MessagePartDelta { .. } => "message.part.delta",
-            Self::PermissionAsked(_) => "permission.asked",
-            Self::PermissionReplied { .. } => "permission.replied",
-            Self::QuestionAsked(_) => "question.asked",
-            Self::QuestionReplied { .. } => "question.replied",
-            Self::QuestionRejected { .. } => "question.rejected",
-            Self::Unknown { kind, .. } => kind,
+        let kind = kind.to_string();
+        let properties = match frame {
+            Value::Object(mut fields) => fields.remove("properties").unwrap_or(Value::Null),
+            _ => Value::Null,
+        };
+        if !Self::KNOWN.contains(&kind.as_str()) {
+            return Ok(Self::Unknown { kind, properties });
         }
+        let mut failed_at = None;
+        let tagged = Tagged {
+            kind: &kind,
+            properties,
+            failed_at: &mut failed_at,
+        };
+        Self::deserialize(de::value::EnumAccessDeserializer::new(tagged)).map_err(|e| {
+            let path = failed_at.unwrap_or_else(|| ".".to_string());
+            let what = format!("`{kind}` event properties");
+            ClientError::decode(redactor, &what, &path, &e.to_string())
+        })
     }
 
     /// The session the event belongs to, if any.
@@ -383,6 +239,95 @@ impl Event {
             Self::PermissionAsked(p) => Some(&p.session_id),
             Self::QuestionAsked(q) => Some(&q.session_id),
             Self::Unknown { properties, .. } => properties.get("sessionID").and_then(Value::as_str),
+        }
+    }
+}
+
+/// A frame as serde's enum: its `type` names the variant and its `properties` are the content.
+/// The content is decoded with its own path tracking, so a mismatch names the JSON path inside
+/// `properties` (the path lands in `failed_at`).
+struct Tagged<'a> {
+    kind: &'a str,
+    properties: Value,
+    failed_at: &'a mut Option<String>,
+}
+
+impl<'de> EnumAccess<'de> for Tagged<'_> {
+    type Error = serde_json::Error;
+    type Variant = Self;
+
+    fn variant_seed<V: DeserializeSeed<'de>>(
+        self,
+        seed: V,
+    ) -> Result<(V::Value, Self), Self::Error> {
+        let variant = seed.deserialize(self.kind.into_deserializer())?;
+        Ok((variant, self))
+    }
+}
+
+impl Tagged<'_> {
+    fn content<T>(
+        self,
+        decode: impl FnOnce(
+            serde_path_to_error::Deserializer<'_, '_, Value>,
+        ) -> Result<T, serde_json::Error>,
+    ) -> Result<T, serde_json::Error> {
+        let mut track = serde_path_to_error::Track::new();
+        let decoded = decode(serde_path_to_error::Deserializer::new(
+            self.properties,
+            &mut track,
+        ));
+        if decoded.is_err() {
+            *self.failed_at = Some(track.path().to_string());
+        }
+        decoded
+    }
+}
+
+impl<'de> VariantAccess<'de> for Tagged<'_> {
+    type Error = serde_json::Error;
+
+    /// A variant without content (`server.connected`) ignores what its `properties` hold.
+    fn unit_variant(self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(
+        self,
+        seed: T,
+    ) -> Result<T::Value, Self::Error> {
+        self.content(|content| seed.deserialize(content))
+    }
+
+    fn tuple_variant<V: Visitor<'de>>(
+        self,
+        len: usize,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.content(|content| de::Deserializer::deserialize_tuple(content, len, visitor))
+    }
+
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.content(|content| de::Deserializer::deserialize_struct(content, "", fields, visitor))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The client's names are OpenCode's: each is in the event table generated from its API.
+    #[test]
+    fn every_known_type_is_an_opencode_event_type() {
+        for kind in Event::KNOWN {
+            assert!(
+                crate::gates::EventType::parse(kind).is_ok(),
+                "`{kind}` is not an OpenCode event type"
+            );
         }
     }
 }
