@@ -173,9 +173,10 @@ async fn thousands_of_events_reach_a_slow_reader_identical_and_in_order_through_
     let expected = Arc::new(stream_bytes());
     let base = serve(expected.clone()).await;
     let forwarder = Forwarder::start(&base).expect("start the forwarder");
-    let third_idle = forwarder
-        .gates()
-        .arm_wire_nth(&WirePoint::parse("event session.idle").unwrap(), 3);
+    let third_idle = forwarder.gates().arm_nth(
+        WirePoint::parse("event session.idle").unwrap(),
+        std::num::NonZeroU32::new(3).unwrap(),
+    );
 
     let direct_read = Arc::new(AtomicU64::new(0));
     let forwarded_read = Arc::new(AtomicU64::new(0));

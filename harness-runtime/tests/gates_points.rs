@@ -128,7 +128,10 @@ async fn armed_point_pauses_its_next_pass_until_released() {
 async fn arm_nth_pauses_only_that_pass() {
     for run in 0..50 {
         let gates = Arc::new(Gates::default());
-        let second = gates.arm_nth(GatePoint::PromptDelivered, 2);
+        let second = gates.arm_nth(
+            GatePoint::PromptDelivered,
+            std::num::NonZeroU32::new(2).unwrap(),
+        );
         // The first prompt is not paused.
         assert_eq!(
             gates.pass(GatePoint::PromptDelivered).now_or_never(),
@@ -163,9 +166,15 @@ async fn arming_counts_from_now_and_is_idempotent_per_pass() {
     let next = gates.arm(GatePoint::BeforePrompt);
     assert!(Arc::ptr_eq(
         &next,
-        &gates.arm_nth(GatePoint::BeforePrompt, 1)
+        &gates.arm_nth(
+            GatePoint::BeforePrompt,
+            std::num::NonZeroU32::new(1).unwrap()
+        )
     ));
-    let later = gates.arm_nth(GatePoint::BeforePrompt, 2);
+    let later = gates.arm_nth(
+        GatePoint::BeforePrompt,
+        std::num::NonZeroU32::new(2).unwrap(),
+    );
     assert!(!Arc::ptr_eq(&next, &later));
     // `gate` answers the most recently armed one.
     assert!(Arc::ptr_eq(
@@ -186,7 +195,10 @@ async fn arming_counts_from_now_and_is_idempotent_per_pass() {
 #[tokio::test]
 async fn ceiling_error_names_the_point_and_how_far_it_got() {
     let gates = Gates::default();
-    let gate = gates.arm_nth(GatePoint::BeforeAbort, 2);
+    let gate = gates.arm_nth(
+        GatePoint::BeforeAbort,
+        std::num::NonZeroU32::new(2).unwrap(),
+    );
     gates.pass(GatePoint::BeforeAbort).await;
     let error = gate
         .wait_until_entered_within(Duration::from_millis(50))

@@ -6,7 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::FutureExt;
-use harness_runtime::gates::{EventType, GateError, GatePoint, Gates, RoutePattern, WirePoint};
+use harness_runtime::gates::{
+    EventType, GateError, GatePoint, Gates, Point, RoutePattern, WirePoint,
+};
 
 const CEILING: Duration = Duration::from_secs(10);
 
@@ -217,13 +219,13 @@ fn from_names_takes_every_form_and_rejects_duplicates() {
     assert!(gates.gate(GatePoint::BeforeAbort).is_some());
     let request = WirePoint::parse("request POST /session/{id}/abort").unwrap();
     assert_eq!(
-        gates.wire_gate(&request).unwrap().name(),
+        gates.gate(&request).unwrap().name(),
         "request POST /session/{id}/abort"
     );
-    assert!(gates.wire_gate(&request).unwrap().point().is_none());
-    let product = gates.product_gate("before_save").unwrap();
+    assert!(gates.gate(&request).unwrap().point().is_none());
+    let product = gates.gate(Point::product("before_save").unwrap()).unwrap();
     assert_eq!(product.name(), "product before_save");
-    assert!(gates.product_gate("after_save").is_none());
+    assert!(gates.gate(Point::product("after_save").unwrap()).is_none());
     // Client points are not the runner's business here: they keep today's behaviour.
     assert_eq!(
         gates.unreached(),
@@ -260,7 +262,7 @@ fn product_point_names_are_checked() {
     let gates = Gates::default();
     for good in ["before_save", "a", "v1.2-x_y"] {
         assert_eq!(gates.product_point(good).unwrap().name(), good);
-        assert!(gates.arm_product(good).is_ok());
+        assert!(Point::product(good).is_ok());
     }
     for bad in ["", "Before", "before save", "before/save", "é"] {
         let error = gates.product_point(bad).unwrap_err();
@@ -270,7 +272,7 @@ fn product_point_names_are_checked() {
                 spelling: bad.to_owned()
             }
         );
-        assert!(gates.arm_product_nth(bad, 2).is_err());
+        assert!(Point::product(bad).is_err());
     }
 }
 
@@ -289,7 +291,7 @@ async fn an_unarmed_product_point_passes_at_once() {
     let gates = Gates::default();
     let point = gates.product_point("hot_path").unwrap();
     // Another product point armed: this one still takes the fast path.
-    let _elsewhere = gates.arm_product("elsewhere").unwrap();
+    let _elsewhere = gates.arm(Point::product("elsewhere").unwrap());
     let started = Instant::now();
     for _ in 0..100_000 {
         assert_eq!(point.pass().now_or_never(), Some(()));
@@ -312,7 +314,7 @@ async fn a_product_point_pauses_the_product_until_released() {
         let gates = Gates::default();
         // The handle is made before arming and outlives the borrow it came from.
         let point = gates.product_point("before_save").unwrap();
-        let gate = gates.arm_product("before_save").unwrap();
+        let gate = gates.arm(Point::product("before_save").unwrap());
         let log = Arc::new(Mutex::new(Vec::new()));
         let product = tokio::spawn({
             let point = point.clone();
@@ -354,10 +356,16 @@ async fn product_passes_count_from_arming() {
     for _ in 0..3 {
         point.pass().await;
     }
-    let second = gates.arm_product_nth("step", 2).unwrap();
+    let second = gates.arm_nth(
+        Point::product("step").unwrap(),
+        std::num::NonZeroU32::new(2).unwrap(),
+    );
     assert!(Arc::ptr_eq(
         &second,
-        &gates.arm_product_nth("step", 2).unwrap()
+        &gates.arm_nth(
+            Point::product("step").unwrap(),
+            std::num::NonZeroU32::new(2).unwrap()
+        )
     ));
     // A handle made later, and a clone, are the same point.
     let other = gates.product_point("step").unwrap().clone();
@@ -367,9 +375,12 @@ async fn product_passes_count_from_arming() {
     assert!((&mut paused).now_or_never().is_none());
     assert!(second.is_entered());
     // Arming again counts from now: the next pass, which is the third since the first arming.
-    let next = gates.arm_product("step").unwrap();
+    let next = gates.arm(Point::product("step").unwrap());
     assert!(!Arc::ptr_eq(&next, &second));
-    assert!(Arc::ptr_eq(&next, &gates.product_gate("step").unwrap()));
+    assert!(Arc::ptr_eq(
+        &next,
+        &gates.gate(Point::product("step").unwrap()).unwrap()
+    ));
     let error = next
         .wait_until_entered_within(Duration::from_millis(20))
         .await
@@ -395,7 +406,7 @@ async fn product_passes_count_from_arming() {
 async fn release_all_opens_wire_and_product_gates_for_good() {
     let gates = Gates::from_names(&["product held", "event session.idle"]).unwrap();
     let point = gates.product_point("held").unwrap();
-    let held = gates.product_gate("held").unwrap();
+    let held = gates.gate(Point::product("held").unwrap()).unwrap();
     let product = tokio::spawn({
         let point = point.clone();
         async move { point.pass().await }
@@ -406,12 +417,12 @@ async fn release_all_opens_wire_and_product_gates_for_good() {
         .await
         .unwrap();
     let idle = WirePoint::parse("event session.idle").unwrap();
-    assert!(gates.wire_gate(&idle).unwrap().is_released());
+    assert!(gates.gate(&idle).unwrap().is_released());
     // Never entered, even though released: still unreached.
     assert_eq!(gates.unreached(), ["event session.idle"]);
     // Arming after teardown began yields an open gate.
-    assert!(gates.arm_product("held").unwrap().is_released());
-    assert!(gates.arm_wire(&idle).is_released());
+    assert!(gates.arm(Point::product("held").unwrap()).is_released());
+    assert!(gates.arm(&idle).is_released());
     assert_eq!(point.pass().now_or_never(), Some(()));
 }
 
@@ -452,7 +463,10 @@ async fn a_wire_or_product_gate_never_reached_fails_a_passing_scenario_naming_it
     // Reached gates, and a body that already failed, end without it.
     let mut live = live_armed(&["product approve"]);
     let point = live.gates().product_point("approve").unwrap();
-    let gate = live.gates().product_gate("approve").unwrap();
+    let gate = live
+        .gates()
+        .gate(Point::product("approve").unwrap())
+        .unwrap();
     let passing = tokio::spawn(async move { point.pass().await });
     gate.wait_until_entered_within(Duration::from_secs(10))
         .await

@@ -1,4 +1,4 @@
-use harness_runtime::gates::WirePoint;
+use harness_runtime::gates::{Point, WirePoint};
 use harness_runtime::{Live, live_agent_test};
 
 #[live_agent_test(
@@ -13,8 +13,8 @@ use harness_runtime::{Live, live_agent_test};
 )]
 async fn every_form(live: &mut Live) {
     let abort = WirePoint::parse("request POST /session/{id}/abort").unwrap();
-    assert!(live.gates().wire_gate(&abort).is_some());
-    assert!(live.gates().product_gate("before_save").is_some());
+    assert!(live.gates().gate(&abort).is_some());
+    assert!(live.gates().gate(Point::product("before_save").unwrap()).is_some());
 }
 
 fn main() {

@@ -1,6 +1,7 @@
 //! Wire and product gates: points named by a spelling rather than a fixed enum, so their passes
 //! are counted per armed point, from the moment it was first armed.
 
+use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -43,10 +44,20 @@ struct Point {
 }
 
 /// What a point is, for matching a pass against it.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Key {
     Wire(WirePoint),
     Product(String),
+}
+
+/// The spelling: `request POST /session/{id}/abort`, `product before_save`.
+impl std::fmt::Display for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Key::Wire(point) => point.fmt(f),
+            Key::Product(name) => write!(f, "product {name}"),
+        }
+    }
 }
 
 /// A product point's armed flag, one per name, shared by every handle of that name.
@@ -86,8 +97,8 @@ impl Keyed {
     }
 
     /// Arms the `n`th pass (from now) at `key`; the same pass twice returns the same gate.
-    pub(crate) fn arm(&self, key: Key, n: u64) -> Arc<Gate> {
-        assert!(n >= 1, "arming counts passes from 1 (the next pass)");
+    pub(crate) fn arm(&self, key: Key, n: NonZeroU32) -> Arc<Gate> {
+        let n = u64::from(n.get());
         let mut state = self.lock();
         // Flag first, then read the count, both under the lock the passes count under: a pass
         // that missed the flag happened before arming and is not counted.
@@ -105,10 +116,7 @@ impl Keyed {
         let index = match state.points.iter().position(|point| point.key == key) {
             Some(index) => index,
             None => {
-                let spelling = match &key {
-                    Key::Wire(point) => point.to_string(),
-                    Key::Product(name) => format!("product {name}"),
-                };
+                let spelling = key.to_string();
                 state.points.push(Point {
                     key,
                     spelling,
@@ -153,6 +161,16 @@ impl Keyed {
         let state = self.lock();
         let point = state.points.iter().find(|point| point.key == *key)?;
         point.gates.last().map(|(_, gate)| gate.clone())
+    }
+
+    /// Releases every gate armed at `key`.
+    pub(crate) fn release(&self, key: &Key) {
+        let state = self.lock();
+        for point in state.points.iter().filter(|point| point.key == *key) {
+            for (_, gate) in &point.gates {
+                gate.release();
+            }
+        }
     }
 
     /// Whether a gate of a wire kind (`REQUEST`, `RESPONSE`, `EVENT`) was ever armed.
@@ -238,6 +256,7 @@ fn kind_bit(point: &WirePoint) -> u8 {
 
 #[cfg(test)]
 mod tests {
+    use std::num::NonZeroU32;
     use std::sync::Arc;
     use std::time::Duration;
 
@@ -256,7 +275,7 @@ mod tests {
         let abort = point("request POST /session/{id}/abort");
         // Before arming: not counted.
         gates.pass_request("POST", "/session/ses_1/abort").await;
-        let second = gates.arm_wire_nth(&abort, 2);
+        let second = gates.arm_nth(&abort, NonZeroU32::new(2).unwrap());
         for (method, path) in [
             ("GET", "/session/ses_1/abort"),
             ("POST", "/session/ses_1/prompt_async"),
@@ -295,8 +314,8 @@ mod tests {
     #[tokio::test]
     async fn every_matching_point_is_entered_in_arming_order() {
         let gates = Arc::new(Gates::default());
-        let by_id = gates.arm_wire(&point("response GET /session/{id}/message"));
-        let by_name = gates.arm_wire(&point("response GET /session/{sessionID}/message"));
+        let by_id = gates.arm(point("response GET /session/{id}/message"));
+        let by_name = gates.arm(point("response GET /session/{sessionID}/message"));
         let passing = tokio::spawn({
             let gates = gates.clone();
             async move { gates.pass_response("GET", "/session/ses_1/message").await }
@@ -321,7 +340,7 @@ mod tests {
     #[tokio::test]
     async fn an_event_gate_pauses_the_nth_event_of_its_type() {
         let gates = Gates::default();
-        let asked = gates.arm_wire_nth(&point("event permission.asked"), 2);
+        let asked = gates.arm_nth(point("event permission.asked"), NonZeroU32::new(2).unwrap());
         // Before its pass, events of the type go through; others are not counted.
         assert_eq!(
             gates.pass_event("permission.asked").now_or_never(),
@@ -338,7 +357,7 @@ mod tests {
     #[test]
     fn unarmed_kinds_skip_the_lock() {
         let gates = Arc::new(Gates::default());
-        let _request = gates.arm_wire(&point("request POST /session"));
+        let _request = gates.arm(point("request POST /session"));
         // With the registry locked here, a pass of another kind that took the lock would block.
         let state = gates.keyed.lock();
         let (done, finished) = std::sync::mpsc::channel();
@@ -361,7 +380,7 @@ mod tests {
         let collector = Collector::new();
         install_on_this_thread(Some(collector.clone()));
         let gates = Gates::default();
-        let gate = gates.arm_wire(&point("event session.idle"));
+        let gate = gates.arm(point("event session.idle"));
         gate.release();
         gates.pass_event("session.idle").await;
         install_on_this_thread(None);
@@ -387,7 +406,9 @@ mod tests {
         install_on_this_thread(Some(collector.clone()));
         let gates = Gates::default();
         let point = gates.product_point("before_save").unwrap();
-        gates.arm_product("before_save").unwrap().release();
+        gates
+            .arm(crate::gates::Point::product("before_save").unwrap())
+            .release();
         point.pass().await;
         install_on_this_thread(None);
         let entries = collector.take().entries;

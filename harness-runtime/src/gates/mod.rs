@@ -9,6 +9,7 @@
 //! [`WirePoint`] (the forwarder in front of the agent pauses a request, a response or an event
 //! matching it) or at a [`ProductPoint`] in the product's own code.
 
+mod any_point;
 mod counters;
 mod error;
 mod gate;
@@ -23,6 +24,7 @@ pub(crate) mod signal;
 mod spelling;
 mod wire_point;
 
+pub use any_point::Point;
 pub use counters::{Counter, Counters};
 pub use error::GateError;
 pub use gate::Gate;

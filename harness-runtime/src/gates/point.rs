@@ -44,7 +44,7 @@ pub enum GatePoint {
     /// # use std::{sync::Arc, time::Duration};
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// let gates = Arc::new(Gates::default());
-    /// let second = gates.arm_nth(GatePoint::PromptDelivered, 2); // pause the second prompt only
+    /// let second = gates.arm_nth(GatePoint::PromptDelivered, std::num::NonZeroU32::new(2).unwrap()); // pause the second prompt only
     /// let client = tokio::spawn({
     ///     let gates = gates.clone();
     ///     async move {

@@ -7,8 +7,8 @@ use super::keyed::{Key, Keyed, ProductSlot};
 
 /// A named point in a product's own async code, where a scenario can pause it: the product calls
 /// [`pass`](ProductPoint::pass) there, and the scenario arms the name
-/// ([`Gates::arm_product`](crate::gates::Gates::arm_product), or `gate = "product <name>"` on the
-/// attribute), waits until entered, does what must happen meanwhile, and releases it.
+/// ([`Gates::arm`](crate::gates::Gates::arm) with [`Point::product`](crate::gates::Point::product)
+/// or the handle, or `gate = "product <name>"` on the attribute), waits until entered, does what must happen meanwhile, and releases it.
 ///
 /// Made by [`Gates::product_point`](crate::gates::Gates::product_point) and handed to the product
 /// (through its own hook trait, a constructor argument, ...). Cloning is cheap; every clone and
@@ -22,7 +22,7 @@ use super::keyed::{Key, Keyed, ProductSlot};
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let gates = Gates::default();
 /// let before_save = gates.product_point("before_save").unwrap(); // handed to the product
-/// let gate = gates.arm_product("before_save").unwrap();
+/// let gate = gates.arm(&before_save);
 /// let product = async {
 ///     before_save.pass().await; // in the product's own code, before it saves
 ///     "saved"

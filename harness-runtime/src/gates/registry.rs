@@ -1,23 +1,26 @@
 //! The scenario's gates: arming at named points, pass-through, release, counters.
 
+use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use super::any_point::Target;
 use super::counters::CounterTable;
 use super::gate::PassCounts;
 use super::keyed::{self, Key, Keyed};
-use super::spelling::{self, Spelled};
-use super::{Counter, Counters, Gate, GateError, GatePoint, ProductPoint, WirePoint};
+use super::spelling;
+use super::{Counter, Counters, Gate, GateError, GatePoint, Point, ProductPoint, WirePoint};
 
 /// The scenario's gates and operation counters. Shared (`Arc`) by the client and provisioning,
 /// reached from a scenario with `live.gates()`.
 ///
-/// - **Arming.** [`arm`](Gates::arm) pauses the next pass at a point, [`arm_nth`](Gates::arm_nth)
-///   the Nth pass counted from the moment of arming (so `gate = "..."` on the attribute, armed
+/// - **Arming.** [`arm`](Gates::arm) pauses the next pass at a point of any kind (a
+///   [`Point`]), [`arm_nth`](Gates::arm_nth) the Nth pass counted from the moment of arming (so `gate = "..."` on the attribute, armed
 ///   before the scenario starts, counts from the scenario's first operation). Un-armed passes go
 ///   straight through.
 /// - **Release.** A gate stays closed until [`Gate::release`] (or [`Gates::release`] for every
-///   gate at a point); once released it lets every operation through.
+///   gate at a point); once released it lets every operation through. [`gate`](Gates::gate)
+///   finds the one armed last at a point (e.g. by `gate = "..."`).
 /// - **Teardown.** [`release_all`](Gates::release_all) releases every gate and opens the points
 ///   for good: the runner calls it when the scenario body ends, so stopping the agents never
 ///   waits on a gate nobody will release. A scenario that wants to pause the stop itself does
@@ -26,10 +29,10 @@ use super::{Counter, Counters, Gate, GateError, GatePoint, ProductPoint, WirePoi
 ///   counts process exits with [`count`](Gates::count).
 ///
 /// Besides the client's points ([`GatePoint`]), a scenario can gate a product's own traffic on
-/// the wire ([`WirePoint`]: [`arm_wire`](Gates::arm_wire)) and named points in the product's own
-/// code ([`ProductPoint`]: [`arm_product`](Gates::arm_product)). Their passes are counted per
-/// point from the moment it was first armed; an armed one never entered is in
-/// [`unreached`](Gates::unreached), which fails the scenario at its end.
+/// the wire ([`WirePoint`]) and named points in the product's own code ([`ProductPoint`],
+/// [`Point::product`]), with the same methods. Their passes are counted per point from the
+/// moment it was first armed; an armed one never entered is in [`unreached`](Gates::unreached),
+/// which fails the scenario at its end.
 #[derive(Debug, Default)]
 pub struct Gates {
     passes: Arc<PassCounts>,
@@ -68,7 +71,7 @@ impl Gates {
     /// twice.
     ///
     /// ```
-    /// use harness_runtime::gates::{Gates, WirePoint};
+    /// use harness_runtime::gates::{Gates, Point, WirePoint};
     ///
     /// let gates = Gates::from_names(&[
     ///     "abort",
@@ -78,8 +81,8 @@ impl Gates {
     /// ])
     /// .unwrap();
     /// let abort = WirePoint::parse("request POST /session/{id}/abort").unwrap();
-    /// assert!(gates.wire_gate(&abort).is_some());
-    /// assert!(gates.product_gate("before_save").is_some());
+    /// assert!(gates.gate(abort).is_some());
+    /// assert!(gates.gate(Point::product("before_save").unwrap()).is_some());
     /// assert_eq!(gates.unreached().len(), 3); // nothing passed them yet
     ///
     /// let typo = Gates::from_names(&["request POST /session/{id}/abrt"]).unwrap_err();
@@ -88,30 +91,13 @@ impl Gates {
     pub fn from_names(names: &[&str]) -> Result<Gates, GateError> {
         let gates = Gates::default();
         for (index, &name) in names.iter().enumerate() {
-            let spelled = spelling::parse(name).map_err(|p| GateError::from_problem(name, p))?;
+            let point = Point::parse(name)?;
             if names[..index].contains(&name) {
                 return Err(GateError::DuplicatePoint {
                     name: name.to_owned(),
                 });
             }
-            match spelled {
-                Spelled::Client(client) => {
-                    let point =
-                        GatePoint::from_name(client).ok_or_else(|| GateError::UnknownPoint {
-                            name: name.to_owned(),
-                            expected: GatePoint::names_list(),
-                        })?;
-                    gates.arm(point);
-                }
-                Spelled::Product(product) => {
-                    gates.keyed.arm(Key::Product(product.to_owned()), 1);
-                }
-                wire => {
-                    if let Some(point) = WirePoint::from_spelled(wire) {
-                        gates.arm_wire(&point);
-                    }
-                }
-            }
+            gates.arm(point);
         }
         Ok(gates)
     }
@@ -146,17 +132,37 @@ impl Gates {
         }
     }
 
-    /// Arms a gate for the next pass at `point`: `arm_nth(point, 1)`.
-    pub fn arm(&self, point: GatePoint) -> Arc<Gate> {
-        self.arm_nth(point, 1)
+    /// Arms a gate for the next pass at `point` (of any kind, see [`Point`]): `arm_nth(point,
+    /// NonZeroU32::MIN)`.
+    ///
+    /// ```
+    /// use harness_runtime::gates::{Gates, WirePoint};
+    ///
+    /// let gates = Gates::default();
+    /// let reply = gates.arm(WirePoint::parse("request POST /permission/{id}/reply").unwrap());
+    /// assert_eq!(reply.name(), "request POST /permission/{id}/reply");
+    /// assert!(!reply.is_entered());
+    /// ```
+    pub fn arm(&self, point: impl Into<Point>) -> Arc<Gate> {
+        self.arm_nth(point, NonZeroU32::MIN)
     }
 
     /// Arms a gate for the `n`th pass at `point` counted from now (1 = the next one), e.g.
-    /// `arm_nth(GatePoint::PromptDelivered, 2)` pauses the second prompt. Arming the same pass
-    /// twice returns the same gate. After [`release_all`](Gates::release_all) the gate comes back
-    /// already released. Panics if `n` is 0 (a bug in the scenario).
-    pub fn arm_nth(&self, point: GatePoint, n: u64) -> Arc<Gate> {
-        assert!(n >= 1, "arm_nth counts passes from 1 (the next pass)");
+    /// `arm_nth(GatePoint::PromptDelivered, NonZeroU32::new(2).unwrap())` pauses the second
+    /// prompt, and the 2nd `event permission.asked` is the second such event delivered on a
+    /// product's event stream. A client point counts its passes from the scenario's start; a
+    /// wire or product point per spelling, from the moment it was first armed. Arming the same
+    /// pass twice returns the same gate. After [`release_all`](Gates::release_all) the gate comes
+    /// back already released.
+    pub fn arm_nth(&self, point: impl Into<Point>, n: NonZeroU32) -> Arc<Gate> {
+        match point.into().0 {
+            Target::Client(point) => self.arm_client(point, n),
+            Target::Named(key) => self.keyed.arm(key, n),
+        }
+    }
+
+    fn arm_client(&self, point: GatePoint, n: NonZeroU32) -> Arc<Gate> {
+        let n = u64::from(n.get());
         let mut state = self.lock();
         self.armed_points.fetch_or(point.bit(), Ordering::SeqCst);
         let base = self.passes[point.index()].load(Ordering::SeqCst);
@@ -184,24 +190,33 @@ impl Gates {
     }
 
     /// The most recently armed gate at `point`, if any (e.g. the one `gate = "..."` armed).
-    pub fn gate(&self, point: GatePoint) -> Option<Arc<Gate>> {
-        self.lock()
-            .armed
-            .iter()
-            .rev()
-            .find(|armed| armed.point == point)
-            .map(|armed| armed.gate.clone())
+    pub fn gate(&self, point: impl Into<Point>) -> Option<Arc<Gate>> {
+        match point.into().0 {
+            Target::Client(point) => self
+                .lock()
+                .armed
+                .iter()
+                .rev()
+                .find(|armed| armed.point == point)
+                .map(|armed| armed.gate.clone()),
+            Target::Named(key) => self.keyed.latest(&key),
+        }
     }
 
     /// Releases every gate armed at `point`. Later arming at `point` still works.
-    pub fn release(&self, point: GatePoint) {
-        for armed in self
-            .lock()
-            .armed
-            .iter()
-            .filter(|armed| armed.point == point)
-        {
-            armed.gate.release();
+    pub fn release(&self, point: impl Into<Point>) {
+        match point.into().0 {
+            Target::Client(point) => {
+                for armed in self
+                    .lock()
+                    .armed
+                    .iter()
+                    .filter(|armed| armed.point == point)
+                {
+                    armed.gate.release();
+                }
+            }
+            Target::Named(key) => self.keyed.release(&key),
         }
     }
 
@@ -218,61 +233,12 @@ impl Gates {
         self.keyed.release_all();
     }
 
-    /// Arms a gate for the next pass at a wire point: `arm_wire_nth(point, 1)`.
-    ///
-    /// ```
-    /// use harness_runtime::gates::{Gates, WirePoint};
-    ///
-    /// let gates = Gates::default();
-    /// let reply = gates.arm_wire(&WirePoint::parse("request POST /permission/{id}/reply").unwrap());
-    /// assert_eq!(reply.name(), "request POST /permission/{id}/reply");
-    /// assert!(!reply.is_entered());
-    /// ```
-    pub fn arm_wire(&self, point: &WirePoint) -> Arc<Gate> {
-        self.arm_wire_nth(point, 1)
-    }
-
-    /// Arms a gate for the `n`th pass at a wire point, counted from now (1 = the next matching
-    /// request, response or event), e.g. the 2nd `event permission.asked` delivered on a
-    /// product's event stream. Passes are counted per point (its exact spelling) from the moment
-    /// it was first armed. Arming the same pass twice returns the same gate; after
-    /// [`release_all`](Gates::release_all) the gate comes back already released. Panics if `n`
-    /// is 0 (a bug in the scenario).
-    pub fn arm_wire_nth(&self, point: &WirePoint, n: u64) -> Arc<Gate> {
-        self.keyed.arm(Key::Wire(point.clone()), n)
-    }
-
-    /// The most recently armed gate at a wire point, if any (e.g. the one `gate = "..."`
-    /// armed).
-    pub fn wire_gate(&self, point: &WirePoint) -> Option<Arc<Gate>> {
-        self.keyed.latest(&Key::Wire(point.clone()))
-    }
-
     /// A handle on the product point `name` (`[a-z0-9_.-]+`), for the product's own code to
     /// [`pass`](ProductPoint::pass). Every handle for one name is the same point, whether made
     /// before or after it was armed.
     pub fn product_point(&self, name: &str) -> Result<ProductPoint, GateError> {
         spelling::check_product_name(name).map_err(|p| GateError::from_problem(name, p))?;
         Ok(ProductPoint::new(self.keyed.slot(name), self.keyed.clone()))
-    }
-
-    /// Arms a gate for the next pass at the product point `name`: `arm_product_nth(name, 1)`.
-    pub fn arm_product(&self, name: &str) -> Result<Arc<Gate>, GateError> {
-        self.arm_product_nth(name, 1)
-    }
-
-    /// Arms a gate for the `n`th pass at the product point `name`, counted from now. The gate's
-    /// name is `product <name>`. Same rules as [`arm_wire_nth`](Gates::arm_wire_nth); the error
-    /// is a name outside `[a-z0-9_.-]+`.
-    pub fn arm_product_nth(&self, name: &str, n: u64) -> Result<Arc<Gate>, GateError> {
-        spelling::check_product_name(name).map_err(|p| GateError::from_problem(name, p))?;
-        Ok(self.keyed.arm(Key::Product(name.to_owned()), n))
-    }
-
-    /// The most recently armed gate at the product point `name`, if any (e.g. the one
-    /// `gate = "product <name>"` armed).
-    pub fn product_gate(&self, name: &str) -> Option<Arc<Gate>> {
-        self.keyed.latest(&Key::Product(name.to_owned()))
     }
 
     /// The spellings of the wire and product points with an armed gate that was never entered

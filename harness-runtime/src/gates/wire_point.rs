@@ -18,7 +18,7 @@ use super::{GateError, RoutePattern};
 ///   (other streams, and the agent itself, go on).
 ///
 /// [`Display`](fmt::Display) gives the spelling back. Arm one with
-/// [`Gates::arm_wire`](crate::gates::Gates::arm_wire).
+/// [`Gates::arm`](crate::gates::Gates::arm).
 ///
 /// ```
 /// use harness_runtime::gates::WirePoint;

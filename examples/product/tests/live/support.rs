@@ -47,7 +47,7 @@ pub fn read_notes(agent: &Agent) -> Reply {
 }
 
 /// The product's hooks in a test: each of its [`Point`]s passes the harness product point of the
-/// same name, so `live.gates().arm_product("before_reply")` pauses the product there.
+/// same name, so `live.gates().arm(gates::Point::product("before_reply")?)` pauses the product there.
 pub struct Points {
     points: HashMap<Point, ProductPoint>,
     /// Pulled when the product reaches its point, before that point's product point passes.
@@ -116,13 +116,13 @@ pub const ABORT_ANSWERED: &str = "response POST /session/{id}/abort";
 
 /// Arms a gate at the wire point spelled `spelling` (`request POST /session/{id}/abort`).
 pub fn arm_wire(live: &Live, spelling: &str) -> anyhow::Result<Arc<Gate>> {
-    Ok(live.gates().arm_wire(&WirePoint::parse(spelling)?))
+    Ok(live.gates().arm(&WirePoint::parse(spelling)?))
 }
 
 /// The product gate `product <name>` the scenario's attribute armed.
 pub fn attribute_gate(live: &Live, name: &str) -> anyhow::Result<Arc<Gate>> {
     live.gates()
-        .product_gate(name)
+        .gate(harness_runtime::gates::Point::product(name)?)
         .ok_or_else(|| anyhow::anyhow!("the attribute did not arm `product {name}`"))
 }
 
