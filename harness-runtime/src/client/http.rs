@@ -21,7 +21,7 @@ use crate::gates::{GatePoint, Gates};
 use crate::redact::Redactor;
 
 /// Default ceiling of one ordinary request (before scaling).
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+pub const DEFAULT_REQUEST_CEILING: Duration = Duration::from_secs(30);
 
 /// A typed client of one OpenCode server. Cheap to clone; clones share their memory.
 #[derive(Clone)]
@@ -31,7 +31,7 @@ pub struct Client {
     directory: Option<String>,
     pub(crate) redactor: Arc<Redactor>,
     gates: Option<Arc<Gates>>,
-    request_timeout: Duration,
+    request_ceiling: Duration,
     pub(crate) memory: Arc<SessionMemory>,
 }
 
@@ -61,7 +61,7 @@ impl Client {
             directory: None,
             redactor,
             gates: None,
-            request_timeout: crate::settings::scaled(DEFAULT_REQUEST_TIMEOUT),
+            request_ceiling: crate::settings::scaled(DEFAULT_REQUEST_CEILING),
             memory: Arc::default(),
         }
     }
@@ -79,8 +79,8 @@ impl Client {
     }
 
     /// Sets the ceiling of ordinary requests (default 30 s, scaled).
-    pub fn with_request_timeout(mut self, timeout: Duration) -> Self {
-        self.request_timeout = timeout;
+    pub fn with_request_ceiling(mut self, ceiling: Duration) -> Self {
+        self.request_ceiling = ceiling;
         self
     }
 
@@ -166,7 +166,7 @@ impl Client {
         path: &str,
         body: Option<&Value>,
     ) -> Result<T, ClientError> {
-        self.call_within(method, path, body, self.request_timeout)
+        self.call_within(method, path, body, self.request_ceiling)
             .await
     }
 
@@ -235,7 +235,7 @@ impl Client {
                 Method::POST,
                 &path,
                 Some(&prompt.body()),
-                self.request_timeout,
+                self.request_ceiling,
             )
             .await?;
         if !(200..300).contains(&status) {
@@ -381,16 +381,16 @@ impl Client {
         let what = "GET /event";
         // No overall timeout: the body lives as long as the subscription; the watchdog bounds it.
         let resp = tokio::time::timeout(
-            self.request_timeout,
+            self.request_ceiling,
             self.request(Method::GET, "/event", None).send(),
         )
         .await
         .map_err(|_| ClientError::Timeout {
             what: what.into(),
-            after: self.request_timeout,
+            after: self.request_ceiling,
             pending: "the event stream's response headers".into(),
         })?
-        .map_err(|e| self.transport(what, &e, self.request_timeout))?;
+        .map_err(|e| self.transport(what, &e, self.request_ceiling))?;
         let status = resp.status().as_u16();
         if !(200..300).contains(&status) {
             let text = resp.text().await.unwrap_or_default();

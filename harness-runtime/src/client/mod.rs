@@ -26,7 +26,7 @@ mod types;
 // or return is nameable. Grouped by what a caller does with it.
 
 // Calling the server.
-pub use http::{Client, DEFAULT_REQUEST_TIMEOUT};
+pub use http::{Client, DEFAULT_REQUEST_CEILING};
 pub use session::Session;
 // Running a turn and reading it.
 pub use policy::{Ask, AskAnswer, AskCallback, AskPolicy, PermissionPolicy, QuestionPolicy};

@@ -255,7 +255,7 @@ impl Session {
         let c = &self
             .client
             .clone()
-            .with_request_timeout(crate::settings::scaled(Duration::from_secs(5)));
+            .with_request_ceiling(crate::settings::scaled(Duration::from_secs(5)));
         let short = |v: Result<String, ClientError>| match v {
             Ok(s) => truncate(&s, 1500),
             Err(e) => format!("unavailable ({e})"),

@@ -279,7 +279,7 @@ impl Observer {
         }
         if let Some(client) = source.client() {
             let ceiling = crate::settings::scaled(SETTLE_REQUEST_CEILING);
-            self.catch_up(&client.with_request_timeout(ceiling)).await;
+            self.catch_up(&client.with_request_ceiling(ceiling)).await;
         }
     }
 

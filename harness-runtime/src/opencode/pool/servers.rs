@@ -254,7 +254,7 @@ impl Lease {
             self.server.process.redactor().clone(),
         )
         .with_directory(workspace)
-        .with_request_timeout(crate::settings::scaled(DISPOSE_CEILING))
+        .with_request_ceiling(crate::settings::scaled(DISPOSE_CEILING))
     }
 
     /// Deletes the scenario's sessions, then disposes its directory's instance. OpenCode looks
