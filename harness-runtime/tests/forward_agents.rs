@@ -157,7 +157,7 @@ async fn a_scripted_turn_through_the_forwarder_is_the_agents_and_a_wire_gate_hol
     let mut agent_events = direct.subscribe().await.unwrap();
     let gate = live
         .gates()
-        .arm(&WirePoint::parse("event session.status").unwrap());
+        .arm(WirePoint::parse("event session.status").unwrap());
     let waiting = tokio::spawn({
         let session = session.clone();
         async move { session.prompt("again").await }

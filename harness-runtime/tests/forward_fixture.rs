@@ -349,7 +349,7 @@ async fn an_event_stream_arrives_byte_for_byte_and_an_event_gate_holds_it_in_ord
     let mut held = Raw::subscribe(&forwarded).await;
     let first = new_session(&s.agent).await;
     let second = new_session(&s.agent).await;
-    let gate = s.forwarder.gates().arm(&point("event session.idle"));
+    let gate = s.forwarder.gates().arm(point("event session.idle"));
 
     prompt_via(&forwarded, &first).await;
     let (mut by_agent, _) = direct.until(idle_of(&first)).await;
@@ -397,7 +397,7 @@ async fn request_and_response_gates_hold_the_product_not_the_agent() {
     let gate = s
         .forwarder
         .gates()
-        .arm(&point("request POST /session/{id}/abort"));
+        .arm(point("request POST /session/{id}/abort"));
     let abort = tokio::spawn({
         let url = format!("{forwarded}/session/{session}/abort");
         async move { post(&url, json!({})).await }
@@ -418,7 +418,7 @@ async fn request_and_response_gates_hold_the_product_not_the_agent() {
     let gate = s
         .forwarder
         .gates()
-        .arm(&point("response GET /session/{sessionID}"));
+        .arm(point("response GET /session/{sessionID}"));
     let fetch = tokio::spawn({
         let url = format!("{forwarded}/session/{session}");
         async move { get(&url).await }

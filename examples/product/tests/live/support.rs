@@ -116,7 +116,7 @@ pub const ABORT_ANSWERED: &str = "response POST /session/{id}/abort";
 
 /// Arms a gate at the wire point spelled `spelling` (`request POST /session/{id}/abort`).
 pub fn arm_wire(live: &Live, spelling: &str) -> anyhow::Result<Arc<Gate>> {
-    Ok(live.gates().arm(&WirePoint::parse(spelling)?))
+    Ok(live.gates().arm(WirePoint::parse(spelling)?))
 }
 
 /// The product gate `product <name>` the scenario's attribute armed.
