@@ -14,9 +14,13 @@ mod prerequisite;
 mod rule;
 mod user;
 
-pub(crate) use foreign::{insta_overwrites, nextest_process_per_test, path_var};
+pub(crate) use foreign::{
+    all_unicode, cargo_package, cargo_target_dir, insta_overwrites, nextest_process_per_test,
+    nextest_run_id, path_var, under_nextest, unicode,
+};
 pub(crate) use internal::{
-    FixtureAgentEnv, Role, in_helper_role, not_for_agents, role, sandbox_launch,
+    FixtureAgentEnv, Role, in_helper_role, not_for_agents, owner_mark, pool_runner, role,
+    sandbox_launch,
 };
 pub(crate) use names::*;
 pub use prerequisite::MissingPrerequisite;
