@@ -1,5 +1,5 @@
-//! Variables the harness does not own (the system's, CI's, insta's): read here like every other,
-//! but taken as their owners define them, not by the harness's rule.
+//! Variables the harness does not own (the system's, CI's, cargo's, nextest's, insta's): read
+//! here like every other, but taken as their owners define them, not by the harness's rule.
 
 use std::ffi::OsString;
 use std::path::PathBuf;

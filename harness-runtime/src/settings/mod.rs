@@ -3,7 +3,8 @@
 //!
 //! - [`user`]: the README's settings, checked together by the runner before any trial;
 //! - [`internal`]: what the harness sets on the processes it starts (roles, the fixture's knobs);
-//! - [`foreign`]: the system's, CI's and insta's, read as their owners define them;
+//! - [`foreign`]: the system's, CI's, cargo's, nextest's and insta's, read as their owners define
+//!   them;
 //! - [`prerequisite`]: the one rule for a missing prerequisite (skip, or fail under `CI` or
 //!   `LIVE_STRICT=1`).
 
