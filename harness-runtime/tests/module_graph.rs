@@ -1,6 +1,8 @@
 //! The runtime's layers point one way: no module imports, through any chain, a module that
 //! imports it back, and within a module no file does so with another. A cycle is how a rule ends
-//! up with two homes: this test reads the sources and names the cycle it finds.
+//! up with two homes: this test reads the sources and names the cycle it finds. Beyond cycles,
+//! each top-level module uses only those listed above it in docs/architecture.md, and only
+//! `settings/` reads the environment.
 //!
 //! What counts as a reference: `crate::<module>` paths (also inside `crate::{…}`, and crate-root
 //! re-exports such as `crate::Live` resolved through `lib.rs`) between top-level modules, and
@@ -72,11 +74,105 @@ fn files_within_each_module_form_no_cycle() {
     }
 }
 
-/// Every `.rs` file under `src/`, by path relative to it, without comments and unit tests.
-fn sources() -> BTreeMap<String, String> {
+#[test]
+fn each_module_uses_only_those_above_it_in_the_architecture() {
+    let layers = layers(&architecture());
+    assert!(
+        layers.len() > 10,
+        "docs/architecture.md lists no layers this test can read: {layers:?}"
+    );
+    let sources = sources();
+    for file in sources.keys() {
+        let module = top_module(file);
+        assert!(
+            matches!(module.as_str(), "lib" | "bin") || layers.contains(&module),
+            "src/{file}: its module `{module}` is not among the layers of docs/architecture.md \
+             ({layers:?}); list it where it belongs"
+        );
+    }
+    let reexports = reexports(&sources["lib.rs"]);
+    let mut wrong = Vec::new();
+    for (file, code) in &sources {
+        let from = top_module(file);
+        let Some(from_layer) = layers.iter().position(|m| *m == from) else {
+            continue;
+        };
+        for name in crate_references(code) {
+            let to = reexports
+                .get(&name)
+                .cloned()
+                .unwrap_or_else(|| name.clone());
+            if let Some(to_layer) = layers.iter().position(|m| *m == to) {
+                if to_layer > from_layer {
+                    wrong.push(format!(
+                        "src/{file} uses crate::{name} ({to}, listed below {from})"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "each layer uses only those above it (docs/architecture.md), but:\n{}\nmove what both \
+         need up, or pass it in from below",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn only_settings_reads_the_environment() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = Vec::new();
+    for (file, text) in files_under(&root) {
+        if file.starts_with("settings/") {
+            continue;
+        }
+        for (n, line) in text.lines().enumerate() {
+            if line.contains("env::var") {
+                found.push(format!("src/{file}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "every environment variable is read in src/settings/ (a typed reader there), but:\n{}",
+        found.join("\n")
+    );
+}
+
+/// docs/architecture.md, the page that lists the layers.
+fn architecture() -> String {
+    let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/architecture.md");
+    std::fs::read_to_string(&page).unwrap_or_else(|e| panic!("{}: {e}", page.display()))
+}
+
+/// The runtime's top-level modules in the order docs/architecture.md lists them (`  src/x/` or
+/// `  src/x.rs` at the start of a line, nested folders skipped), highest first.
+fn layers(page: &str) -> Vec<String> {
+    let mut layers: Vec<String> = Vec::new();
+    for line in page.lines() {
+        let Some(path) = line.strip_prefix("  src/") else {
+            continue;
+        };
+        let path = path.split_whitespace().next().unwrap_or_default();
+        let module = match path.strip_suffix(".rs") {
+            Some(file) => file,
+            None => match path.strip_suffix('/') {
+                Some(folder) if !folder.contains('/') => folder,
+                _ => continue,
+            },
+        };
+        if !layers.iter().any(|known| known == module) {
+            layers.push(module.to_string());
+        }
+    }
+    layers
+}
+
+/// Every `.rs` file under `src/`, by path relative to it, as written.
+fn files_under(root: &Path) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    let mut pending: Vec<PathBuf> = vec![root.clone()];
+    let mut pending: Vec<PathBuf> = vec![root.to_path_buf()];
     while let Some(dir) = pending.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
@@ -84,17 +180,24 @@ fn sources() -> BTreeMap<String, String> {
                 pending.push(path);
             } else if path.extension().is_some_and(|e| e == "rs") {
                 let relative = path
-                    .strip_prefix(&root)
+                    .strip_prefix(root)
                     .unwrap()
                     .to_string_lossy()
                     .into_owned();
-                out.insert(
-                    relative,
-                    code_only(&std::fs::read_to_string(&path).unwrap()),
-                );
+                out.insert(relative, std::fs::read_to_string(&path).unwrap());
             }
         }
     }
+    out
+}
+
+/// Every `.rs` file under `src/`, by path relative to it, without comments and unit tests.
+fn sources() -> BTreeMap<String, String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let out: BTreeMap<String, String> = files_under(&root)
+        .into_iter()
+        .map(|(file, text)| (file, code_only(&text)))
+        .collect();
     assert!(out.contains_key("lib.rs"), "no src/lib.rs under {root:?}");
     out
 }
@@ -305,4 +408,7 @@ fn the_reader_sees_what_it_should() {
     assert!(path_back(&graph, "a").is_some());
     graph.remove("b");
     assert!(path_back(&graph, "a").is_none());
+    let page = "  src/settings/   env\n  src/opencode/pool/ shared\n    src/x/ not a layer\n  \
+                src/live.rs  Live\n  src/settings/ again\n  tests/module_graph.rs\n";
+    assert_eq!(layers(page), ["settings", "live"]);
 }

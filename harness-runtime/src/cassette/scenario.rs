@@ -54,7 +54,7 @@ pub(crate) fn record_config(
     if !matches!(slot.plan(), ModelPlan::Record { .. }) {
         panic!("record_config for a scenario planned as {:?}", slot.plan());
     }
-    let upstream = Upstream::from_config(&user_config, &|name| std::env::var(name).ok())?;
+    let upstream = Upstream::from_config(&user_config, &crate::settings::unicode)?;
     for secret in &upstream.secrets {
         redactor.add_secret(secret);
     }
@@ -75,7 +75,7 @@ pub(crate) fn live_config(
     if !matches!(slot.plan(), ModelPlan::Live) {
         panic!("live_config for a scenario planned as {:?}", slot.plan());
     }
-    let upstream = Upstream::from_config(&user_config, &|name| std::env::var(name).ok())?;
+    let upstream = Upstream::from_config(&user_config, &crate::settings::unicode)?;
     for secret in &upstream.secrets {
         redactor.add_secret(secret);
     }

@@ -80,12 +80,7 @@ pub(crate) async fn provision(
 
     // Before anything is created: under CI or LIVE_STRICT=1 an unavailable sandbox fails here.
     let sandbox = crate::sandbox::current().map_err(ProvisionError::Sandbox)?;
-    // A warm workspace's root is the pool's: under LIVE_KEEP every scenario keeps a root of its
-    // own to inspect. A scenario may ask for a directory that boots for it.
-    let seat = share
-        .then(|| pool::seat_config(&config))
-        .flatten()
-        .filter(|_| !crate::settings::keep_roots() && !options.fresh_workspace);
+    let placement = Placement::choose(share, &config, &options);
     let shared_line = match sandbox.is_on() {
         true => format!(
             "{}; {}",
@@ -95,34 +90,23 @@ pub(crate) async fn provision(
         false => sandbox.line(None),
     };
     let index = scenario.agents.len() + 1;
-    if share {
-        let agent = match seat {
-            Some(seat) => {
-                lease_seat(
-                    (scenario.name, scenario.redactor, scenario.gates),
-                    index,
-                    &program,
-                    &seat,
-                    model.started(),
-                )
-                .await?
-            }
-            None => {
-                let root = create_root(scenario.name, scenario.redactor, index, true)?;
-                // A shared server reads the empty models catalog: only configs blind to it share.
-                debug_assert_eq!(ModelsCatalog::for_config(&config), ModelsCatalog::Empty);
-                lease_shared(
-                    scenario.name,
-                    root,
-                    index,
-                    &program,
-                    &config,
-                    scenario.redactor,
-                    scenario.gates,
-                )
-                .await?
-            }
-        };
+    let whose = Whose {
+        name: scenario.name,
+        redactor: scenario.redactor,
+        gates: scenario.gates,
+        index,
+    };
+    let leased = match placement {
+        Placement::OwnServer => None,
+        Placement::Seat(seat) => Some(lease_seat(whose, &program, &seat, model.started()).await?),
+        Placement::SharedDirectory => {
+            let root = create_root(scenario.name, scenario.redactor, index, true)?;
+            // A shared server reads the empty models catalog: only configs blind to it share.
+            debug_assert_eq!(ModelsCatalog::for_config(&config), ModelsCatalog::Empty);
+            Some(lease_shared(whose, root, &program, &config).await?)
+        }
+    };
+    if let Some(agent) = leased {
         return on_shared_server(
             agent,
             scenario.wire,
@@ -163,6 +147,43 @@ pub(crate) async fn provision(
         .map_err(|e| ProvisionError::io("start the agent's forwarder", e))?;
     agent.start().await?;
     Ok(agent)
+}
+
+/// Where an agent goes.
+enum Placement {
+    /// A server of its own, in a root of its own.
+    OwnServer,
+    /// A directory of its own on a shared server.
+    SharedDirectory,
+    /// A seat on a shared server: a workspace of the pool's, warm when an earlier scenario with
+    /// the same config booted it.
+    Seat(pool::SeatConfig),
+}
+
+impl Placement {
+    /// A shared agent takes a seat when its config has one; a warm workspace's root is the
+    /// pool's, so under LIVE_KEEP every scenario keeps a root of its own to inspect, and a
+    /// scenario may ask for a directory that boots for it.
+    fn choose(share: bool, config: &serde_json::Value, options: &AgentOptions) -> Self {
+        if !share {
+            return Placement::OwnServer;
+        }
+        match pool::seat_config(config) {
+            Some(seat) if !crate::settings::keep_roots() && !options.fresh_workspace => {
+                Placement::Seat(seat)
+            }
+            _ => Placement::SharedDirectory,
+        }
+    }
+}
+
+/// Whose agent is placed: the scenario's name, redactor and gates, and the agent's number in it.
+#[derive(Clone, Copy)]
+struct Whose<'a> {
+    name: &'a str,
+    redactor: &'a Arc<Redactor>,
+    gates: &'a Arc<Gates>,
+    index: usize,
 }
 
 /// Creates the scenario's root for its agent `index` (in the pool's directory when the agent is a
@@ -221,39 +242,39 @@ async fn on_shared_server(
 /// config booted it) on a shared server: the seat's config names its relay, which forwards to
 /// the scenario's model while the lease lasts.
 async fn lease_seat(
-    (name, redactor, gates): (&str, &Arc<Redactor>, &Arc<Gates>),
-    index: usize,
+    whose: Whose<'_>,
     program: &Path,
     seat: &pool::SeatConfig,
     model: Option<&crate::model::ScriptedModel>,
 ) -> Result<Agent, ProvisionError> {
-    let lease = super::pool::lease_seat(program, name, seat).await?;
+    let lease = super::pool::lease_seat(program, whose.name, seat).await?;
     let Some((root, relay_port, _warm)) = lease.seat() else {
         unreachable!("a lease asked with a seat has one");
     };
-    register_root(&root, redactor, index);
+    register_root(&root, whose.redactor, whose.index);
     // The relay's port reads as the model's did.
-    redactor.add_port(relay_port);
+    whose.redactor.add_port(relay_port);
     if let Some(model) = model {
         model.reached_at(relay_port);
     }
-    Ok(leased_agent(index, root, lease, redactor, gates))
+    Ok(leased_agent(whose, root, lease))
 }
 
 /// The scenario's agent on its lease; what the server reports about itself reads as a server of
 /// the scenario's own would.
-fn leased_agent(
-    index: usize,
-    root: AgentRoot,
-    lease: PoolLease,
-    redactor: &Arc<Redactor>,
-    gates: &Arc<Gates>,
-) -> Agent {
+fn leased_agent(whose: Whose<'_>, root: AgentRoot, lease: PoolLease) -> Agent {
     let (home, server_root) = lease.home_and_root();
+    let redactor = whose.redactor;
     redactor.add_port(lease.port());
     redactor.add_path(home, "[home]");
     redactor.add_path(server_root, "[root]");
-    Agent::leased(index, root, lease, redactor.clone(), gates.clone())
+    Agent::leased(
+        whose.index,
+        root,
+        lease,
+        redactor.clone(),
+        whose.gates.clone(),
+    )
 }
 
 /// The agent as `scenario`'s directory on a shared server: its config goes into the
@@ -261,15 +282,12 @@ fn leased_agent(
 /// (the shared server's own config is empty, so it decides above the product's project files,
 /// as `OPENCODE_CONFIG_CONTENT` does on a server of its own).
 async fn lease_shared(
-    scenario: &str,
+    whose: Whose<'_>,
     root: AgentRoot,
-    index: usize,
     program: &Path,
     config: &serde_json::Value,
-    redactor: &Arc<Redactor>,
-    gates: &Arc<Gates>,
 ) -> Result<Agent, ProvisionError> {
-    let lease = match super::pool::lease(program, scenario, &root).await {
+    let lease = match super::pool::lease(program, whose.name, &root).await {
         Ok(lease) => lease,
         Err(e) => {
             // Nothing ran in it: the shared server's root keeps the evidence of a failed start.
@@ -286,5 +304,5 @@ async fn lease_shared(
         let _ = std::fs::remove_dir_all(&root.root);
         return Err(ProvisionError::io("write the scenario's project config", e));
     }
-    Ok(leased_agent(index, root, lease, redactor, gates))
+    Ok(leased_agent(whose, root, lease))
 }

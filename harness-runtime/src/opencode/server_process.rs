@@ -2,8 +2,9 @@
 //! port, log and owner mark. Whose it is (a scenario's own, or the pool's shared one) is decided
 //! by the holder: [`Agent`](super::Agent) or the [shared pool](super::pool).
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus};
+use std::process::ExitStatus;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU16, Ordering};
@@ -20,7 +21,7 @@ use super::root::AgentRoot;
 use crate::gates::{Counter, Gates};
 use crate::process::{self, OwnedChild};
 use crate::redact::Redactor;
-use crate::sandbox::{self, Policy};
+use crate::sandbox::{self, Policy, SpawnError};
 
 /// How long the reap may take after SIGKILL.
 const STOP_CEILING: Duration = Duration::from_secs(10);
@@ -341,57 +342,38 @@ impl ServerProcess {
         self.register_port(port);
         let command_line = self.command_line(port);
 
-        let args: Vec<String> = [
-            "serve",
-            "--hostname",
-            "127.0.0.1",
-            "--port",
-            &port.to_string(),
-        ]
-        .map(String::from)
-        .to_vec();
         let spawn_error = |message: String| ProvisionError::Spawn {
             command: command_line.clone(),
             message: self.redactor.redact(&message),
         };
-        // Confined: this binary in the sandbox launcher role, which becomes the server by
-        // `exec` (same pid, group and owner mark) once it confined itself.
-        let mut command = match &self.sandbox {
-            Some(_) => sandbox::Launch::launcher_command()
-                .map_err(|e| spawn_error(format!("could not find the sandbox launcher: {e}")))?,
-            None => {
-                let mut command = Command::new(&self.launch.program);
-                command.args(&args);
-                command
-            }
-        };
-        command.current_dir(&self.root.workspace);
-        for name in crate::settings::not_for_agents() {
-            command.env_remove(name);
-        }
-        command.envs(self.launch.env.iter().map(|(k, v)| (k, v)));
-        if let Some(policy) = &self.sandbox {
-            let mut policy = policy.clone();
-            policy.allow_connect(port);
-            let launch = sandbox::Launch {
-                program: self.launch.program.clone(),
-                args,
-                role: None,
-                policy,
-            };
-            launch
-                .hand_over(&mut command)
-                .map_err(|e| spawn_error(e.to_string()))?;
-        }
-
         let stdout_log = self.open_log(&self.root.stdout_log())?;
         let stderr_log = self.open_log(&self.root.stderr_log())?;
-        // Before the spawn: if the runner dies right after it, the reaper already knows the mark.
-        process::register_token(&self.token)
-            .map_err(|e| ProvisionError::Reaper(self.redactor.redact(&e.to_string())))?;
         self.log.mark(&format!("{START_MARK} 127.0.0.1:{port}"));
-        let spawned =
-            OwnedChild::spawn(command, &self.token).map_err(|e| spawn_error(e.to_string()))?;
+        let start = sandbox::Start {
+            program: self.launch.program.clone(),
+            args: [
+                "serve",
+                "--hostname",
+                "127.0.0.1",
+                "--port",
+                &port.to_string(),
+            ]
+            .map(OsString::from)
+            .to_vec(),
+            current_dir: self.root.workspace.clone(),
+            env: (self.launch.env.iter())
+                .map(|(name, value)| (name.into(), Some(value.into())))
+                .collect(),
+            confined: self.sandbox.clone().map(|mut policy| {
+                policy.allow_connect(port);
+                policy
+            }),
+            token: self.token.clone(),
+        };
+        let spawned = start.spawn().map_err(|e| match e {
+            SpawnError::Reaper(e) => ProvisionError::Reaper(self.redactor.redact(&e.to_string())),
+            e => spawn_error(e.to_string()),
+        })?;
         crate::timeline::note(crate::timeline::Lane::Provisioning, "spawn", || {
             command_line.clone()
         });

@@ -18,7 +18,7 @@ mod run_dir;
 mod sweep;
 mod token;
 
-pub(crate) use child::OwnedChild;
+pub(crate) use child::{OwnedChild, Spawned};
 pub(crate) use identity::{Identity, identify, is_alive};
 pub(crate) use line_pump::spawn_line_pump;
 #[cfg(any(test, feature = "testing"))]

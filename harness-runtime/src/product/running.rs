@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus};
+use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -16,7 +16,7 @@ use super::{AGENT_DIRECTORY_ENV, AGENT_URL_ENV, ProductCommand, ProductError, po
 use crate::opencode::Agent;
 use crate::process::{self, OwnedChild};
 use crate::redact::Redactor;
-use crate::sandbox;
+use crate::sandbox::{self, SpawnError};
 use crate::timeline::{self, Lane};
 
 /// Between SIGTERM and SIGKILL when a product is stopped, before scaling.
@@ -223,29 +223,6 @@ impl Product {
             .current_dir
             .clone()
             .unwrap_or_else(|| target.workspace.clone());
-        let mut spawned_command = if confined {
-            sandbox::Launch::launcher_command()
-                .map_err(|e| spawn_error(format!("could not find the sandbox launcher: {e}")))?
-        } else {
-            let mut plain = Command::new(&program);
-            plain.args(&command.args);
-            plain
-        };
-        spawned_command.current_dir(&cwd);
-        for name in crate::settings::not_for_agents() {
-            spawned_command.env_remove(name);
-        }
-        spawned_command
-            .env("HOME", &home)
-            .env("TMPDIR", &tmp)
-            .env(AGENT_URL_ENV, &target.url)
-            .env(AGENT_DIRECTORY_ENV, &target.workspace);
-        for (name, value) in &command.env {
-            match value {
-                Some(value) => spawned_command.env(name, value),
-                None => spawned_command.env_remove(name),
-            };
-        }
         // The launcher would only say so on the product's stderr, after a start that seemed fine.
         let own_path = command.env.iter().any(|(name, _)| name == "PATH");
         if confined && !own_path && sandbox::program_paths(&program).is_empty() {
@@ -253,38 +230,38 @@ impl Product {
                 "no such program: give its path, or a name on PATH".to_owned(),
             ));
         }
-        if confined {
-            let args = command
-                .args
-                .iter()
-                .map(|arg| {
-                    arg.to_str().map(str::to_owned).ok_or_else(|| {
-                        spawn_error(format!(
-                            "the argument {arg:?} is not UTF-8, which the sandbox launcher \
-                             cannot carry"
-                        ))
-                    })
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            let launch = sandbox::Launch {
-                program: program.clone(),
-                args,
-                role: None,
-                policy: policy::product(&command, &cwd, &target.root, target.port),
-            };
-            launch
-                .hand_over(&mut spawned_command)
-                .map_err(|e| spawn_error(e.to_string()))?;
-        }
-
-        let token = process::new_token();
-        // Before the spawn: if the runner dies right after it, the reaper already knows the mark.
-        process::register_token(&token).map_err(|e| ProductError::Reaper {
-            product: label.clone(),
-            message: redactor.redact(&e.to_string()),
+        let given = [
+            ("HOME", home.into_os_string()),
+            ("TMPDIR", tmp.into_os_string()),
+            (AGENT_URL_ENV, target.url.clone().into()),
+            (
+                AGENT_DIRECTORY_ENV,
+                target.workspace.clone().into_os_string(),
+            ),
+        ]
+        .map(|(name, value)| (name.into(), Some(value)));
+        let env = given
+            .into_iter()
+            .chain(
+                (command.env.iter())
+                    .map(|(name, value)| (name.into(), value.as_ref().map(Into::into))),
+            )
+            .collect();
+        let start = sandbox::Start {
+            confined: confined.then(|| policy::product(&command, &cwd, &target.root, target.port)),
+            program,
+            args: command.args.clone(),
+            current_dir: cwd,
+            env,
+            token: process::new_token(),
+        };
+        let spawned = start.spawn().map_err(|e| match e {
+            SpawnError::Reaper(e) => ProductError::Reaper {
+                product: label.clone(),
+                message: redactor.redact(&e.to_string()),
+            },
+            e => spawn_error(e.to_string()),
         })?;
-        let spawned =
-            OwnedChild::spawn(spawned_command, &token).map_err(|e| spawn_error(e.to_string()))?;
         let child = spawned.child;
         let pid = child.pid();
         timeline::note_keyed(Lane::Product, "started", &label, || {

@@ -100,10 +100,7 @@ impl Redactor {
     /// more) of a variable whose name contains KEY, TOKEN, SECRET, PASSWORD, PASSWD or
     /// CREDENTIAL, and `HOME` as `[home]`. Non-UTF-8 variables are skipped.
     pub fn seed_from_env(&self) {
-        self.seed_from_iter(
-            std::env::vars_os()
-                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
-        );
+        self.seed_from_iter(crate::settings::all_unicode());
     }
 
     fn seed_from_iter<I, K, V>(&self, vars: I)

@@ -19,8 +19,8 @@ pub(crate) fn report_dir() -> Option<PathBuf> {
 /// Cargo's target directory as the test binary sees it: `CARGO_TARGET_DIR` when set, else the
 /// folder above `<profile>/deps/` the binary runs from.
 fn target_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(dir));
+    if let Some(dir) = settings::cargo_target_dir() {
+        return Some(dir);
     }
     let exe = std::env::current_exe().ok()?;
     from_binary(&exe)
@@ -41,10 +41,7 @@ fn from_binary(exe: &Path) -> Option<PathBuf> {
 pub(crate) fn run_id() -> &'static str {
     static ID: OnceLock<String> = OnceLock::new();
     ID.get_or_init(|| {
-        if let Some(id) = std::env::var("NEXTEST_RUN_ID")
-            .ok()
-            .filter(|id| !id.is_empty())
-        {
+        if let Some(id) = settings::nextest_run_id() {
             return sanitize(&id);
         }
         let now = std::time::SystemTime::now()

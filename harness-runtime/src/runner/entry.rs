@@ -27,7 +27,7 @@ pub fn run() -> ExitCode {
             return ExitCode::from(u8::try_from(usage.exit_code()).unwrap_or(2));
         }
     };
-    if let Err(problems) = settings::check_all() {
+    if let Err(problems) = settings::check_all(crate::explore::Schedule::parse) {
         for problem in problems {
             eprintln!("error: {problem}");
         }

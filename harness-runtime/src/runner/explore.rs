@@ -53,7 +53,7 @@ pub(super) fn execute(
         runs: 0,
         timeline: report.collector(),
     };
-    let verdict = match settings::schedule() {
+    let verdict = match settings::schedule(Schedule::parse) {
         Some(schedule) => runs.replay(&schedule, report),
         None => runs.explore(report, started),
     };
@@ -391,9 +391,7 @@ fn failure_message(name: &str, exploration: &Exploration, budget: Budget, comman
 
 /// The command that replays `schedule` of the scenario `name` once.
 fn replay_command(name: &str, ignored: bool, schedule: &Schedule) -> String {
-    let package = std::env::var("CARGO_PKG_NAME")
-        .ok()
-        .filter(|p| !p.is_empty())
+    let package = settings::cargo_package()
         .map(|p| format!(" -p {p}"))
         .unwrap_or_default();
     // An ignored scenario (a deliberately racy one) runs only when asked for.

@@ -15,6 +15,7 @@ mod launch;
 mod launcher;
 mod policy;
 mod program;
+mod spawn;
 mod state;
 mod wrapper;
 
@@ -23,5 +24,6 @@ pub(crate) use launch::Launch;
 pub(crate) use launcher::run_launcher;
 pub(crate) use policy::Policy;
 pub(crate) use program::program_paths;
+pub(crate) use spawn::{SpawnError, Start};
 pub(crate) use state::current;
 pub(crate) use wrapper::script as wrapper_script;

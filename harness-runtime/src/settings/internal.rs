@@ -72,6 +72,19 @@ pub(crate) fn not_for_agents() -> Vec<String> {
         .collect()
 }
 
+/// `LIVE_POOL_RUNNER` as the harness set it for a pool's owner (`<pid>:<start time>`); `None`
+/// when unset or not UTF-8.
+pub(crate) fn pool_runner() -> Option<String> {
+    raw(names::POOL_RUNNER)?.into_string().ok()
+}
+
+/// The owner mark this process carries (`LIVE_HARNESS_OWNER`), empty when it carries none.
+pub(crate) fn owner_mark() -> String {
+    raw(names::OWNER)
+        .and_then(|mark| mark.into_string().ok())
+        .unwrap_or_default()
+}
+
 const SANDBOX_LAUNCH: Setting<String> = Setting {
     name: names::SANDBOX_LAUNCH,
     expected: "what the sandbox launcher runs, as JSON (the harness sets it)",

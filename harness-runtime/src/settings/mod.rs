@@ -3,7 +3,8 @@
 //!
 //! - [`user`]: the README's settings, checked together by the runner before any trial;
 //! - [`internal`]: what the harness sets on the processes it starts (roles, the fixture's knobs);
-//! - [`foreign`]: the system's, CI's and insta's, read as their owners define them;
+//! - [`foreign`]: the system's, CI's, cargo's, nextest's and insta's, read as their owners define
+//!   them;
 //! - [`prerequisite`]: the one rule for a missing prerequisite (skip, or fail under `CI` or
 //!   `LIVE_STRICT=1`).
 
@@ -14,9 +15,13 @@ mod prerequisite;
 mod rule;
 mod user;
 
-pub(crate) use foreign::{insta_overwrites, nextest_process_per_test, path_var};
+pub(crate) use foreign::{
+    all_unicode, cargo_package, cargo_target_dir, insta_overwrites, nextest_process_per_test,
+    nextest_run_id, path_var, under_nextest, unicode,
+};
 pub(crate) use internal::{
-    FixtureAgentEnv, Role, in_helper_role, not_for_agents, role, sandbox_launch,
+    FixtureAgentEnv, Role, in_helper_role, not_for_agents, owner_mark, pool_runner, role,
+    sandbox_launch,
 };
 pub(crate) use names::*;
 pub use prerequisite::MissingPrerequisite;

@@ -101,3 +101,11 @@ pub(crate) const CI: &str = "CI";
 pub(crate) const NEXTEST_EXECUTION_MODE: &str = "NEXTEST_EXECUTION_MODE";
 /// `SHELL`: the user's shell, which OpenCode's bash tool runs commands with when it can.
 pub(crate) const SHELL: &str = "SHELL";
+/// `NEXTEST_RUN_ID`: nextest's id of the run, shared by its processes.
+pub(crate) const NEXTEST_RUN_ID: &str = "NEXTEST_RUN_ID";
+/// `NEXTEST`: `1` in every process nextest runs.
+pub(crate) const NEXTEST: &str = "NEXTEST";
+/// `CARGO_TARGET_DIR`: cargo's target directory, when not the default.
+pub(crate) const CARGO_TARGET_DIR: &str = "CARGO_TARGET_DIR";
+/// `CARGO_PKG_NAME`: the package cargo runs a binary for.
+pub(crate) const CARGO_PKG_NAME: &str = "CARGO_PKG_NAME";

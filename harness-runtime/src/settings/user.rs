@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use super::names;
 use super::rule::{FLAG_VALUES, InvalidSetting, Problem, Setting, flag, parse_with, path, raw};
-use crate::explore::Schedule;
 
 /// How much a scenario's agent is isolated from other scenarios' (`isolation = "…"`, or
 /// `LIVE_ISOLATION` for scenarios that do not say).
@@ -198,9 +197,13 @@ const HISTORY: Setting<HistoryPlace> = Setting {
 const SCHEDULE_EXPECTED: &str = "a schedule as a failing exploration prints it, such as `da2a.1>b7c1.1,caea.3>3566.2` or `fifo`";
 
 /// `LIVE_SCHEDULE` from its value: a wrong one says at which character and entry it goes wrong.
-fn read_schedule(raw: Option<&OsStr>) -> Result<Option<Schedule>, InvalidSetting> {
+/// `parse` is the schedule's grammar, which belongs to `explore`, below this layer.
+fn read_schedule<S, E: std::fmt::Display>(
+    raw: Option<&OsStr>,
+    parse: fn(&str) -> Result<S, E>,
+) -> Result<Option<S>, InvalidSetting> {
     parse_with(names::SCHEDULE, SCHEDULE_EXPECTED, raw, |text| {
-        Schedule::parse(text).map_err(|error| Problem::Reason {
+        parse(text).map_err(|error| Problem::Reason {
             what: "a schedule",
             reason: error.to_string(),
         })
@@ -303,8 +306,11 @@ const RUN_MAX_COST: Setting<f64> = Setting {
 };
 
 /// Every user setting, checked before any trial: a mistake is reported at once, not when the
-/// scenario that reads it runs (or, for a flag, never, running lax).
-pub(crate) fn check_all() -> Result<(), Vec<InvalidSetting>> {
+/// scenario that reads it runs (or, for a flag, never, running lax). `schedule` is the grammar of
+/// `LIVE_SCHEDULE` ([`schedule`]).
+pub(crate) fn check_all<S, E: std::fmt::Display>(
+    schedule: fn(&str) -> Result<S, E>,
+) -> Result<(), Vec<InvalidSetting>> {
     let problems: Vec<InvalidSetting> = [
         TIMEOUT_SCALE.read().err(),
         ISOLATION.read().err(),
@@ -320,7 +326,7 @@ pub(crate) fn check_all() -> Result<(), Vec<InvalidSetting>> {
         CASSETTE_MAX_AGE.read().err(),
         REPORT.read().err(),
         HISTORY.read().err(),
-        read_schedule(raw(names::SCHEDULE).as_deref()).err(),
+        read_schedule(raw(names::SCHEDULE).as_deref(), schedule).err(),
         EXPLORE_SEED.read().err(),
         EXPLORE_QUIET.read().err(),
         EXPLORE_CONFIRM.read().err(),
@@ -426,8 +432,9 @@ pub(crate) fn history_place() -> Result<Option<HistoryPlace>, InvalidSetting> {
 
 /// `LIVE_SCHEDULE`: the one schedule an exploring scenario replays instead of exploring, if set.
 /// An invalid value counts as unset here: the runner reported it before any trial.
-pub(crate) fn schedule() -> Option<Schedule> {
-    read_schedule(raw(names::SCHEDULE).as_deref())
+/// `parse` is its grammar (`Schedule::parse`).
+pub(crate) fn schedule<S, E: std::fmt::Display>(parse: fn(&str) -> Result<S, E>) -> Option<S> {
+    read_schedule(raw(names::SCHEDULE).as_deref(), parse)
         .ok()
         .flatten()
 }
@@ -487,6 +494,7 @@ pub(crate) fn model_concurrency() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::explore::Schedule;
 
     #[test]
     fn the_run_ceiling_takes_a_positive_whole_number_of_tokens_and_a_positive_cost() {
@@ -678,12 +686,12 @@ mod tests {
     }
 
     fn schedule_of(value: &str) -> Result<Option<Schedule>, String> {
-        read_schedule(Some(OsStr::new(value))).map_err(|e| e.to_string())
+        read_schedule(Some(OsStr::new(value)), Schedule::parse).map_err(|e| e.to_string())
     }
 
     #[test]
     fn a_schedule_is_read_as_a_failing_exploration_prints_it() {
-        assert_eq!(read_schedule(None), Ok(None));
+        assert_eq!(read_schedule(None, Schedule::parse), Ok(None));
         assert_eq!(
             schedule_of("da2a.1>b7c1.1,caea.3>3566.2")
                 .unwrap()

@@ -66,7 +66,7 @@ pub(crate) fn run_pool_owner() -> ExitCode {
 
 /// The runner the owner outlives by no more than [`IDLE`].
 fn runner() -> Option<Identity> {
-    let text = std::env::var(crate::settings::POOL_RUNNER).ok()?;
+    let text = crate::settings::pool_runner()?;
     let (pid, start) = text.split_once(':')?;
     Some((pid.parse().ok()?, start.parse().ok()?))
 }
@@ -82,7 +82,7 @@ async fn serve(dir: &Path, runner: Identity) -> Result<(), String> {
         .map_err(|e| format!("could not start its reaper: {e}"))?;
     let me = OwnerFile {
         pid: std::process::id(),
-        token: std::env::var(process::OWNER_ENV).unwrap_or_default(),
+        token: crate::settings::owner_mark(),
     };
     let written = serde_json::to_vec(&me)
         .map_err(std::io::Error::other)

@@ -8,9 +8,8 @@ use std::sync::OnceLock;
 
 use crate::settings::{self, Role};
 
-/// What nextest sets in every test process, and the run's id (a UUID).
-const NEXTEST: &str = "NEXTEST";
-const RUN_ID: &str = "NEXTEST_RUN_ID";
+/// The run's id (a UUID), as messages name it.
+const RUN_ID: &str = settings::NEXTEST_RUN_ID;
 
 /// The run's pool directory, `$TMPDIR/live-pool-<run id>-<binary>`, when this process's shared
 /// servers are the run's; `None`: a pool of this process's own. One pool per test binary of the
@@ -21,9 +20,9 @@ const RUN_ID: &str = "NEXTEST_RUN_ID";
 pub(crate) fn run_dir() -> Option<PathBuf> {
     static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
     DIR.get_or_init(|| {
-        let id = std::env::var(RUN_ID).ok();
+        let id = settings::nextest_run_id();
         let valid = id.as_deref().and_then(run_id);
-        if valid.is_none() && std::env::var(NEXTEST).is_ok_and(|v| v == "1") {
+        if valid.is_none() && settings::under_nextest() {
             let what = if id.is_some() {
                 "not a UUID"
             } else {
