@@ -102,6 +102,7 @@ async fn serve(dir: &Path, runner: Identity) -> Result<(), String> {
                     last.set(Instant::now());
                 });
             }
+            // The runner is another process, not ours to wait on: a poll of its liveness.
             () = tokio::time::sleep(TICK) => {
                 if leases.get() == 0 && last.get().elapsed() >= IDLE && !process::is_alive(runner) {
                     return Ok(());

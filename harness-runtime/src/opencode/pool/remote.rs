@@ -156,6 +156,7 @@ fn connect_or_start(dir: &Path) -> io::Result<UnixStream> {
                 ),
             ));
         }
+        // The owner is another process starting: a bounded poll of its socket.
         std::thread::sleep(RETRY);
     }
 }
