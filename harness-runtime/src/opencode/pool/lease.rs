@@ -64,9 +64,15 @@ async fn lease_from(
                     model_port: s.model_port,
                 }),
             };
-            remote::lease(dir, request, scenario_root, seat.cloned())
-                .await
-                .map(|lease| PoolLease::Remote(Box::new(lease)))
+            remote::lease(
+                dir,
+                request,
+                scenario_root,
+                seat.cloned(),
+                pool.take_ahead(),
+            )
+            .await
+            .map(|lease| PoolLease::Remote(Box::new(lease)))
         }
         None => pool
             .lease(program, scenario, seat)

@@ -80,6 +80,9 @@ pub(crate) struct SharedPool {
     /// Ends (its sender dropped) when the thread starting warm servers is done: the shutdown
     /// waits for it, so no start is stopped half-way.
     warming: Mutex<Option<watch::Receiver<()>>>,
+    /// Under nextest, a lessee's connection to the run's pool owner, made before the scenario's
+    /// root (see `remote::connect_ahead`), for its lease to come.
+    ahead: Mutex<Option<std::os::unix::net::UnixStream>>,
 }
 
 impl std::fmt::Debug for SharedPool {
@@ -101,7 +104,7 @@ impl SharedPool {
         // Under nextest, the run's pool: its owner answers before a lessee creates a root in it.
         if let Some(run) = super::run::run_dir() {
             if super::run::leases_from_owner() {
-                super::remote::connect_ahead(&run)?;
+                super::remote::connect_ahead(&run, &self.ahead)?;
             }
             std::fs::create_dir_all(&run)?;
             return Ok(run);
@@ -113,6 +116,11 @@ impl SharedPool {
         let created = root::create_unique_dir(&std::env::temp_dir(), POOL_NAME)?;
         *dir = Some(created.clone());
         Ok(created)
+    }
+
+    /// The connection to the run's pool owner that [`dir`](Self::dir) made, for a lease.
+    pub(crate) fn take_ahead(&self) -> Option<std::os::unix::net::UnixStream> {
+        self.ahead.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 }
 
