@@ -200,14 +200,7 @@ fn run(bench: &Bench) -> (Vec<Figure>, Vec<(&'static str, BenchError)>) {
             "explored_schedule" => runtime.block_on(explored_schedule::measure(bench)),
             "replay_turn" => runtime.block_on(replay_turn::measure(bench)),
             "provisioning" => runtime.block_on(provisioning::measure(bench)),
-            "scenario_cpu" => {
-                let measured = runtime.block_on(scenario_cpu::measure(bench));
-                // Its leases' pool lives in this process: stopped here, outside the runtime,
-                // or its servers would run through the suites and its folder stay in the
-                // temp directory.
-                testing::shutdown_shared_servers();
-                measured
-            }
+            "scenario_cpu" => runtime.block_on(scenario_cpu::measure(bench)),
             "suite" => suite::measure(bench),
             "nextest" => nextest::measure(bench),
             "report" => report_overhead::measure(bench),

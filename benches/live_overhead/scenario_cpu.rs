@@ -61,7 +61,11 @@ pub async fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
         ),
     );
     let mut fresh = FreshDirectories::start(bench).await?;
-    let measured = measure_with(bench, &mut fresh, rounds, per_round).await;
+    // The shared side's pool, as the runner owns one for its run: stopped here, or its servers
+    // would run through the other sections.
+    let pool = testing::SharedServers::new();
+    let measured = measure_with(bench, &pool, &mut fresh, rounds, per_round).await;
+    pool.shutdown().await;
     let stopped = fresh.server.stop().await;
     let figures = measured?;
     stopped?;
@@ -70,13 +74,14 @@ pub async fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
 
 async fn measure_with(
     bench: &Bench,
+    pool: &testing::SharedServers,
     fresh: &mut FreshDirectories,
     rounds: usize,
     per_round: usize,
 ) -> Result<Vec<Figure>, BenchError> {
     let mut servers = BTreeMap::new();
     for _ in 0..SHARED_WARM_UPS {
-        shared_scenario(bench, &mut servers).await?;
+        shared_scenario(bench, pool, &mut servers).await?;
     }
     for _ in 0..FRESH_WARM_UPS {
         fresh.scenario(bench).await?;
@@ -87,7 +92,7 @@ async fn measure_with(
         let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
         for side in order {
             let per_scenario = if side == 0 {
-                shared_round(bench, &mut servers, per_round).await?
+                shared_round(bench, pool, &mut servers, per_round).await?
             } else {
                 fresh.round(bench, per_round).await?
             };
@@ -130,13 +135,14 @@ async fn measure_with(
 /// first seen in the round counts from its start.
 async fn shared_round(
     bench: &Bench,
+    pool: &testing::SharedServers,
     servers: &mut BTreeMap<u32, u64>,
     per_round: usize,
 ) -> Result<Duration, BenchError> {
     let known: Vec<u32> = servers.keys().copied().collect();
     let before = proc_cpu::ticks_of(&known);
     for _ in 0..per_round {
-        shared_scenario(bench, servers).await?;
+        shared_scenario(bench, pool, servers).await?;
     }
     let pids: Vec<u32> = servers.keys().copied().collect();
     let after = quiet_ticks(&pids).await;
@@ -162,9 +168,11 @@ async fn shared_round(
 /// One one-turn scenario on a lease of a shared server; notes the server's pid.
 async fn shared_scenario(
     bench: &Bench,
+    pool: &testing::SharedServers,
     servers: &mut BTreeMap<u32, u64>,
 ) -> Result<(), BenchError> {
-    let mut live = bench.live("bench::scenario_cpu", SHARED);
+    let info = bench.info("bench::scenario_cpu", SHARED);
+    let mut live = testing::live_sharing(info, pool);
     live.model()
         .rule(Rule::when(Matcher::any()).reply(Reply::text(REPLY)));
     let agent = match live.opencode().await {

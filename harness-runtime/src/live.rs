@@ -53,6 +53,8 @@ pub struct Live {
     /// A later run of an exploring scenario: provisioning's progress lines (which server,
     /// which sandbox) said it once already.
     pub(crate) repeated: bool,
+    /// The shared servers its runner owns. Last: dropped after the agents that lease them.
+    pool: Arc<crate::opencode::SharedPool>,
 }
 
 /// What a cassette scenario's run learns for its cassette and its report.
@@ -116,8 +118,9 @@ pub enum FinishError {
 }
 
 impl Live {
-    /// A context for the scenario `info`. The runner makes one per trial.
-    pub(crate) fn new(info: ScenarioInfo) -> Self {
+    /// A context for the scenario `info`, whose agents share the servers of `pool`. The runner
+    /// makes one per trial, on the pool of its run.
+    pub(crate) fn new(info: ScenarioInfo, pool: Arc<crate::opencode::SharedPool>) -> Self {
         let redactor = Arc::new(Redactor::for_scenario());
         // Diagnostics name programs under the checkout (the test binary re-executed as the
         // fixture agent, `node_modules/.bin/opencode`): where a user cloned is not evidence.
@@ -147,6 +150,7 @@ impl Live {
             spend: None,
             baseline: None,
             repeated: false,
+            pool,
         }
     }
 
@@ -252,6 +256,7 @@ impl Live {
             wire: &self.wire,
             fixture: &self.fixture,
             agents: &mut self.agents,
+            pool: &self.pool,
             progress: &|message| {
                 if !repeated {
                     progress(name, redactor, message);
@@ -526,13 +531,13 @@ mod tests {
             manifest_dir: std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")),
             snapshot_assertion: crate::__snapshot_assertion!(),
         };
-        let mut live = super::Live::new(info.clone());
+        let mut live = super::Live::new(info.clone(), Default::default());
         live.secret("hunter2-secret");
         let skipped = live.missing_prerequisite("node not found: hunter2-secret");
         assert_eq!(skipped.to_string(), "skipped: node not found: [secret]");
         let skip = live.skip.clone().unwrap();
         assert!(skip.strict_fails);
-        let mut live = super::Live::new(info);
+        let mut live = super::Live::new(info, Default::default());
         let _ = live.skip("the model answered in prose");
         assert!(!live.skip.clone().unwrap().strict_fails);
     }

@@ -38,9 +38,37 @@ use crate::opencode::{Agent, ProvisionError};
 
 /// A scenario context for `info`, as the runner makes one per trial. The caller owns its end:
 /// call [`finish_agents`] (the runner's `Live::finish` also reports the model's misses), or drop
-/// it, which kills what it started and keeps its roots.
+/// it, which kills what it started and keeps its roots. A shared server it leases is its own
+/// (killed, and its root removed, when the context is dropped); contexts that should share
+/// servers are made by [`live_sharing`].
 pub fn live(info: ScenarioInfo) -> Live {
-    Live::new(info)
+    Live::new(info, Default::default())
+}
+
+/// A scenario context for `info` whose agents lease from `servers`, as the runner's trials
+/// lease from the pool of its run: for a tool that runs scenarios one after another on warm
+/// shared servers (the benchmark's CPU per shared scenario).
+pub fn live_sharing(info: ScenarioInfo, servers: &SharedServers) -> Live {
+    Live::new(info, servers.0.clone())
+}
+
+/// Shared servers (`LIVE_ISOLATION=shared`) for contexts made by [`live_sharing`], as the
+/// runner owns the pool of its run. [`shutdown`](Self::shutdown) stops them after the last
+/// context ended; dropped without it, they are killed.
+#[derive(Clone, Debug, Default)]
+pub struct SharedServers(std::sync::Arc<crate::opencode::SharedPool>);
+
+impl SharedServers {
+    /// An empty pool: servers start as contexts lease them.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Stops every server and removes their roots, as the runner does after its last trial:
+    /// call it after the last lease was released (each context finished).
+    pub async fn shutdown(&self) {
+        self.0.shutdown().await;
+    }
 }
 
 /// How the model of a context made by [`live_with_cassette`] is served: a cassette, whatever the
@@ -60,7 +88,7 @@ pub enum CassettePlan {
 /// cassette in-process (the benchmark's `replay_turn`) records one from a scripted upstream,
 /// then replays it. End it with [`finish`].
 pub fn live_with_cassette(info: ScenarioInfo, cassette: CassettePlan) -> Live {
-    let mut live = Live::new(info);
+    let mut live = Live::new(info, Default::default());
     let plan = match cassette {
         CassettePlan::Record(path) => crate::cassette::ModelPlan::Record { path },
         CassettePlan::Replay(path) => crate::cassette::ModelPlan::Replay { path },
@@ -128,13 +156,6 @@ pub fn bare_root(name: &str, config: &serde_json::Value) -> std::io::Result<Bare
         workspace: root.workspace,
         root: root.root,
     })
-}
-
-/// Stops this process's shared servers and removes their roots, as the runner does after its
-/// last trial: for a test that leases a shared server outside the runner. Call it outside any
-/// tokio runtime, after the last lease was released.
-pub fn shutdown_shared_servers() {
-    crate::opencode::shutdown_shared();
 }
 
 /// Runs the agents' part of the end of a scenario: stops every agent `live` started, removes

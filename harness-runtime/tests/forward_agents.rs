@@ -20,7 +20,9 @@ use harness_selftest::test;
 use serde_json::Value;
 
 fn main() -> ExitCode {
-    let code = prerequisites::run(
+    // The shared test's server is its context's own: killed, and its root removed, when the
+    // context is dropped.
+    prerequisites::run(
         support::tests().into_iter().chain([
             test!(a_fixture_agents_forwarder_keeps_its_url_across_a_restart_on_another_port),
             test!(a_scripted_turn_through_the_forwarder_is_the_agents_and_a_wire_gate_holds_it)
@@ -28,11 +30,7 @@ fn main() -> ExitCode {
             test!(a_shared_agents_forwarder_names_its_workspace_where_the_product_names_none)
                 .needs(OpenCode),
         ]),
-    );
-    // The shared test's server is in a pool only the runner stops; outside it, this test does,
-    // so neither the server nor its root outlives the run.
-    testing::shutdown_shared_servers();
-    code
+    )
 }
 
 fn ceiling(secs: u64) -> Duration {

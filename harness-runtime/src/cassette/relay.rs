@@ -199,6 +199,7 @@ impl Relay {
                 retries.done
             ));
             drop(response);
+            // The retry's backoff (the upstream's `retry-after` or ours): no synchronisation.
             tokio::time::sleep(wait).await;
             self.tape.restart(index);
         }

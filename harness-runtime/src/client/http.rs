@@ -366,6 +366,15 @@ impl Client {
         self.call(Method::GET, path, None).await
     }
 
+    /// `POST /tui/show-toast` with `message`: the directory's instance publishes a
+    /// `tui.toast.show` event (no TUI needs to listen). The observer's proof that its stream
+    /// carries that instance's events.
+    pub(crate) async fn show_toast(&self, message: &str) -> Result<bool, ClientError> {
+        let toast = json!({"message": message, "variant": "info"});
+        self.call(Method::POST, "/tui/show-toast", Some(&toast))
+            .await
+    }
+
     /// `POST /instance/dispose`: drops the instance state; the process keeps running.
     pub async fn dispose(&self) -> Result<bool, ClientError> {
         self.call(Method::POST, "/instance/dispose", None).await

@@ -44,6 +44,13 @@ const SETTLE_REQUEST_CEILING: Duration = Duration::from_secs(5);
 /// up to the maximum. A restart wakes the observer at once.
 const RETRY_FIRST: Duration = Duration::from_millis(50);
 const RETRY_MAX: Duration = Duration::from_secs(1);
+/// The longest wait (before scaling) for the observer's own probe event to come back on its
+/// stream (see [`Observer::confirm`]).
+const PROBE_CEILING: Duration = Duration::from_secs(10);
+/// How long one probe is given to come back before another is sent: a probe published before
+/// OpenCode listens for the subscription is lost, not late. Doubled each time up to the maximum.
+const PROBE_RETRY_FIRST: Duration = Duration::from_millis(10);
+const PROBE_RETRY_MAX: Duration = Duration::from_millis(200);
 /// The largest frame the observer reads, as the client's default bound.
 const MAX_FRAME_BYTES: usize = crate::client::DEFAULT_MAX_FRAME_BYTES;
 
@@ -117,6 +124,8 @@ struct Shared {
     /// directory's instance (not in a session), so a shared server's pool must not hand that
     /// instance on.
     approved_always: std::sync::atomic::AtomicBool,
+    /// The message of the observer's own `tui.toast.show` probes: never part of the record.
+    probe: String,
 }
 
 impl Shared {
@@ -132,6 +141,8 @@ struct Link {
     connected: Option<u32>,
     /// Events applied so far.
     applied: u64,
+    /// The observer's own probes seen on its stream so far.
+    probes: u64,
     /// Why the last subscription attempt failed, for the record when none succeeds in time.
     last_failure: Option<String>,
 }
@@ -163,6 +174,7 @@ impl Observer {
                 link: watch::Sender::new(Link::default()),
                 wake: Notify::new(),
                 approved_always: std::sync::atomic::AtomicBool::new(false),
+                probe: format!("live-observer-probe-{}", crate::process::new_token()),
             }),
             task: Mutex::new(None),
         }
@@ -196,6 +208,53 @@ impl Observer {
                 "the observer could not subscribe to the agent's events within {ceiling:?} ({}): \
                  events until it did may be missing",
                 cause.as_deref().unwrap_or("no answer")
+            ));
+        }
+    }
+
+    /// Proves that the observer's stream carries the agent's events from now on: has the
+    /// agent's instance publish an event of the observer's own (`POST /tui/show-toast`) and
+    /// waits until it comes back on the stream, sending it again while it does not.
+    ///
+    /// OpenCode 1.18.33 sends `server.connected` on `/global/event` before it listens to its
+    /// bus for the subscriber, so an event an already booted instance (a warm workspace)
+    /// publishes in the first milliseconds is lost (measured: 3 of 15 `session.created` sent at
+    /// once). A fresh directory boots later than that; a warm one's first event must wait for
+    /// this proof. The probe is not part of the record; not seen within its ceiling, the record
+    /// says that events may be missing.
+    pub(crate) async fn confirm(&self, source: &dyn ObserverSource) {
+        if self.shared.link.borrow().connected.is_none() {
+            // `attach` already noted why it has no stream.
+            return;
+        }
+        let Some(client) = source.client() else {
+            return;
+        };
+        let ceiling = crate::settings::scaled(PROBE_CEILING);
+        let client = client.with_request_timeout(ceiling);
+        let mut link = self.shared.link.subscribe();
+        let before = link.borrow().probes;
+        let mut failure = None;
+        let confirmed = tokio::time::timeout(ceiling, async {
+            let mut retry = PROBE_RETRY_FIRST;
+            loop {
+                if let Err(e) = client.show_toast(&self.shared.probe).await {
+                    failure = Some(e.to_string());
+                }
+                // A retry, not a settle: a probe that comes back ends the wait at once.
+                let seen = link.wait_for(|l| l.probes > before);
+                match tokio::time::timeout(retry, seen).await {
+                    Ok(seen) => return seen.is_ok(),
+                    Err(_) => retry = (retry * 2).min(PROBE_RETRY_MAX),
+                }
+            }
+        })
+        .await;
+        if !matches!(confirmed, Ok(true)) {
+            self.shared.log().note_gap(format!(
+                "the observer's probe event did not come back on its stream within {ceiling:?} \
+                 ({}): the agent's first events may be missing",
+                failure.as_deref().unwrap_or("sent, never seen")
             ));
         }
     }
@@ -511,6 +570,16 @@ fn apply(shared: &Shared, data: &str, unreadable: &mut HashSet<String>) {
     let kind = payload.get("type").and_then(Value::as_str).unwrap_or("");
     // `sync` repeats each event for OpenCode's own replication.
     if kind == "sync" {
+        return;
+    }
+    // The observer's own probe (`Observer::confirm`): proof of the stream, not the agent's.
+    if kind == "tui.toast.show"
+        && payload
+            .pointer("/properties/message")
+            .and_then(Value::as_str)
+            == Some(shared.probe.as_str())
+    {
+        shared.link.send_modify(|l| l.probes += 1);
         return;
     }
     if kind == "permission.replied"

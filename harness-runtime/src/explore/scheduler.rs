@@ -342,18 +342,21 @@ mod tests {
 
     const QUIET: Duration = Duration::from_millis(20);
 
-    /// Passes product points `names` (each a little after the previous one, within the quiet
+    /// Passes product points `names` (each once the previous one is held, within the quiet
     /// window: all are held together) and returns the order they went in.
     async fn pass_all(scheduler: &Arc<Scheduler>, names: &[&'static str]) -> Vec<&'static str> {
         let order = Arc::new(Mutex::new(Vec::new()));
         let mut passes = Vec::new();
-        for &name in names {
-            let (scheduler, order) = (scheduler.clone(), order.clone());
+        for (arrived, &name) in names.iter().enumerate() {
+            let (passing, order) = (scheduler.clone(), order.clone());
             passes.push(tokio::spawn(async move {
-                scheduler.product(name).await;
+                passing.product(name).await;
                 order.lock().unwrap().push(name);
             }));
-            tokio::time::sleep(Duration::from_millis(2)).await;
+            // The arrival order is the test's: the next one comes once this one is held.
+            while scheduler.held_labels().len() <= arrived {
+                tokio::task::yield_now().await;
+            }
         }
         for pass in passes {
             pass.await.unwrap();

@@ -184,6 +184,7 @@ async fn handle(shared: &Arc<Shared>, mut request: Request<Incoming>) -> Respons
     };
     shared.gates.pass_request(method.as_str(), path).await;
     if let Some(delay) = shared.wire.delay_for(method.as_str(), path) {
+        // The scenario's injected wire delay: a fault, not synchronisation.
         tokio::time::sleep(delay).await;
     }
     let upgrade = is_upgrade(request.headers()).then(|| hyper::upgrade::on(&mut request));

@@ -33,6 +33,7 @@ pub(crate) fn body(
                 match steps.next()? {
                     Step::Frame(bytes) => {
                         if let (Some(delay), true) = (delay, sent) {
+                            // A slow model's pacing, asked for by the script: no synchronisation.
                             tokio::time::sleep(delay).await;
                         }
                         sent = true;

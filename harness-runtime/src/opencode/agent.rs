@@ -14,9 +14,6 @@ use super::server_process::ServerProcess;
 use crate::gates::{GatePoint, Gates};
 use crate::redact::Redactor;
 
-/// How long a warm workspace's observer lets its new subscription take effect.
-const WARM_SUBSCRIPTION_SETTLE: Duration = Duration::from_millis(150);
-
 /// A provisioned agent server. Cheap to clone: every clone is the same server.
 ///
 /// The scenario's [`Live`](crate::Live) keeps a clone too and stops the server when the scenario
@@ -122,13 +119,12 @@ impl Agent {
     /// provisioning, before anything can drive the agent, and after each start.
     pub(crate) async fn observe(&self) {
         let source = ObservedAgent(Arc::downgrade(&self.inner));
-        self.inner.observer.attach(Arc::new(source)).await;
-        // OpenCode 1.18.33 forwards an already booted instance's events to a new `/global/event`
-        // subscriber only a few ms after `server.connected` (measured: 3 of 15 `session.created`
-        // sent at once were lost, none after 50 ms). A fresh directory boots later than that;
-        // a warm workspace's first event would be missed.
+        let source = Arc::new(source);
+        self.inner.observer.attach(source.clone()).await;
+        // An already booted instance's events reach a new subscription a few ms after its
+        // `server.connected` (see `Observer::confirm`); a fresh directory boots later than that.
         if self.in_warm_workspace() {
-            tokio::time::sleep(crate::settings::scaled(WARM_SUBSCRIPTION_SETTLE)).await;
+            self.inner.observer.confirm(&*source).await;
         }
     }
 

@@ -25,9 +25,9 @@ pub(crate) use discover::{find_opencode, installed_version};
 pub use error::ProvisionError;
 pub(crate) use models_catalog::ModelsCatalog;
 pub use options::AgentOptions;
+pub(crate) use pool::SharedPool;
 pub(crate) use pool::likely as likely_shared;
 pub(crate) use pool::run_pool_owner;
-pub(crate) use pool::{prewarm as prewarm_shared, shutdown as shutdown_shared};
 pub(crate) use provision::{ProvisionContext, provision};
 #[cfg(any(test, feature = "testing"))]
 pub(crate) use root::AgentRoot;

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::pool::{self, PoolLease};
+use super::pool::{self, PoolLease, SharedPool};
 use super::root::AgentRoot;
 use super::server_process::{Launch, ServerProcess};
 use super::{
@@ -33,6 +33,8 @@ pub(crate) struct ProvisionContext<'a> {
     pub(crate) fixture: &'a FixtureControl,
     /// The scenario's agents so far: the new one is tracked here before it starts.
     pub(crate) agents: &'a mut AgentSlot,
+    /// The shared servers its runner owns, leased when the agent may share.
+    pub(crate) pool: &'a SharedPool,
     /// Prints a progress line of the scenario.
     pub(crate) progress: &'a (dyn Fn(&str) + Sync),
 }
@@ -98,12 +100,12 @@ pub(crate) async fn provision(
     };
     let leased = match placement {
         Placement::OwnServer => None,
-        Placement::Seat(seat) => Some(lease_seat(whose, &program, &seat, model.started()).await?),
+        Placement::Seat(seat) => Some(lease_seat(scenario.pool, whose, &program, &seat, model.started()).await?),
         Placement::SharedDirectory => {
-            let root = create_root(scenario.name, scenario.redactor, index, true)?;
+            let root = create_root(scenario.name, scenario.redactor, index, Some(scenario.pool))?;
             // A shared server reads the empty models catalog: only configs blind to it share.
             debug_assert_eq!(ModelsCatalog::for_config(&config), ModelsCatalog::Empty);
-            Some(lease_shared(whose, root, &program, &config).await?)
+            Some(lease_shared(scenario.pool, whose, root, &program, &config).await?)
         }
     };
     if let Some(agent) = leased {
@@ -116,7 +118,7 @@ pub(crate) async fn provision(
         )
         .await;
     }
-    let root = create_root(scenario.name, scenario.redactor, index, false)?;
+    let root = create_root(scenario.name, scenario.redactor, index, None)?;
     if kind == AgentKind::Fixture {
         if let Err(e) = scenario.fixture.attach_home(&root.home) {
             let _ = std::fs::remove_dir_all(&root.root);
@@ -186,18 +188,17 @@ struct Whose<'a> {
     index: usize,
 }
 
-/// Creates the scenario's root for its agent `index` (in the pool's directory when the agent is a
-/// directory on a shared server) and registers its paths on the redactor.
+/// Creates the scenario's root for its agent `index` (in `shared`'s directory when the agent is
+/// a directory on a shared server) and registers its paths on the redactor.
 fn create_root(
     name: &str,
     redactor: &Redactor,
     index: usize,
-    shared: bool,
+    shared: Option<&SharedPool>,
 ) -> Result<AgentRoot, ProvisionError> {
-    let root = if shared {
-        pool::dir().and_then(|pool| AgentRoot::create_in(&pool, name))
-    } else {
-        AgentRoot::create(name)
+    let root = match shared {
+        Some(pool) => pool.dir().and_then(|dir| AgentRoot::create_in(&dir, name)),
+        None => AgentRoot::create(name),
     }
     .map_err(|e| ProvisionError::io("create the scenario root", e))?;
     register_root(&root, redactor, index);
@@ -242,12 +243,13 @@ async fn on_shared_server(
 /// config booted it) on a shared server: the seat's config names its relay, which forwards to
 /// the scenario's model while the lease lasts.
 async fn lease_seat(
+    pool: &SharedPool,
     whose: Whose<'_>,
     program: &Path,
     seat: &pool::SeatConfig,
     model: Option<&crate::model::ScriptedModel>,
 ) -> Result<Agent, ProvisionError> {
-    let lease = super::pool::lease_seat(program, whose.name, seat).await?;
+    let lease = super::pool::lease_seat(pool, program, whose.name, seat).await?;
     let Some((root, relay_port, _warm)) = lease.seat() else {
         unreachable!("a lease asked with a seat has one");
     };
@@ -282,12 +284,13 @@ fn leased_agent(whose: Whose<'_>, root: AgentRoot, lease: PoolLease) -> Agent {
 /// (the shared server's own config is empty, so it decides above the product's project files,
 /// as `OPENCODE_CONFIG_CONTENT` does on a server of its own).
 async fn lease_shared(
+    pool: &SharedPool,
     whose: Whose<'_>,
     root: AgentRoot,
     program: &Path,
     config: &serde_json::Value,
 ) -> Result<Agent, ProvisionError> {
-    let lease = match super::pool::lease(program, whose.name, &root).await {
+    let lease = match super::pool::lease(pool, program, whose.name, &root).await {
         Ok(lease) => lease,
         Err(e) => {
             // Nothing ran in it: the shared server's root keeps the evidence of a failed start.

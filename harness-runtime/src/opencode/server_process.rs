@@ -581,6 +581,7 @@ mod tests {
                 "{} never appeared",
                 path.display()
             );
+            // Written by another process (the script): a bounded poll, no signal reaches here.
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         std::fs::read_to_string(path).unwrap()
@@ -631,6 +632,7 @@ mod tests {
                     Instant::now() < deadline,
                     "the holder is gone before the check"
                 );
+                // The kernel frees the port: a bounded poll, no signal reaches here.
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
             let message =

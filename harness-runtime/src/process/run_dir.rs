@@ -61,6 +61,7 @@ pub(crate) fn clean_after_owner(dir: &Path) {
     let lock = loop {
         match try_lock(dir) {
             Ok(Some(lock)) => break lock,
+            // Another process holds the lock and `flock` has no wait with a ceiling: a bounded poll.
             Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
             _ => return,
         }

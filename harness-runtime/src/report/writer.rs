@@ -83,6 +83,8 @@ pub(super) fn lock(path: &Path) -> Result<Flock<fs::File>, ReportError> {
         match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
             Ok(locked) => return Ok(locked),
             Err((_, nix::errno::Errno::EWOULDBLOCK)) if Instant::now() < deadline => {
+                // Another process holds the lock and `flock` has no wait with a ceiling: a
+                // bounded poll.
                 std::thread::sleep(Duration::from_millis(20));
             }
             Err((_, nix::errno::Errno::EWOULDBLOCK)) => {
@@ -159,6 +161,7 @@ mod tests {
             )
             .unwrap();
             regenerate(report.path(), run).unwrap();
+            // Runs are ordered by their folders' modification times: these must differ.
             std::thread::sleep(Duration::from_millis(20));
         }
         write_scenario(

@@ -1,6 +1,7 @@
 //! `runner::run()`: roles first, then the libtest CLI over every registered scenario.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use super::descriptor::Scenario;
 use super::{cli, order, panic, peers, registry, report_hook, roles, skips, trial, warm};
@@ -45,16 +46,17 @@ pub fn run() -> ExitCode {
     peers::decide(&scenarios, &cli);
     panic::install_hook();
     let mode = trial::Mode::from_args(cli.args());
-    warm::prewarm(&scenarios, &cli);
+    // The run's shared servers (`LIVE_ISOLATION=shared`): the runner owns them, none outlives it.
+    let pool = Arc::new(crate::opencode::SharedPool::default());
+    warm::prewarm(&pool, &scenarios, &cli);
     let names: Vec<String> = scenarios.iter().map(|s| s.name()).collect();
     let args = cli.for_libtest(names.iter().map(String::as_str));
     let trials = order::schedule(scenarios, cli.args())
         .into_iter()
-        .map(|scenario| trial::trial(scenario, mode))
+        .map(|scenario| trial::trial(scenario, mode, pool.clone()))
         .collect();
     let conclusion = libtest_mimic::run(&args, trials);
-    // The runner owns the shared servers (`LIVE_ISOLATION=shared`): none outlives it.
-    crate::opencode::shutdown_shared();
+    shut_down(&pool);
     // Which live-model scenarios the run's ceiling kept from running, if any.
     if let Some(line) = crate::budget::run_summary() {
         eprintln!("{line}");
@@ -66,4 +68,15 @@ pub fn run() -> ExitCode {
     // Last, so its line is the runner's last: where the run report is.
     report_hook::conclude();
     conclusion.exit_code()
+}
+
+/// Stops the run's shared servers after the last trial, on a runtime of its own (every trial's
+/// ended with it); without one, the pool's drop kills them.
+fn shut_down(pool: &crate::opencode::SharedPool) {
+    if let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        runtime.block_on(pool.shutdown());
+    }
 }

@@ -31,6 +31,7 @@ pub(super) fn execute(
     scenario: &'static Scenario,
     name: String,
     resolution: &Resolution,
+    pool: &Arc<crate::opencode::SharedPool>,
     report: &TrialReport,
 ) -> Result<Completion, Failed> {
     let options = scenario
@@ -44,6 +45,7 @@ pub(super) fn execute(
         name: &name,
         options,
         runtime: &runtime,
+        pool,
         cell: &cell,
         baseline: Arc::new(Baseline::default()),
         ceiling: settings::scaled(scenario.options.timeout.unwrap_or(DEFAULT_CEILING)),
@@ -86,6 +88,8 @@ struct Runs<'a> {
     name: &'a str,
     options: ExploreOptions,
     runtime: &'a tokio::runtime::Runtime,
+    /// The run's shared servers.
+    pool: &'a Arc<crate::opencode::SharedPool>,
     cell: &'a RedactorCell,
     baseline: Arc<Baseline>,
     /// One run's ceiling.
@@ -276,7 +280,7 @@ impl Runs<'_> {
             let _context = self.runtime.enter();
             Scheduler::start(plan.strategy(), self.quiet, focus(self.options.points))
         };
-        let mut live = setup::new_live(self.runtime, self.scenario, self.name);
+        let mut live = setup::new_live(self.runtime, self.scenario, self.name, self.pool);
         live.explore_with(scheduler.clone(), self.baseline.clone());
         live.repeated = self.runs > 0;
         self.runs += 1;

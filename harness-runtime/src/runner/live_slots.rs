@@ -151,6 +151,7 @@ mod tests {
                         let held = Held { slots, name };
                         let running = now.fetch_add(1, Ordering::SeqCst) + 1;
                         most.fetch_max(running, Ordering::SeqCst);
+                        // Holds the slot a while so the threads overlap: it waits for nothing.
                         std::thread::sleep(Duration::from_millis(30));
                         now.fetch_sub(1, Ordering::SeqCst);
                         drop(held);

@@ -11,6 +11,7 @@ use super::panic as panics;
 use super::report_hook::TrialReport;
 use super::setup::{self, DEFAULT_CEILING, SHUTDOWN_CEILING};
 use crate::cassette::Resolution;
+use crate::opencode::SharedPool;
 use crate::progress::{progress, seconds};
 use crate::settings;
 
@@ -45,14 +46,15 @@ impl Mode {
 /// nextest, which decides from `--list`, reports them as skipped rather than passed. Both come
 /// from one `admission` (requirements per model plan), and from `peers` for a scenario that
 /// needs a peer in its process. A skip that only the run finds is for `skips` to show nextest.
-pub(crate) fn trial(scenario: &'static Scenario, mode: Mode) -> Trial {
+/// Its agents share the servers of `pool`, the run's.
+pub(crate) fn trial(scenario: &'static Scenario, mode: Mode, pool: Arc<SharedPool>) -> Trial {
     let flagged = (mode.list || mode.ignored)
         && (scenario.options.ignore.is_some()
             || super::peers::listed_ignored(scenario)
             || matches!(admission::admit(scenario, mode.strict), Admission::Skip(_)));
     Trial::ignorable_test(scenario.name(), move || {
         let report = TrialReport::begin();
-        let result = run(scenario, mode, &report);
+        let result = run(scenario, mode, &pool, &report);
         let ignored = scenario.options.ignore.is_some() && !mode.run_ignored;
         let result = super::skips::settle(&scenario.name(), result, ignored);
         report.end(scenario, ignored, &result);
@@ -64,6 +66,7 @@ pub(crate) fn trial(scenario: &'static Scenario, mode: Mode) -> Trial {
 fn run(
     scenario: &'static Scenario,
     mode: Mode,
+    pool: &Arc<SharedPool>,
     report: &TrialReport,
 ) -> Result<Completion, Failed> {
     let name = scenario.name();
@@ -91,14 +94,14 @@ fn run(
     let admission = within_run_ceiling(admission, &name, mode.strict);
     match admission {
         Admission::Run(resolution) if scenario.options.explore.is_some() => {
-            super::explore::execute(scenario, name, &resolution, report)
+            super::explore::execute(scenario, name, &resolution, pool, report)
         }
         Admission::Run(resolution) if super::verdict::samples(scenario, &resolution) => {
-            super::verdict::execute(scenario, name, &resolution, report)
+            super::verdict::execute(scenario, name, &resolution, pool, report)
         }
         Admission::Run(resolution) => {
             super::verdict::note_single_run(scenario, &name, &resolution);
-            execute(scenario, name, &resolution, report)
+            execute(scenario, name, &resolution, pool, report)
         }
         // A missing requirement under LIVE_STRICT, recording without the real model, replaying
         // without a cassette.
@@ -140,11 +143,12 @@ fn execute(
     scenario: &'static Scenario,
     name: String,
     resolution: &Resolution,
+    pool: &Arc<SharedPool>,
     report: &TrialReport,
 ) -> Result<Completion, Failed> {
     let started = Instant::now();
     let (cell, _guards, runtime) = setup::start(&name, report.collector())?;
-    let mut live = setup::new_live(&runtime, scenario, &name);
+    let mut live = setup::new_live(&runtime, scenario, &name, pool);
     let redactor = Arc::clone(live.redactor());
     panics::use_redactor(&cell, Arc::clone(&redactor));
     progress(&name, "started");

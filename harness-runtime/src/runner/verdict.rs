@@ -48,6 +48,7 @@ pub(super) fn execute(
     scenario: &'static Scenario,
     name: String,
     resolution: &Resolution,
+    pool: &Arc<crate::opencode::SharedPool>,
     report: &TrialReport,
 ) -> Result<Completion, Failed> {
     let passes = scenario.options.passes.expect("a verdict trial has passes");
@@ -83,7 +84,7 @@ pub(super) fn execute(
             format!("run {number} of at most {}", passes.runs)
         });
         let run_started = Instant::now();
-        let mut live = setup::new_live(&runtime, scenario, &name);
+        let mut live = setup::new_live(&runtime, scenario, &name, pool);
         // The plan the trial was admitted with, for every run: under `LIVE_CASSETTE=missing` a
         // passing run's cassette must not turn the next run into a replay.
         live.model.set_plan(resolution.plan.clone(), &name);

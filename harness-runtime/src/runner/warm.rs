@@ -8,8 +8,8 @@ use super::cli::Cli;
 use super::descriptor::Scenario;
 use crate::opencode;
 
-/// Starts the shared servers the selected scenarios will lease, in the background.
-pub(crate) fn prewarm(scenarios: &[&'static Scenario], cli: &Cli) {
+/// Starts the shared servers the selected scenarios will lease from `pool`, in the background.
+pub(crate) fn prewarm(pool: &opencode::SharedPool, scenarios: &[&'static Scenario], cli: &Cli) {
     let args = cli.args();
     if args.list {
         return;
@@ -28,7 +28,7 @@ pub(crate) fn prewarm(scenarios: &[&'static Scenario], cli: &Cli) {
     let threads = args.test_threads.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });
-    opencode::prewarm_shared(program, threads.min(sharing.len()));
+    pool.prewarm(program, threads.min(sharing.len()));
 }
 
 /// Whether libtest will run `scenario`: the filters, `--exact`, `--skip`, ignored-ness, the

@@ -123,6 +123,7 @@ mod tests {
     fn a_restarted_timeline_holds_only_what_came_after_from_zero() {
         let collector = Collector::new();
         collector.push(Lane::Turn, "event", None, "first run".into());
+        // Time passes, so a timeline not restarted from zero would show it.
         std::thread::sleep(std::time::Duration::from_millis(30));
         collector.restart();
         collector.push(Lane::Turn, "event", None, "last run".into());

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::remote::{self, RemoteLease};
-use super::servers::{self, Lease};
+use super::servers::{Lease, SharedPool};
 use super::terms::{LeaseRequest, SeatRequest};
 use super::warm::SeatConfig;
 use crate::opencode::ProvisionError;
@@ -26,26 +26,29 @@ impl From<Lease> for PoolLease {
 }
 
 /// Leases a shared server of `program` for `scenario`, whose root is `root` (in the pool's
-/// directory): from the run's pool under nextest, else from this process's.
+/// directory): from the run's pool under nextest, else from `pool`, this process's.
 pub(crate) async fn lease(
+    pool: &SharedPool,
     program: &Path,
     scenario: &str,
     root: &AgentRoot,
 ) -> Result<PoolLease, ProvisionError> {
     let scenario_root = Some((root.root.clone(), root.workspace.clone()));
-    lease_from(program, scenario, scenario_root, None).await
+    lease_from(pool, program, scenario, scenario_root, None).await
 }
 
 /// Leases a shared server of `program` with a seat (a warm workspace) of `seat`'s config.
 pub(crate) async fn lease_seat(
+    pool: &SharedPool,
     program: &Path,
     scenario: &str,
     seat: &SeatConfig,
 ) -> Result<PoolLease, ProvisionError> {
-    lease_from(program, scenario, None, Some(seat)).await
+    lease_from(pool, program, scenario, None, Some(seat)).await
 }
 
 async fn lease_from(
+    pool: &SharedPool,
     program: &Path,
     scenario: &str,
     scenario_root: Option<(PathBuf, PathBuf)>,
@@ -61,11 +64,18 @@ async fn lease_from(
                     model_port: s.model_port,
                 }),
             };
-            remote::lease(dir, request, scenario_root, seat.cloned())
-                .await
-                .map(|lease| PoolLease::Remote(Box::new(lease)))
+            remote::lease(
+                dir,
+                request,
+                scenario_root,
+                seat.cloned(),
+                pool.take_ahead(),
+            )
+            .await
+            .map(|lease| PoolLease::Remote(Box::new(lease)))
         }
-        None => servers::lease(program, scenario, seat)
+        None => pool
+            .lease(program, scenario, seat)
             .await
             .map(PoolLease::from),
     }

@@ -22,6 +22,6 @@ pub(crate) use owner::run_pool_owner;
 pub(crate) use policy::{check, level, likely};
 #[cfg(test)]
 pub(crate) use servers::Lease;
-pub(crate) use servers::{dir, prewarm, shutdown};
+pub(crate) use servers::SharedPool;
 pub(crate) use shell::confine_config;
 pub(crate) use warm::{SeatConfig, seat_config};

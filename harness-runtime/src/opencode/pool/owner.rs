@@ -21,9 +21,10 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
+use super::run;
+use super::servers::SharedPool;
 use super::terms::{LeaseGrant, SeatGrant, ServerFacts};
 use super::wire::{self, FromOwner, OwnerFile, ToOwner};
-use super::{run, servers};
 use crate::process::{self, Identity};
 
 /// How long the owner stays with no lease once the runner is gone.
@@ -46,16 +47,22 @@ pub(crate) fn run_pool_owner() -> ExitCode {
         );
         return ExitCode::from(2);
     };
+    // The pool every lease of the run is served from, this process's to shut down.
+    let pool = Rc::new(SharedPool::default());
     let served = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("could not start its runtime: {e}"))
-        .and_then(|runtime| tokio::task::LocalSet::new().block_on(&runtime, serve(&dir, runner)));
+        .and_then(|runtime| {
+            tokio::task::LocalSet::new().block_on(&runtime, async {
+                let served = serve(&dir, runner, &pool).await;
+                pool.shutdown().await;
+                served
+            })
+        });
     if let Err(why) = &served {
         eprintln!("error: the pool's owner stopped: {why}");
     }
-    // Outside the runtime: the shutdown runs one of its own.
-    servers::shutdown();
     tidy(&dir);
     if served.is_ok() {
         ExitCode::SUCCESS
@@ -71,8 +78,8 @@ fn runner() -> Option<Identity> {
     Some((pid.parse().ok()?, start.parse().ok()?))
 }
 
-/// Serves leases until the run is over.
-async fn serve(dir: &Path, runner: Identity) -> Result<(), String> {
+/// Serves leases from `pool` until the run is over.
+async fn serve(dir: &Path, runner: Identity, pool: &Rc<SharedPool>) -> Result<(), String> {
     let socket = dir.join(wire::SOCKET);
     let _ = std::fs::remove_file(&socket);
     let listener = tokio::net::UnixListener::bind(&socket)
@@ -96,12 +103,14 @@ async fn serve(dir: &Path, runner: Identity) -> Result<(), String> {
                 let Ok((stream, _)) = accepted else { continue };
                 leases.set(leases.get() + 1);
                 let (leases, last, dir) = (leases.clone(), last.clone(), dir.to_path_buf());
+                let pool = pool.clone();
                 tokio::task::spawn_local(async move {
-                    serve_lease(stream, &dir).await;
+                    serve_lease(stream, &dir, &pool).await;
                     leases.set(leases.get() - 1);
                     last.set(Instant::now());
                 });
             }
+            // The runner is another process, not ours to wait on: a poll of its liveness.
             () = tokio::time::sleep(TICK) => {
                 if leases.get() == 0 && last.get().elapsed() >= IDLE && !process::is_alive(runner) {
                     return Ok(());
@@ -111,8 +120,8 @@ async fn serve(dir: &Path, runner: Identity) -> Result<(), String> {
     }
 }
 
-/// One connection: a lease, from the grant to its release, or to the lessee's death.
-async fn serve_lease(stream: UnixStream, dir: &Path) {
+/// One connection: a lease from `pool`, from the grant to its release, or to the lessee's death.
+async fn serve_lease(stream: UnixStream, dir: &Path, pool: &SharedPool) {
     let (read, mut write) = stream.into_split();
     let mut read = BufReader::new(read);
     let Some(ToOwner::Lease {
@@ -124,7 +133,9 @@ async fn serve_lease(stream: UnixStream, dir: &Path) {
     else {
         return;
     };
-    let leased = servers::lease(&request.program, &request.scenario, seat.as_ref()).await;
+    let leased = pool
+        .lease(&request.program, &request.scenario, seat.as_ref())
+        .await;
     let lease = match leased {
         Ok(lease) => lease,
         Err(e) => {

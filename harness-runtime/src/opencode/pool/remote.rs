@@ -27,32 +27,34 @@ const GRANT_CEILING: Duration = Duration::from_secs(180);
 /// How often a process waiting for the owner tries again.
 const RETRY: Duration = Duration::from_millis(25);
 
-/// The connection made before the scenario's root: the owner is up (or was started) before
-/// anything is created in its directory, which a dead owner's reaper may be emptying.
-static CONNECTED: Mutex<Option<UnixStream>> = Mutex::new(None);
-
-/// Makes sure the run's pool owner answers, connecting now for the lease to come.
-pub(crate) fn connect_ahead(dir: &Path) -> io::Result<()> {
-    let mut connected = CONNECTED.lock().unwrap_or_else(|p| p.into_inner());
+/// Makes sure the run's pool owner answers, connecting now for the lease to come: the
+/// connection is kept in `ahead` (the pool's), made before the scenario's root so the owner is
+/// up (or was started) before anything is created in its directory, which a dead owner's
+/// reaper may be emptying.
+pub(crate) fn connect_ahead(dir: &Path, ahead: &Mutex<Option<UnixStream>>) -> io::Result<()> {
+    let mut connected = ahead.lock().unwrap_or_else(|p| p.into_inner());
     if connected.is_none() {
         *connected = Some(connect_or_start(dir)?);
     }
     Ok(())
 }
 
-/// Leases a server from the run's pool for the scenario whose root is `root`. An owner that
-/// dies before it grants the lease is replaced, and the lease asked once more.
+/// Leases a server from the run's pool for the scenario whose root is `root`, over `ahead` (the
+/// connection [`connect_ahead`] made) if any. An owner that dies before it grants the lease is
+/// replaced, and the lease asked once more.
 pub(crate) async fn lease(
     dir: PathBuf,
     request: LeaseRequest,
     scenario_root: Option<(PathBuf, PathBuf)>,
     seat: Option<SeatConfig>,
+    ahead: Option<UnixStream>,
 ) -> Result<RemoteLease, ProvisionError> {
-    let asked =
-        tokio::task::spawn_blocking(move || lease_blocking(&dir, request, scenario_root, seat))
-            .await
-            .map_err(|e| io::Error::other(e.to_string()))
-            .and_then(|leased| leased);
+    let asked = tokio::task::spawn_blocking(move || {
+        lease_blocking(&dir, request, scenario_root, seat, ahead)
+    })
+    .await
+    .map_err(|e| io::Error::other(e.to_string()))
+    .and_then(|leased| leased);
     asked.map_err(|e| ProvisionError::io("lease a shared server from the run's pool", e))
 }
 
@@ -63,6 +65,7 @@ fn lease_blocking(
     request: LeaseRequest,
     scenario_root: Option<(PathBuf, PathBuf)>,
     seat: Option<SeatConfig>,
+    ahead: Option<UnixStream>,
 ) -> io::Result<RemoteLease> {
     let root = scenario_root.as_ref().map(|(root, _)| root.clone());
     let hello = ToOwner::Lease {
@@ -71,7 +74,6 @@ fn lease_blocking(
         workspace: scenario_root.map(|(_, workspace)| workspace),
         seat,
     };
-    let ahead = CONNECTED.lock().unwrap_or_else(|p| p.into_inner()).take();
     let mut stream = match ahead {
         Some(stream) => stream,
         None => connect_or_start(dir)?,
@@ -156,6 +158,7 @@ fn connect_or_start(dir: &Path) -> io::Result<UnixStream> {
                 ),
             ));
         }
+        // The owner is another process starting: a bounded poll of its socket.
         std::thread::sleep(RETRY);
     }
 }

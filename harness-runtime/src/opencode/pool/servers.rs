@@ -1,9 +1,10 @@
 //! Shared servers (`LIVE_ISOLATION=shared`): a pool of `opencode serve` processes that scenarios
 //! lease one at a time. A scenario talks to its lease through `?directory=<its workspace>`, so its
 //! sessions, files and project config (its own scripted model, its permission policy) are its own;
-//! what it saves is the server's start. The runner owns the pool: [`shutdown`] stops every server
-//! at exit, and each server carries an owner mark like any agent, so the sweep and the reaper
-//! cover them too.
+//! what it saves is the server's start. The pool is a value its runner owns ([`SharedPool`]: the
+//! runner's for a run, the pool owner's for a nextest run): its [`shutdown`](SharedPool::shutdown)
+//! stops every server at exit, and each server carries an owner mark like any agent, so the sweep
+//! and the reaper cover them too.
 //!
 //! Every shared server and every leasing scenario's root lives in one directory of the pool's
 //! (`live-shared-pool-<pid>-<nonce>`): a shared server's sandbox writes beneath it alone.
@@ -68,34 +69,59 @@ pub(crate) struct SharedServer {
     seats: Mutex<Vec<Seat>>,
 }
 
-static POOL: Mutex<Vec<Arc<SharedServer>>> = Mutex::new(Vec::new());
-/// The pool's directory, created on first use; removed at shutdown once empty.
-static POOL_DIR: Mutex<Option<PathBuf>> = Mutex::new(None);
-/// The thread starting warm servers, joined before the shutdown stops them.
-static WARMING: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None);
-
-fn pool() -> std::sync::MutexGuard<'static, Vec<Arc<SharedServer>>> {
-    POOL.lock().unwrap_or_else(|p| p.into_inner())
+/// The shared servers of one runner (the runner's for its run, the pool owner's for a nextest
+/// run, a context's made by hand): leased one scenario at a time, stopped by
+/// [`shutdown`](Self::shutdown) after the last lease. Dropped without it, it kills its servers.
+#[derive(Default)]
+pub(crate) struct SharedPool {
+    servers: Mutex<Vec<Arc<SharedServer>>>,
+    /// The pool's directory, created on first use; removed at shutdown once empty.
+    dir: Mutex<Option<PathBuf>>,
+    /// Ends (its sender dropped) when the thread starting warm servers is done: the shutdown
+    /// waits for it, so no start is stopped half-way.
+    warming: Mutex<Option<watch::Receiver<()>>>,
+    /// Under nextest, a lessee's connection to the run's pool owner, made before the scenario's
+    /// root (see `remote::connect_ahead`), for its lease to come.
+    ahead: Mutex<Option<std::os::unix::net::UnixStream>>,
 }
 
-/// The pool's directory: the shared servers' roots and the roots of the scenarios that lease
-/// them are created in it.
-pub(crate) fn dir() -> std::io::Result<PathBuf> {
-    // Under nextest, the run's pool: its owner answers before a lessee creates a root in it.
-    if let Some(run) = super::run::run_dir() {
-        if super::run::leases_from_owner() {
-            super::remote::connect_ahead(&run)?;
+impl std::fmt::Debug for SharedPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedPool")
+            .field("servers", &self.servers().len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SharedPool {
+    fn servers(&self) -> std::sync::MutexGuard<'_, Vec<Arc<SharedServer>>> {
+        self.servers.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The pool's directory: the shared servers' roots and the roots of the scenarios that
+    /// lease them are created in it.
+    pub(crate) fn dir(&self) -> std::io::Result<PathBuf> {
+        // Under nextest, the run's pool: its owner answers before a lessee creates a root in it.
+        if let Some(run) = super::run::run_dir() {
+            if super::run::leases_from_owner() {
+                super::remote::connect_ahead(&run, &self.ahead)?;
+            }
+            std::fs::create_dir_all(&run)?;
+            return Ok(run);
         }
-        std::fs::create_dir_all(&run)?;
-        return Ok(run);
+        let mut dir = self.dir.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(dir) = &*dir {
+            return Ok(dir.clone());
+        }
+        let created = root::create_unique_dir(&std::env::temp_dir(), POOL_NAME)?;
+        *dir = Some(created.clone());
+        Ok(created)
     }
-    let mut dir = POOL_DIR.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(dir) = &*dir {
-        return Ok(dir.clone());
+
+    /// The connection to the run's pool owner that [`dir`](Self::dir) made, for a lease.
+    pub(crate) fn take_ahead(&self) -> Option<std::os::unix::net::UnixStream> {
+        self.ahead.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
-    let created = root::create_unique_dir(&std::env::temp_dir(), POOL_NAME)?;
-    *dir = Some(created.clone());
-    Ok(created)
 }
 
 impl SharedServer {
@@ -341,98 +367,105 @@ fn reboot(client: crate::client::Client) {
     });
 }
 
-/// Leases an idle shared server of `program` to `scenario`: a ready one, else one still warming
-/// up (waiting for its start), else a new one started for this scenario. With `seat`, a ready
-/// server holding an idle seat of the same config comes first, and the lease includes a seat:
-/// that warm one, else a new one.
-pub(crate) async fn lease(
-    program: &Path,
-    scenario: &str,
-    seat: Option<&SeatConfig>,
-) -> Result<Lease, ProvisionError> {
-    let has_seat = |server: &SharedServer| {
-        seat.is_some_and(|wanted| {
-            let seats = server.seats.lock().unwrap_or_else(|p| p.into_inner());
-            seats.iter().any(|s| s.key == wanted.key)
-        })
-    };
-    let claim = |wanted: Start, warm_only: bool| {
-        pool().iter().find_map(|server| {
-            let usable = !server.retired.load(Ordering::SeqCst)
-                && *server.start.borrow() == wanted
-                && server.process.program() == program
-                && (wanted == Start::Starting || server.process.is_running())
-                && (!warm_only || has_seat(server));
-            (usable
-                && server
-                    .busy
-                    .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
-                    .is_ok())
-            .then(|| server.clone())
-        })
-    };
-    let mut server = claim(Start::Ready, true).or_else(|| claim(Start::Ready, false));
-    if server.is_none() {
-        if let Some(warming) = claim(Start::Starting, false) {
-            let mut started = warming.start.subscribe();
-            // The warm start has its own readiness ceiling; this wait ends with it.
-            let ready = started.wait_for(|s| *s != Start::Starting).await;
-            if matches!(ready.as_deref(), Ok(Start::Ready)) {
-                server = Some(warming.clone());
+impl SharedPool {
+    /// Leases an idle shared server of `program` to `scenario`: a ready one, else one still warming
+    /// up (waiting for its start), else a new one started for this scenario. With `seat`, a ready
+    /// server holding an idle seat of the same config comes first, and the lease includes a seat:
+    /// that warm one, else a new one.
+    pub(crate) async fn lease(
+        &self,
+        program: &Path,
+        scenario: &str,
+        seat: Option<&SeatConfig>,
+    ) -> Result<Lease, ProvisionError> {
+        let has_seat = |server: &SharedServer| {
+            seat.is_some_and(|wanted| {
+                let seats = server.seats.lock().unwrap_or_else(|p| p.into_inner());
+                seats.iter().any(|s| s.key == wanted.key)
+            })
+        };
+        let claim = |wanted: Start, warm_only: bool| {
+            self.servers().iter().find_map(|server| {
+                let usable = !server.retired.load(Ordering::SeqCst)
+                    && *server.start.borrow() == wanted
+                    && server.process.program() == program
+                    && (wanted == Start::Starting || server.process.is_running())
+                    && (!warm_only || has_seat(server));
+                (usable
+                    && server
+                        .busy
+                        .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+                        .is_ok())
+                .then(|| server.clone())
+            })
+        };
+        let mut server = claim(Start::Ready, true).or_else(|| claim(Start::Ready, false));
+        if server.is_none() {
+            if let Some(warming) = claim(Start::Starting, false) {
+                let mut started = warming.start.subscribe();
+                // The warm start has its own readiness ceiling; this wait ends with it.
+                let ready = started.wait_for(|s| *s != Start::Starting).await;
+                if matches!(ready.as_deref(), Ok(Start::Ready)) {
+                    server = Some(warming.clone());
+                }
             }
         }
+        let server = match server {
+            Some(server) => server,
+            None => self.start(program, true).await?,
+        };
+        note_lessee(server.root(), scenario);
+        let (seat, warm) = match seat {
+            None => (None, false),
+            Some(wanted) => match self.take_seat(&server, wanted) {
+                Ok(taken) => taken,
+                Err(e) => {
+                    server.busy.store(false, Ordering::SeqCst);
+                    return Err(e);
+                }
+            },
+        };
+        Ok(Lease {
+            server,
+            released: AtomicBool::new(false),
+            seat: Mutex::new(seat),
+            warm,
+            seat_kept: AtomicBool::new(false),
+            scenario: scenario.to_string(),
+        })
     }
-    let server = match server {
-        Some(server) => server,
-        None => start(program, true).await?,
-    };
-    note_lessee(server.root(), scenario);
-    let (seat, warm) = match seat {
-        None => (None, false),
-        Some(wanted) => match take_seat(&server, wanted) {
-            Ok(taken) => taken,
-            Err(e) => {
-                server.busy.store(false, Ordering::SeqCst);
-                return Err(e);
-            }
-        },
-    };
-    Ok(Lease {
-        server,
-        released: AtomicBool::new(false),
-        seat: Mutex::new(seat),
-        warm,
-        seat_kept: AtomicBool::new(false),
-        scenario: scenario.to_string(),
-    })
-}
 
-/// The server's idle seat for `wanted`'s config (warm), else a new one; pointed at the
-/// scenario's model.
-fn take_seat(
-    server: &SharedServer,
-    wanted: &SeatConfig,
-) -> Result<(Option<Seat>, bool), ProvisionError> {
-    let idle = {
-        let mut seats = server.seats.lock().unwrap_or_else(|p| p.into_inner());
-        seats
-            .iter()
-            .rposition(|s| s.key == wanted.key)
-            .map(|at| seats.remove(at))
-    };
-    let (seat, warm) = match idle {
-        Some(seat) => (seat, true),
-        None => {
-            let pool_dir =
-                dir().map_err(|e| ProvisionError::io("create the shared servers' directory", e))?;
-            let seat =
-                Seat::create(&pool_dir, wanted, (server.root(), server.process.program()))
-                    .map_err(|e| ProvisionError::io("create a workspace on a shared server", e))?;
-            (seat, false)
-        }
-    };
-    seat.relay.point_to(wanted.model_port);
-    Ok((Some(seat), warm))
+    /// The server's idle seat for `wanted`'s config (warm), else a new one; pointed at the
+    /// scenario's model.
+    fn take_seat(
+        &self,
+        server: &SharedServer,
+        wanted: &SeatConfig,
+    ) -> Result<(Option<Seat>, bool), ProvisionError> {
+        let idle = {
+            let mut seats = server.seats.lock().unwrap_or_else(|p| p.into_inner());
+            seats
+                .iter()
+                .rposition(|s| s.key == wanted.key)
+                .map(|at| seats.remove(at))
+        };
+        let (seat, warm) = match idle {
+            Some(seat) => (seat, true),
+            None => {
+                let pool_dir = self
+                    .dir()
+                    .map_err(|e| ProvisionError::io("create the shared servers' directory", e))?;
+                let seat =
+                    Seat::create(&pool_dir, wanted, (server.root(), server.process.program()))
+                        .map_err(|e| {
+                            ProvisionError::io("create a workspace on a shared server", e)
+                        })?;
+                (seat, false)
+            }
+        };
+        seat.relay.point_to(wanted.model_port);
+        Ok((Some(seat), warm))
+    }
 }
 
 /// Appends `scenario` to the server's [`LEASED_BY`]. Evidence only: a scenario does not fail
@@ -446,48 +479,55 @@ fn note_lessee(root: &Path, scenario: &str) {
         .and_then(|mut file| writeln!(file, "{scenario}"));
 }
 
-async fn start(program: &Path, leased: bool) -> Result<Arc<SharedServer>, ProvisionError> {
-    let server = prepare(program, leased)?;
-    finish_start(&server).await?;
-    Ok(server)
-}
-
-/// A new server of the pool, not started yet: its root made and its entry in the pool, so a
-/// lease finds it while it starts.
-fn prepare(program: &Path, leased: bool) -> Result<Arc<SharedServer>, ProvisionError> {
-    let sandbox = crate::sandbox::current().map_err(ProvisionError::Sandbox)?;
-    let pool_dir =
-        dir().map_err(|e| ProvisionError::io("create the shared servers' directory", e))?;
-    let root = AgentRoot::create_in(&pool_dir, ROOT_NAME)
-        .map_err(|e| ProvisionError::io("create a shared server's root", e))?;
-    let redactor = Arc::new(Redactor::for_scenario());
-    root.register(&redactor, 1);
-    // Its scenarios' configs are the harness's (`policy`): none can see the catalog.
-    let env = root.hermetic_env(SERVER_CONFIG, ModelsCatalog::Empty);
-    let mut process = ServerProcess::new(
-        root,
-        Launch {
-            program: program.to_path_buf(),
-            env,
-        },
-        DEFAULT_READY_TIMEOUT,
-        redactor,
-        Arc::default(),
-    );
-    if sandbox.is_on() {
-        process = process.confined(sandbox_plan::shared_server(&pool_dir, program));
+impl SharedPool {
+    async fn start(
+        &self,
+        program: &Path,
+        leased: bool,
+    ) -> Result<Arc<SharedServer>, ProvisionError> {
+        let server = self.prepare(program, leased)?;
+        finish_start(&server).await?;
+        Ok(server)
     }
-    let server = Arc::new(SharedServer {
-        process,
-        busy: AtomicBool::new(leased),
-        retired: AtomicBool::new(false),
-        kept: AtomicBool::new(false),
-        start: watch::Sender::new(Start::Starting),
-        seats: Mutex::default(),
-    });
-    // In the pool before the start: the runner's shutdown covers a start it interrupted.
-    pool().push(server.clone());
-    Ok(server)
+
+    /// A new server of the pool, not started yet: its root made and its entry in the pool, so a
+    /// lease finds it while it starts.
+    fn prepare(&self, program: &Path, leased: bool) -> Result<Arc<SharedServer>, ProvisionError> {
+        let sandbox = crate::sandbox::current().map_err(ProvisionError::Sandbox)?;
+        let pool_dir = self
+            .dir()
+            .map_err(|e| ProvisionError::io("create the shared servers' directory", e))?;
+        let root = AgentRoot::create_in(&pool_dir, ROOT_NAME)
+            .map_err(|e| ProvisionError::io("create a shared server's root", e))?;
+        let redactor = Arc::new(Redactor::for_scenario());
+        root.register(&redactor, 1);
+        // Its scenarios' configs are the harness's (`policy`): none can see the catalog.
+        let env = root.hermetic_env(SERVER_CONFIG, ModelsCatalog::Empty);
+        let mut process = ServerProcess::new(
+            root,
+            Launch {
+                program: program.to_path_buf(),
+                env,
+            },
+            DEFAULT_READY_TIMEOUT,
+            redactor,
+            Arc::default(),
+        );
+        if sandbox.is_on() {
+            process = process.confined(sandbox_plan::shared_server(&pool_dir, program));
+        }
+        let server = Arc::new(SharedServer {
+            process,
+            busy: AtomicBool::new(leased),
+            retired: AtomicBool::new(false),
+            kept: AtomicBool::new(false),
+            start: watch::Sender::new(Start::Starting),
+            seats: Mutex::default(),
+        });
+        // In the pool before the start: the runner's shutdown covers a start it interrupted.
+        self.servers().push(server.clone());
+        Ok(server)
+    }
 }
 
 async fn finish_start(server: &SharedServer) -> Result<(), ProvisionError> {
@@ -505,77 +545,94 @@ async fn finish_start(server: &SharedServer) -> Result<(), ProvisionError> {
     }
 }
 
-/// Starts `count` servers of `program` in the background, so the first scenarios find them
-/// warm. The runner calls it once, before the first trial, when scenarios will share. The
-/// servers are in the pool (starting) when it returns: the first scenarios wait for them
-/// instead of starting more.
-pub(crate) fn prewarm(program: PathBuf, count: usize) {
-    // The run's pool starts its servers in its owner, as its lessees ask.
-    if super::run::leases_from_owner() {
-        return;
-    }
-    // A failed preparation leaves the start to the scenarios, which report it.
-    let servers: Vec<_> = (0..count)
-        .map_while(|_| prepare(&program, false).ok())
-        .collect();
-    if servers.is_empty() {
-        return;
-    }
-    let spawned = std::thread::Builder::new()
-        .name("live-shared-warmup".into())
-        .spawn(move || {
-            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
-                return;
-            };
-            let local = tokio::task::LocalSet::new();
-            local.block_on(&runtime, async {
-                let mut starts = tokio::task::JoinSet::new();
-                for server in servers {
-                    // A failed warm start is retired and kept: a scenario then starts its own
-                    // and reports the failure, if it repeats.
-                    starts.spawn_local(async move { finish_start(&server).await });
-                }
-                while starts.join_next().await.is_some() {}
+impl SharedPool {
+    /// Starts `count` servers of `program` in the background, so the first scenarios find them
+    /// warm. The runner calls it once, before the first trial, when scenarios will share. The
+    /// servers are in the pool (starting) when it returns: the first scenarios wait for them
+    /// instead of starting more.
+    pub(crate) fn prewarm(&self, program: PathBuf, count: usize) {
+        // The run's pool starts its servers in its owner, as its lessees ask.
+        if super::run::leases_from_owner() {
+            return;
+        }
+        // A failed preparation leaves the start to the scenarios, which report it.
+        let servers: Vec<_> = (0..count)
+            .map_while(|_| self.prepare(&program, false).ok())
+            .collect();
+        if servers.is_empty() {
+            return;
+        }
+        let (done, warming) = watch::channel(());
+        let spawned = std::thread::Builder::new()
+            .name("live-shared-warmup".into())
+            .spawn(move || {
+                // Dropped when the thread ends, however: the shutdown's signal.
+                let _done = done;
+                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                else {
+                    return;
+                };
+                let local = tokio::task::LocalSet::new();
+                local.block_on(&runtime, async {
+                    let mut starts = tokio::task::JoinSet::new();
+                    for server in servers {
+                        // A failed warm start is retired and kept: a scenario then starts its own
+                        // and reports the failure, if it repeats.
+                        starts.spawn_local(async move { finish_start(&server).await });
+                    }
+                    while starts.join_next().await.is_some() {}
+                });
             });
-        });
-    if let Ok(handle) = spawned {
-        *WARMING.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle);
+        if spawned.is_ok() {
+            *self.warming.lock().unwrap_or_else(|p| p.into_inner()) = Some(warming);
+        }
+    }
+
+    /// Stops every server of the pool and removes its root, except a kept one's (a scenario failed
+    /// on it, or its start failed) or under `LIVE_KEEP`: those are printed once. Called by its
+    /// runner after the last lease; without shared servers it does nothing.
+    pub(crate) async fn shutdown(&self) {
+        // A warm start still running is let finish: stopping it half-way would race its spawn.
+        let warming = self
+            .warming
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(mut warming) = warming {
+            // Each start has its own readiness ceiling: this wait ends with the last of them.
+            let _ = warming.wait_for(|_| false).await;
+        }
+        let servers: Vec<_> = std::mem::take(&mut *self.servers());
+        let pool_dir = self.dir.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let ceiling = crate::settings::scaled(SHUTDOWN_CEILING);
+        let mut stopped = Vec::new();
+        for server in &servers {
+            let stop = tokio::time::timeout(ceiling, server.process.stop()).await;
+            stopped.push(matches!(stop, Ok(Ok(()))));
+        }
+        clear_out(&servers, &stopped, pool_dir);
     }
 }
 
-/// Stops every shared server of this process and removes its root, except a kept one's (a
-/// scenario failed on it, or its start failed) or under `LIVE_KEEP`: those are printed once.
-/// Called by the runner after the last trial; without shared servers it does nothing.
-pub(crate) fn shutdown() {
-    // A warm start still running would put a server in the pool after it was emptied.
-    if let Some(warming) = WARMING.lock().unwrap_or_else(|p| p.into_inner()).take() {
-        let _ = warming.join();
+impl Drop for SharedPool {
+    /// The synchronous fallback of a pool its runner did not shut down (a context made by
+    /// hand): every server killed, its root removed as the shutdown removes it.
+    fn drop(&mut self) {
+        let servers: Vec<_> = std::mem::take(&mut *self.servers());
+        for server in &servers {
+            server.process.kill_blocking();
+        }
+        let pool_dir = self.dir.lock().unwrap_or_else(|p| p.into_inner()).take();
+        clear_out(&servers, &vec![true; servers.len()], pool_dir);
     }
-    let servers: Vec<_> = std::mem::take(&mut *pool());
-    let pool_dir = POOL_DIR.lock().unwrap_or_else(|p| p.into_inner()).take();
-    if servers.is_empty() {
-        remove_if_empty(pool_dir);
-        return;
-    }
-    let stopped = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime.block_on(async {
-            let ceiling = crate::settings::scaled(SHUTDOWN_CEILING);
-            let mut stopped = Vec::new();
-            for server in &servers {
-                let stop = tokio::time::timeout(ceiling, server.process.stop()).await;
-                stopped.push(matches!(stop, Ok(Ok(()))));
-            }
-            stopped
-        }),
-        Err(_) => vec![false; servers.len()],
-    };
-    for (server, stopped) in servers.iter().zip(stopped) {
+}
+
+/// After the servers' stop (`stopped`: which stopped in time), kills the others and removes
+/// every root but a failure's evidence, then the pool's directory when nothing is left in it.
+fn clear_out(servers: &[Arc<SharedServer>], stopped: &[bool], pool_dir: Option<PathBuf>) {
+    for (server, &stopped) in servers.iter().zip(stopped) {
         if !stopped {
             server.process.kill_blocking();
         }
