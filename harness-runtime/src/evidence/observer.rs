@@ -231,7 +231,7 @@ impl Observer {
             return;
         };
         let ceiling = crate::settings::scaled(PROBE_CEILING);
-        let client = client.with_request_timeout(ceiling);
+        let client = client.with_request_ceiling(ceiling);
         let mut link = self.shared.link.subscribe();
         let before = link.borrow().probes;
         let mut failure = None;
