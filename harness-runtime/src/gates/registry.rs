@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use super::counters::CounterTable;
 use super::gate::PassCounts;
 use super::keyed::{self, Key, Keyed};
-use super::spelling::{self, Spelled};
 use super::{Counter, Counters, Gate, GateError, GatePoint, ProductPoint, WirePoint};
+use harness_opencode_api::spelling::{self, Spelled};
 
 /// The scenario's gates and operation counters. Shared (`Arc`) by the client and provisioning,
 /// reached from a scenario with `live.gates()`.
