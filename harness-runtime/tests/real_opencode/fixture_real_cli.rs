@@ -330,6 +330,6 @@ async fn command(via: Via) {
 /// `LIVE_STRICT=1`, without running.
 fn a_test_without_opencode_is_skipped_and_fails_under_ci_or_strict() {
     prerequisites::assert_skipped_without_opencode(
-        "fixture_real_cli_run_attach_format_json_prints_parseable_events_with_the_text",
+        "fixture_real_cli::fixture_real_cli_run_attach_format_json_prints_parseable_events_with_the_text",
     );
 }

@@ -160,6 +160,6 @@ fn fixture_real_tui_attach_gets_past_start_up_with_every_request_answered() {
 /// `LIVE_STRICT=1`, without running.
 fn a_test_without_opencode_is_skipped_and_fails_under_ci_or_strict() {
     prerequisites::assert_skipped_without_opencode(
-        "fixture_real_tui_attach_gets_past_start_up_with_every_request_answered",
+        "fixture_real_tui::fixture_real_tui_attach_gets_past_start_up_with_every_request_answered",
     );
 }

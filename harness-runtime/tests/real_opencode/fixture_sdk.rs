@@ -186,7 +186,7 @@ async fn drive(forwarded: bool) {
 fn a_test_without_node_is_skipped_and_fails_under_ci_or_strict() {
     let empty = tempfile::tempdir().unwrap();
     prerequisites::assert_skipped_without(
-        "fixture_sdk_drives_sessions_prompts_events_permissions_questions_and_abort",
+        "fixture_sdk::fixture_sdk_drives_sessions_prompts_events_permissions_questions_and_abort",
         "node is not on PATH",
         |command| {
             command.env("PATH", empty.path());
