@@ -7,16 +7,10 @@
 mod budget;
 mod duration;
 mod expand;
-/// OpenCode's routes and event types: the runtime's generated file, copied.
-mod opencode_api;
 mod options;
 mod passes;
 mod peer;
 mod signature;
-// The runtime's file, copied: the attribute only checks spellings, so what the runtime needs to
-// match them goes unused here.
-#[allow(dead_code, reason = "shared with the runtime, which uses all of it")]
-mod spelling;
 
 use proc_macro::TokenStream;
 

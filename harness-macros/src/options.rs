@@ -386,16 +386,18 @@ impl Options {
 
 /// Checks a gate name in any of its five forms; the message is the runtime's `GateError` for it.
 pub(crate) fn check_gate(name: &str) -> Result<(), String> {
-    match crate::spelling::parse(name) {
-        Ok(crate::spelling::Spelled::Client(client)) if !GATE_POINTS.contains(&client) => {
+    match harness_opencode_api::spelling::parse(name) {
+        Ok(harness_opencode_api::spelling::Spelled::Client(client))
+            if !GATE_POINTS.contains(&client) =>
+        {
             Err(format!(
                 "unknown gate point `{name}`: expected one of {}, or a wire or product point: {}",
                 GATE_POINTS.join(", "),
-                crate::spelling::FORMS
+                harness_opencode_api::spelling::FORMS
             ))
         }
         Ok(_) => Ok(()),
-        Err(problem) => Err(crate::spelling::message(name, &problem)),
+        Err(problem) => Err(harness_opencode_api::spelling::message(name, &problem)),
     }
 }
 
@@ -427,8 +429,8 @@ fn explore_runs(value: &Expr) -> syn::Result<u32> {
 /// Checks a decision point of `explore_points`: a wire or product point in a gate's spelling;
 /// client points and heartbeats are refused (the scheduler never holds them).
 pub(crate) fn check_explore_point(name: &str) -> Result<(), String> {
-    match crate::spelling::parse(name) {
-        Ok(crate::spelling::Spelled::Client(client)) => Err(format!(
+    match harness_opencode_api::spelling::parse(name) {
+        Ok(harness_opencode_api::spelling::Spelled::Client(client)) => Err(format!(
             "`{client}` is {}: explore_points takes the wire and product points the scheduler \
              orders, {}",
             if GATE_POINTS.contains(&client) {
@@ -436,14 +438,14 @@ pub(crate) fn check_explore_point(name: &str) -> Result<(), String> {
             } else {
                 "no decision point"
             },
-            crate::spelling::FORMS
+            harness_opencode_api::spelling::FORMS
         )),
-        Ok(crate::spelling::Spelled::Event(HEARTBEAT)) => Err(format!(
+        Ok(harness_opencode_api::spelling::Spelled::Event(HEARTBEAT)) => Err(format!(
             "`{name}` is never a decision point: heartbeats pass at once; list the events whose \
              order matters"
         )),
         Ok(_) => Ok(()),
-        Err(problem) => Err(crate::spelling::message(name, &problem)),
+        Err(problem) => Err(harness_opencode_api::spelling::message(name, &problem)),
     }
 }
 
@@ -513,11 +515,11 @@ mod tests {
     #[test]
     fn gate_names_are_checked_as_the_runtime_checks_them() {
         let mut names: Vec<String> = GatePoint::ALL.map(|p| p.name().to_owned()).to_vec();
-        for (method, path) in crate::opencode_api::ROUTES {
+        for (method, path) in harness_opencode_api::tables::ROUTES {
             names.push(format!("request {method} {path}"));
             names.push(format!("response {method} {path}"));
         }
-        for kind in crate::opencode_api::EVENT_TYPES {
+        for kind in harness_opencode_api::tables::EVENT_TYPES {
             names.push(format!("event {kind}"));
         }
         names.extend(
@@ -571,19 +573,5 @@ mod tests {
                 assert_eq!(&point.to_string(), name, "the spelling round-trips");
             }
         }
-    }
-
-    /// The data and the grammar are the runtime's files, copied: regenerate the data with
-    /// `scripts/opencode-api`, copy `spelling.rs` from `harness-runtime/src/gates/`.
-    #[test]
-    fn the_shared_files_are_the_runtimes() {
-        assert_eq!(
-            include_str!("opencode_api.rs"),
-            include_str!("../../harness-runtime/src/gates/opencode_api.rs")
-        );
-        assert_eq!(
-            include_str!("spelling.rs"),
-            include_str!("../../harness-runtime/src/gates/spelling.rs")
-        );
     }
 }

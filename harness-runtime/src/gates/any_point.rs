@@ -3,7 +3,7 @@
 use std::fmt;
 
 use super::keyed::Key;
-use super::spelling::{self, Spelled};
+use harness_opencode_api::spelling::{self, Spelled};
 use super::{GateError, GatePoint, ProductPoint, WirePoint};
 
 /// Where a gate can be armed: a client point ([`GatePoint`]), a point on the wire between a

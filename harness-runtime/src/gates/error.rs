@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use super::opencode_api::VERSION;
-use super::spelling::{FORMS, Problem};
+use harness_opencode_api::spelling::{FORMS, Problem};
+use harness_opencode_api::tables::VERSION;
 
 /// A gate or signal failure. Messages say what failed and what to check.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
@@ -119,7 +119,7 @@ impl GateError {
             Problem::UnknownPlaceholder(placeholder) => GateError::UnknownPlaceholder {
                 spelling,
                 placeholder,
-                expected: super::spelling::placeholder_list(),
+                expected: harness_opencode_api::spelling::placeholder_list(),
             },
             Problem::NoSuchRoute(nearest) => GateError::NoSuchRoute { spelling, nearest },
             Problem::UnknownEventType(nearest) => GateError::UnknownEventType {

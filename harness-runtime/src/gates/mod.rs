@@ -14,14 +14,11 @@ mod counters;
 mod error;
 mod gate;
 mod keyed;
-/// OpenCode's routes and event types, which wire point spellings are checked against.
-mod opencode_api;
 mod point;
 mod product_point;
 mod registry;
 mod route_pattern;
 pub(crate) mod signal;
-mod spelling;
 mod wire_point;
 
 pub use any_point::Point;

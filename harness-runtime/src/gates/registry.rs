@@ -8,8 +8,8 @@ use super::any_point::Target;
 use super::counters::CounterTable;
 use super::gate::PassCounts;
 use super::keyed::{self, Key, Keyed};
-use super::spelling;
 use super::{Counter, Counters, Gate, GateError, GatePoint, Point, ProductPoint, WirePoint};
+use harness_opencode_api::spelling;
 
 /// The scenario's gates and operation counters. Shared (`Arc`) by the client and provisioning,
 /// reached from a scenario with `live.gates()`.

@@ -7,8 +7,8 @@ use std::str::FromStr;
 use std::sync::OnceLock;
 
 use super::GateError;
-use super::opencode_api::ROUTES;
-use super::spelling::{self, Route, Segment};
+use harness_opencode_api::spelling::{self, Route, Segment};
+use harness_opencode_api::tables::ROUTES;
 
 /// A method and a path pattern that fits a route of OpenCode's HTTP API, such as
 /// `POST /session/{id}/abort`.

@@ -3,8 +3,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::spelling::{self, Problem, Spelled};
 use super::{GateError, RoutePattern};
+use harness_opencode_api::spelling::{self, Problem, Spelled};
 
 /// A point on the wire between a product and its agent, where the forwarder can hold the
 /// product's traffic. Spelled as in `#[live_agent_test(gate = "...")]`:

@@ -8,7 +8,7 @@
 //! harness's ids are not in the catalog. Such an agent reads an empty catalog
 //! (`OPENCODE_MODELS_PATH`); everything its API shows is the same (`/provider`,
 //! `/config/providers`, `/config`, `/agent`, checked against real OpenCode by
-//! `harness-runtime/tests/models_catalog.rs`). Any other config (the user's, or one a scenario
+//! `harness-runtime/tests/real_opencode/models_catalog.rs`). Any other config (the user's, or one a scenario
 //! passes) keeps OpenCode's own catalog.
 
 use std::path::{Path, PathBuf};

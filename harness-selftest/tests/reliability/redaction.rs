@@ -1,7 +1,7 @@
 //! Redactor fuzzing: no input makes a registered secret survive, in any form the redactor
 //! promises (raw, JSON-escaped once or twice, non-ASCII or `/` escaped, URL-encoded), also
 //! when secrets overlap each other or registered paths and ports; and placeholders are stable.
-//! (`harness-runtime/tests/evidence_redact.rs` holds the exact cases and a small property run.)
+//! (`harness-runtime/tests/client_evidence/evidence_redact.rs` holds the exact cases and a small property run.)
 
 use std::collections::HashMap;
 use std::path::Path;

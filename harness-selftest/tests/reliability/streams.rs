@@ -2,7 +2,7 @@
 //! scale: every cut point of a frame, invalid JSON and UTF-8, frames of 8 MiB and far beyond the
 //! bound, silence and trickles past the watchdog, resets, and 10,000 events per second. Each case
 //! ends in a typed error or a correct result, under an outer ceiling, with its memory measured.
-//! (`harness-runtime/tests/client_hostile.rs` holds the small, exact versions.)
+//! (`harness-runtime/tests/client_evidence/client_hostile.rs` holds the small, exact versions.)
 
 use std::future::Future;
 use std::sync::Arc;

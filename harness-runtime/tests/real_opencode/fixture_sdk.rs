@@ -7,28 +7,29 @@
 //! change nothing. Without node or the SDK it is skipped with the reason, and fails under `CI`
 //! or `LIVE_STRICT=1`.
 
-mod fixture_common;
+use crate::fixture_common;
 
 use std::path::{Path, PathBuf};
-use std::process::{ExitCode, Stdio};
+use std::process::Stdio;
 
 use fixture_common::*;
 use harness_runtime::fixture::{Fault, FixtureControl};
 use harness_runtime::testing::Forwarder;
-use harness_selftest::prerequisites::{self, Prerequisite::NodePackage};
+use harness_selftest::prerequisites::{self, Prerequisite::NodePackage, Test};
 use harness_selftest::test;
 use serde_json::Value;
 
 /// The SDK's npm package.
 const SDK: &str = "@opencode-ai/sdk";
 
-fn main() -> ExitCode {
-    prerequisites::run([
+/// The tests of this module, for the binary's `main`.
+pub(crate) fn tests() -> Vec<Test> {
+    vec![
         test!(fixture_sdk_drives_sessions_prompts_events_permissions_questions_and_abort)
             .needs(NodePackage(SDK)),
         test!(the_sdk_drives_the_same_through_a_forwarder).needs(NodePackage(SDK)),
         test!(a_test_without_node_is_skipped_and_fails_under_ci_or_strict),
-    ])
+    ]
 }
 
 fn workspace_root() -> PathBuf {
@@ -185,7 +186,7 @@ async fn drive(forwarded: bool) {
 fn a_test_without_node_is_skipped_and_fails_under_ci_or_strict() {
     let empty = tempfile::tempdir().unwrap();
     prerequisites::assert_skipped_without(
-        "fixture_sdk_drives_sessions_prompts_events_permissions_questions_and_abort",
+        "fixture_sdk::fixture_sdk_drives_sessions_prompts_events_permissions_questions_and_abort",
         "node is not on PATH",
         |command| {
             command.env("PATH", empty.path());

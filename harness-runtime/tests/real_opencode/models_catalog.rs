@@ -2,22 +2,20 @@
 //! cassette replay) changes nothing a client of real OpenCode sees, and real OpenCode does read
 //! it: without it, every workspace pays ~0.8 s of CPU for a provider list it cannot show.
 
-use std::process::ExitCode;
 use std::time::Duration;
 
 use harness_runtime::opencode::{Agent, AgentOptions};
 use harness_runtime::testing::ModelSlot;
-use harness_selftest::prerequisites::{self, Prerequisite::OpenCode};
+use harness_selftest::prerequisites::{Prerequisite::OpenCode, Test};
 use harness_selftest::test;
 use serde_json::Value;
 
-mod support;
+use crate::support;
 use support::agents::patient;
 
-fn main() -> ExitCode {
-    prerequisites::run(support::tests().into_iter().chain([
-        test!(the_empty_catalog_is_read_and_invisible_to_the_harness_configs).needs(OpenCode),
-    ]))
+/// The tests of this module, for the binary's `main`.
+pub(crate) fn tests() -> Vec<Test> {
+    vec![test!(the_empty_catalog_is_read_and_invisible_to_the_harness_configs).needs(OpenCode)]
 }
 
 /// What OpenCode reads instead of its bundled catalog; a missing file falls back to it.

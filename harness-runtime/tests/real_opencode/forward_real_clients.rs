@@ -18,10 +18,10 @@
 //! Without OpenCode (or node and the SDK) each test is skipped with the reason, and fails under
 //! `CI` or `LIVE_STRICT=1`.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
-use std::process::{ExitCode, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use harness_runtime::Live;
@@ -30,8 +30,8 @@ use harness_runtime::model::{Matcher, Reply, Rule};
 use harness_runtime::opencode::{Agent, AgentOptions};
 use harness_runtime::testing::{self, BareRoot};
 use harness_selftest::prerequisites::{
-    self,
     Prerequisite::{NodePackage, OpenCode},
+    Test,
 };
 use harness_selftest::test;
 use serde_json::{Value, json};
@@ -41,16 +41,15 @@ use tokio::sync::mpsc;
 /// The SDK's npm package.
 const SDK: &str = "@opencode-ai/sdk";
 
-fn main() -> ExitCode {
-    prerequisites::run(
-        support::tests().into_iter().chain([
-            test!(the_real_cli_prints_the_same_turn_attached_directly_and_through_the_forwarder)
-                .needs(OpenCode),
-            test!(the_sdk_drives_real_opencode_through_the_forwarder_as_it_does_directly)
-                .needs(OpenCode)
-                .needs(NodePackage(SDK)),
-        ]),
-    )
+/// The tests of this module, for the binary's `main`.
+pub(crate) fn tests() -> Vec<Test> {
+    vec![
+        test!(the_real_cli_prints_the_same_turn_attached_directly_and_through_the_forwarder)
+            .needs(OpenCode),
+        test!(the_sdk_drives_real_opencode_through_the_forwarder_as_it_does_directly)
+            .needs(OpenCode)
+            .needs(NodePackage(SDK)),
+    ]
 }
 
 fn ceiling(secs: u64) -> Duration {

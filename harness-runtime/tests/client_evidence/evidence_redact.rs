@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use serde_json::json;
 
 /// A recorded OpenCode 1.18.33 event stream (`GET /event`, one prompt, one reply).
-const STREAM: &str = include_str!("data/evidence_r1-event.sse");
+const STREAM: &str = include_str!("../data/evidence_r1-event.sse");
 
 fn json_body(s: &str) -> String {
     let quoted = serde_json::to_string(s).unwrap();
@@ -259,7 +259,7 @@ fn for_scenario_seeds_from_the_process_env() {
     let output = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "for_scenario_child",
+            "evidence_redact::for_scenario_child",
             "--ignored",
             "--test-threads=1",
         ])

@@ -13,13 +13,13 @@ use serde_json::{Value, json};
 /// What OpenCode 1.18.33 sent: a plain turn, the next turn, the tool follow-up, a
 /// `json_schema` turn (paths replaced by `/tmp/live-root`).
 fn opencode_requests() -> Vec<Value> {
-    let text = include_str!("data/model/opencode-1.18.33-requests.json");
+    let text = include_str!("../data/model/opencode-1.18.33-requests.json");
     serde_json::from_str(text).expect("recorded requests are JSON")
 }
 
 /// The summaries of what OpenCode sent in the reference runs.
 fn reference_summaries() -> Vec<Value> {
-    include_str!("data/model/mock_requests.jsonl")
+    include_str!("../data/model/mock_requests.jsonl")
         .lines()
         .map(|l| serde_json::from_str(l).expect("jsonl line"))
         .collect()

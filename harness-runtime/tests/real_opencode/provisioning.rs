@@ -4,21 +4,21 @@
 //! Each real server costs seconds of CPU, so the tests are few and each checks several things.
 
 use std::path::Path;
-use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use harness_runtime::client::CreateSession;
 use harness_runtime::opencode::{Agent, AgentOptions, ProvisionError};
 use harness_runtime::testing;
 use harness_runtime::testing::OPENCODE_NOT_FOUND;
-use harness_selftest::prerequisites::{self, Prerequisite::OpenCode};
+use harness_selftest::prerequisites::{Prerequisite::OpenCode, Test};
 use harness_selftest::test;
 
-mod support;
+use crate::support;
 use support::{live, start};
 
-fn main() -> ExitCode {
-    prerequisites::run(support::tests().into_iter().chain([
+/// The tests of this module, for the binary's `main`.
+pub(crate) fn tests() -> Vec<Test> {
+    vec![
         test!(not_found_error_says_what_to_do),
         test!(sessions_survive_a_restart_on_the_same_root_and_a_pass_removes_it).needs(OpenCode),
         test!(parallel_agents_are_isolated_and_failed_or_abandoned_roots_are_kept).needs(OpenCode),
@@ -35,7 +35,7 @@ fn main() -> ExitCode {
         test!(a_sigkilled_runner_leaves_no_carrier_behind),
         test!(a_bare_root_has_an_agents_layout_and_hermetic_environment),
         test!(a_helper_role_runs_before_libtest_prints_anything),
-    ]))
+    ]
 }
 
 /// This binary re-executed in a helper role prints nothing of libtest's: a shared workspace's
@@ -278,7 +278,13 @@ fn a_sigkilled_runner_leaves_no_carrier_behind() {
     use std::io::BufRead;
     let token = testing::new_token();
     let mut runner = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "runner_role", "--ignored", "--nocapture", "-q"])
+        .args([
+            "--exact",
+            "provisioning::runner_role",
+            "--ignored",
+            "--nocapture",
+            "-q",
+        ])
         .env("PROVISIONING_TEST_TOKEN", &token)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

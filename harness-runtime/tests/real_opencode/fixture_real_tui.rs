@@ -5,26 +5,27 @@
 //! OpenCode or `script` the test is skipped with the reason, and fails under `CI` or
 //! `LIVE_STRICT=1`.
 
-mod fixture_common;
+use crate::fixture_common;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::process::{ExitCode, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use fixture_common::*;
-use harness_selftest::prerequisites::{self, Prerequisite};
+use harness_selftest::prerequisites::{self, Prerequisite, Test};
 use harness_selftest::test;
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 
-fn main() -> ExitCode {
-    prerequisites::run([
+/// The tests of this module, for the binary's `main`.
+pub(crate) fn tests() -> Vec<Test> {
+    vec![
         test!(fixture_real_tui_attach_gets_past_start_up_with_every_request_answered)
             .needs(Prerequisite::OpenCode)
             .needs(Prerequisite::Script),
         test!(a_test_without_opencode_is_skipped_and_fails_under_ci_or_strict),
-    ])
+    ]
 }
 
 /// The TUI, found as the harness finds OpenCode (`LIVE_OPENCODE_BIN`, `node_modules`, `PATH`).
@@ -159,6 +160,6 @@ fn fixture_real_tui_attach_gets_past_start_up_with_every_request_answered() {
 /// `LIVE_STRICT=1`, without running.
 fn a_test_without_opencode_is_skipped_and_fails_under_ci_or_strict() {
     prerequisites::assert_skipped_without_opencode(
-        "fixture_real_tui_attach_gets_past_start_up_with_every_request_answered",
+        "fixture_real_tui::fixture_real_tui_attach_gets_past_start_up_with_every_request_answered",
     );
 }

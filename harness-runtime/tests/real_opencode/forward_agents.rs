@@ -3,10 +3,9 @@
 //! client as the agent gives it, and holds it at a wire gate. Without OpenCode that test is
 //! skipped with the reason, and fails under `CI` or `LIVE_STRICT=1`.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use harness_runtime::client::{Client, CreateSession, Event};
@@ -15,22 +14,19 @@ use harness_runtime::model::{Matcher, Reply, Rule};
 use harness_runtime::opencode::AgentOptions;
 use harness_runtime::testing;
 use harness_runtime::{AgentKind, Isolation, Live, ScenarioOptions};
-use harness_selftest::prerequisites::{self, Prerequisite::OpenCode};
+use harness_selftest::prerequisites::{Prerequisite::OpenCode, Test};
 use harness_selftest::test;
 use serde_json::Value;
 
-fn main() -> ExitCode {
-    // The shared test's server is its context's own: killed, and its root removed, when the
-    // context is dropped.
-    prerequisites::run(
-        support::tests().into_iter().chain([
-            test!(a_fixture_agents_forwarder_keeps_its_url_across_a_restart_on_another_port),
-            test!(a_scripted_turn_through_the_forwarder_is_the_agents_and_a_wire_gate_holds_it)
-                .needs(OpenCode),
-            test!(a_shared_agents_forwarder_names_its_workspace_where_the_product_names_none)
-                .needs(OpenCode),
-        ]),
-    )
+/// The tests of this module, for the binary's `main`.
+pub(crate) fn tests() -> Vec<Test> {
+    vec![
+        test!(a_fixture_agents_forwarder_keeps_its_url_across_a_restart_on_another_port),
+        test!(a_scripted_turn_through_the_forwarder_is_the_agents_and_a_wire_gate_holds_it)
+            .needs(OpenCode),
+        test!(a_shared_agents_forwarder_names_its_workspace_where_the_product_names_none)
+            .needs(OpenCode),
+    ]
 }
 
 fn ceiling(secs: u64) -> Duration {

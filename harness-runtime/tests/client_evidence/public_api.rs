@@ -42,7 +42,7 @@ fn manifest_dir() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The target dir this test binary was built in (`<target>/debug/deps/public_api-…`), so the
+/// The target dir this test binary was built in (`<target>/debug/deps/client_evidence-…`), so the
 /// documentation build reuses what `cargo doc` or `cargo clippy` already built there.
 fn target_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {

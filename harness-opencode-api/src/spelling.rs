@@ -1,17 +1,16 @@
 //! Gate point spellings: which of the five forms a name is, and whether a route pattern, event
-//! type or product name can match anything. One file, kept identical in harness-runtime (which
-//! turns a problem into a `GateError`) and harness-macros (which turns it into a compile error on
-//! the string): a test of harness-macros holds the copies equal. Edit the runtime's, then copy.
+//! type or product name can match anything. harness-runtime turns a problem into a `GateError`,
+//! harness-macros into a compile error on the string; both word it with [`message`].
 
-use super::opencode_api::{EVENT_TYPES, ROUTES, VERSION};
+use crate::tables::{EVENT_TYPES, ROUTES, VERSION};
 
 /// The wire and product forms, for error messages.
-pub(crate) const FORMS: &str =
+pub const FORMS: &str =
     "`request <METHOD> <route>`, `response <METHOD> <route>`, `event <type>`, `product <name>`";
 
 /// What a gate name spells, checked.
 #[derive(Debug)]
-pub(crate) enum Spelled<'a> {
+pub enum Spelled<'a> {
     /// No wire or product prefix: a client point's name, for the caller to look up.
     Client(&'a str),
     /// `request <METHOD> <route>`.
@@ -24,21 +23,24 @@ pub(crate) enum Spelled<'a> {
     Product(&'a str),
 }
 
-/// A route pattern that fits at least one OpenCode route.
+/// A route pattern that fits at least one OpenCode route; only [`parse_route`] makes one.
 #[derive(Clone, Debug)]
-pub(crate) struct Route {
+#[non_exhaustive]
+pub struct Route {
     /// The method, as OpenCode's routes spell it.
-    pub(crate) method: &'static str,
+    pub method: &'static str,
     /// The path as written.
-    pub(crate) path: String,
-    pub(crate) segments: Vec<Segment>,
+    pub path: String,
+    /// The path's segments, parsed.
+    pub segments: Vec<Segment>,
     /// Indexes into `ROUTES` of every route the pattern fits.
-    pub(crate) fits: Vec<usize>,
+    pub fits: Vec<usize>,
 }
 
 /// One path segment of a pattern or of an OpenCode route.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Segment {
+pub enum Segment {
+    /// Text that must be the segment.
     Literal(String),
     /// `{name}`: one non-empty segment.
     Placeholder(String),
@@ -48,7 +50,7 @@ pub(crate) enum Segment {
 
 /// Why a spelling cannot match.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Problem {
+pub enum Problem {
     /// Not in the grammar; the reason says where.
     Malformed(String),
     /// A `{name}` that is neither `{id}` nor one of OpenCode's placeholders.
@@ -62,7 +64,7 @@ pub(crate) enum Problem {
 }
 
 /// Splits and checks a gate name in any of the five forms.
-pub(crate) fn parse(spelling: &str) -> Result<Spelled<'_>, Problem> {
+pub fn parse(spelling: &str) -> Result<Spelled<'_>, Problem> {
     let (kind, rest) = match spelling.split_once(' ') {
         Some((kind, rest)) => (kind, Some(rest)),
         None => (spelling, None),
@@ -89,7 +91,7 @@ pub(crate) fn parse(spelling: &str) -> Result<Spelled<'_>, Problem> {
 }
 
 /// Checks `<METHOD> <route>`; `example` is the expected form, for a malformed one.
-pub(crate) fn parse_route(text: &str, example: &str) -> Result<Route, Problem> {
+pub fn parse_route(text: &str, example: &str) -> Result<Route, Problem> {
     let malformed = |reason: String| Err(Problem::Malformed(reason));
     let Some((method, path)) = text.split_once(' ') else {
         return malformed(format!("expected {example}"));
@@ -167,7 +169,7 @@ pub(crate) fn parse_route(text: &str, example: &str) -> Result<Route, Problem> {
 }
 
 /// Checks an event type; `example` is the expected form, for a malformed one.
-pub(crate) fn parse_event(text: &str, example: &str) -> Result<&'static str, Problem> {
+pub fn parse_event(text: &str, example: &str) -> Result<&'static str, Problem> {
     if text.contains(char::is_whitespace) {
         return Err(Problem::Malformed(format!("expected {example}")));
     }
@@ -184,7 +186,7 @@ pub(crate) fn parse_event(text: &str, example: &str) -> Result<&'static str, Pro
 }
 
 /// A product point name: `[a-z0-9_.-]+`.
-pub(crate) fn check_product_name(name: &str) -> Result<(), Problem> {
+pub fn check_product_name(name: &str) -> Result<(), Problem> {
     let valid = !name.is_empty()
         && name
             .bytes()
@@ -198,11 +200,7 @@ pub(crate) fn check_product_name(name: &str) -> Result<(), Problem> {
 
 /// The error message for `problem` in `spelling` (as written: a gate name, a route, a name): the
 /// attribute's compile error, and the text of the runtime's `GateError` for it.
-#[allow(
-    dead_code,
-    reason = "the runtime formats its own `GateError`, held equal to this by a test"
-)]
-pub(crate) fn message(spelling: &str, problem: &Problem) -> String {
+pub fn message(spelling: &str, problem: &Problem) -> String {
     match problem {
         Problem::Malformed(reason) => format!("`{spelling}` is malformed: {reason}"),
         Problem::UnknownPlaceholder(name) => format!(
@@ -225,7 +223,7 @@ pub(crate) fn message(spelling: &str, problem: &Problem) -> String {
 }
 
 /// The segments of a path: after the leading `/`, split on `/`.
-pub(crate) fn route_segments(path: &str) -> Vec<Segment> {
+pub fn route_segments(path: &str) -> Vec<Segment> {
     let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     let last = parts.len() - 1;
     parts
@@ -244,7 +242,7 @@ pub(crate) fn route_segments(path: &str) -> Vec<Segment> {
 }
 
 /// Whether a pattern fits a route: the same segments, a placeholder standing for a placeholder.
-pub(crate) fn fits(pattern: &[Segment], route: &[Segment]) -> bool {
+pub fn fits(pattern: &[Segment], route: &[Segment]) -> bool {
     pattern.len() == route.len()
         && pattern.iter().zip(route).all(|(p, r)| match (p, r) {
             (Segment::Literal(a), Segment::Literal(b)) => a == b,
@@ -268,7 +266,7 @@ fn placeholders() -> Vec<&'static str> {
 }
 
 /// Every placeholder name but `id` (which the message offers first), braced and backticked.
-pub(crate) fn placeholder_list() -> String {
+pub fn placeholder_list() -> String {
     placeholders()
         .iter()
         .filter(|name| **name != "id")

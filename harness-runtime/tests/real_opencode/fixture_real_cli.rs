@@ -7,19 +7,20 @@
 //! product under test reaches an agent), which must change nothing.
 //! Without OpenCode each test is skipped with the reason, and fails under `CI` or `LIVE_STRICT=1`.
 
-mod fixture_common;
+use crate::fixture_common;
 
 use std::path::{Path, PathBuf};
-use std::process::{ExitCode, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use fixture_common::*;
 use harness_runtime::testing::Forwarder;
-use harness_selftest::prerequisites::{self, Prerequisite::OpenCode};
+use harness_selftest::prerequisites::{self, Prerequisite::OpenCode, Test};
 use harness_selftest::test;
 
-fn main() -> ExitCode {
-    prerequisites::run([
+/// The tests of this module, for the binary's `main`.
+pub(crate) fn tests() -> Vec<Test> {
+    vec![
         test!(fixture_real_cli_run_attach_prints_the_reply_20_times_out_of_20).needs(OpenCode),
         test!(fixture_real_cli_run_attach_continues_resumes_and_forks).needs(OpenCode),
         test!(fixture_real_cli_run_attach_format_json_prints_parseable_events_with_the_text)
@@ -31,7 +32,7 @@ fn main() -> ExitCode {
             .needs(OpenCode),
         test!(forwarded_run_attach_command_runs_a_listed_command).needs(OpenCode),
         test!(a_test_without_opencode_is_skipped_and_fails_under_ci_or_strict),
-    ])
+    ]
 }
 
 /// What the CLI attaches to.
@@ -329,6 +330,6 @@ async fn command(via: Via) {
 /// `LIVE_STRICT=1`, without running.
 fn a_test_without_opencode_is_skipped_and_fails_under_ci_or_strict() {
     prerequisites::assert_skipped_without_opencode(
-        "fixture_real_cli_run_attach_format_json_prints_parseable_events_with_the_text",
+        "fixture_real_cli::fixture_real_cli_run_attach_format_json_prints_parseable_events_with_the_text",
     );
 }

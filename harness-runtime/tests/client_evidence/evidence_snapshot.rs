@@ -118,7 +118,7 @@ fn run_child(dir: &Path, marker: &str, named: Option<&str>, env: &[(&str, &str)]
         command
             .args([
                 "--exact",
-                "child_asserts_evidence",
+                "evidence_snapshot::child_asserts_evidence",
                 "--ignored",
                 "--nocapture",
                 "--test-threads=1",
@@ -205,7 +205,7 @@ fn snapshot_written_matched_mismatched_and_pending() {
     // `source` is the file the context was made in (by `snapshot_assertion!()`), not the
     // runtime's, relative to the workspace.
     assert!(
-        written.contains("\nsource: harness-runtime/tests/evidence_snapshot.rs\n"),
+        written.contains("\nsource: harness-runtime/tests/client_evidence/evidence_snapshot.rs\n"),
         "{written}"
     );
     // Recording order is kept: the marker comes first, the counters last.

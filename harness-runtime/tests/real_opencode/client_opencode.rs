@@ -1,23 +1,19 @@
 //! The client against a real `opencode serve` provisioned by the harness, with a scripted model
 //! that answers nothing in time: every call of the API, including its error paths.
 
-use std::process::ExitCode;
 use std::time::Duration;
 
-mod support;
+use crate::support;
 
 use harness_runtime::client::{ClientError, CreateSession, Event, PermissionAction, Prompt};
 use harness_runtime::model::{Matcher, Reply, Rule};
-use harness_selftest::prerequisites::{self, Prerequisite::OpenCode};
+use harness_selftest::prerequisites::{Prerequisite::OpenCode, Test};
 use harness_selftest::test;
 use serde_json::json;
 
-fn main() -> ExitCode {
-    prerequisites::run(
-        support::tests()
-            .into_iter()
-            .chain([test!(client_against_real_opencode).needs(OpenCode)]),
-    )
+/// The tests of this module, for the binary's `main`.
+pub(crate) fn tests() -> Vec<Test> {
+    vec![test!(client_against_real_opencode).needs(OpenCode)]
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]

@@ -12,7 +12,7 @@ use harness_runtime::prelude::*;
 use harness_runtime::testing;
 use serde_json::Value;
 
-mod fixture_live;
+use crate::fixture_live;
 
 use fixture_live::live;
 
