@@ -123,7 +123,7 @@ mod timeline;
 
 pub use harness_macros::live_agent_test;
 pub use live::{Live, Skipped};
-pub use scenario::{AgentKind, Budget, ExploreOptions, Passes, ScenarioOptions};
+pub use scenario::{AgentKind, DeclaredOptions};
 pub use settings::Isolation;
 /// Scales a scenario's own ceilings by `LIVE_TIMEOUT_SCALE`, as the framework scales its own.
 pub use settings::scaled;
@@ -166,8 +166,10 @@ pub mod __private {
     pub use crate::__snapshot_assertion as snapshot_assertion;
     pub use crate::evidence::snapshot::SnapshotAssertion;
     pub use crate::fixture::cli::run_agent;
-    pub use crate::runner::descriptor::Scenario;
-    pub use crate::runner::descriptor::{IntoOutcome, Outcome, ScenarioFailed, ScenarioFuture};
+    pub use crate::runner::descriptor::{
+        IntoOutcome, Outcome, Scenario, ScenarioFailed, ScenarioFuture,
+    };
+    pub use crate::scenario::{Budget, ExploreOptions, Passes, ScenarioOptions};
     pub use insta;
     pub use inventory;
 }

@@ -24,8 +24,6 @@ pub use crate::model::slot::ModelSlot;
 pub use crate::model::slot::{MODEL_ID, PROVIDER_ID};
 pub use crate::opencode::error::OPENCODE_NOT_FOUND;
 pub use crate::process::run_reaper;
-// What `#[live_agent_test]` submits, for a binary that registers scenarios of its own making.
-pub use crate::runner::descriptor::Scenario;
 // The one rule for a missing prerequisite, for a test binary with its own `main`.
 pub use crate::settings::MissingPrerequisite;
 
@@ -60,13 +58,15 @@ pub enum CassettePlan {
 /// cassette in-process (the benchmark's `replay_turn`) records one from a scripted upstream,
 /// then replays it. End it with [`finish`].
 pub fn live_with_cassette(info: ScenarioInfo, cassette: CassettePlan) -> Live {
-    let mut live = Live::new(info);
     let plan = match cassette {
         CassettePlan::Record(path) => crate::cassette::ModelPlan::Record { path },
         CassettePlan::Replay(path) => crate::cassette::ModelPlan::Replay { path },
     };
-    live.model.set_plan(plan, &live.info.name);
-    live
+    let run = crate::live::RunSetup {
+        plan: Some(plan),
+        ..Default::default()
+    };
+    Live::for_run(info, run)
 }
 
 /// Ends `live` as the runner ends a scenario: the model's part first (a replay's unmatched
@@ -92,6 +92,7 @@ pub struct CassetteUnreadable(crate::cassette::CassetteError);
 /// An agent root with nothing running in it: the layout and hermetic environment provisioning
 /// gives an agent, for the benchmark's raw side (a bare `opencode serve` in the same conditions).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct BareRoot {
     /// The root directory; remove it when done.
     pub root: PathBuf,
@@ -140,10 +141,7 @@ pub fn shutdown_shared_servers() {
 /// Runs the agents' part of the end of a scenario: stops every agent `live` started, removes
 /// their roots when `passed` (keeps and prints them otherwise).
 pub async fn finish_agents(live: &mut Live, passed: bool) -> Result<(), FinishError> {
-    live.agents
-        .finish(passed, &live.redactor)
-        .await
-        .map_err(FinishError::Agents)
+    live.finish_agents(passed).await
 }
 
 /// The `opencode` executable provisioning would run for a test crate at `manifest_dir`:

@@ -9,7 +9,7 @@ use libtest_mimic::{Completion, Failed};
 
 use super::descriptor::Scenario;
 use super::panic::{self as panics, RedactorCell};
-use crate::live::{FinishError, Skip};
+use crate::live::{FinishError, RunSetup, Skip};
 use crate::progress::progress;
 use crate::{Live, settings};
 
@@ -55,20 +55,22 @@ pub(super) fn with_cleanup(failure: Option<String>, cleanup: Option<String>) -> 
     }
 }
 
-/// A fresh `Live` for one run of `scenario`'s body, made inside `runtime` (its model and
-/// servers start on it).
+/// A fresh `Live` for one run of `scenario`'s body, set up as `run` says, made inside
+/// `runtime` (its model and servers start on it).
 pub(super) fn new_live(
     runtime: &tokio::runtime::Runtime,
     scenario: &'static Scenario,
     name: &str,
+    run: RunSetup,
 ) -> Live {
     let _context = runtime.enter();
-    Live::new(crate::live::ScenarioInfo {
+    let info = crate::live::ScenarioInfo {
         name: name.to_owned(),
         options: scenario.options,
         manifest_dir: std::path::PathBuf::from(scenario.manifest_dir),
         snapshot_assertion: scenario.snapshot_assertion,
-    })
+    };
+    Live::for_run(info, run)
 }
 
 /// Runs `scenario`'s body on `live` under `ceiling`: why it failed, redacted, if it did. A
