@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use harness_runtime::__private::ScenarioOptions;
+use harness_runtime::model::{Matcher, Rule};
 use harness_runtime::opencode::Agent;
-use harness_runtime::prelude::{Matcher, Reply, Rule};
+use harness_runtime::prelude::Reply;
 use harness_runtime::redact::Redactor;
 use harness_runtime::testing::{self, ScenarioInfo};
 use harness_runtime::{Isolation, Live};

@@ -10,6 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use harness_runtime::model::Answer;
+use harness_runtime::model::{Matcher, Rule};
 use harness_runtime::opencode::{Agent, AgentOptions};
 use harness_runtime::prelude::*;
 use harness_runtime::testing::{self, CassettePlan, ModelSlot};

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use harness_runtime::__private::ScenarioOptions;
 use harness_runtime::Isolation;
+use harness_runtime::model::{Matcher, Rule};
 use harness_runtime::opencode::{AgentOptions, DEFAULT_SESSION_TITLE};
 use harness_runtime::prelude::*;
 use harness_runtime::testing::{self, ModelSlot};

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use harness_runtime::prelude::*;
+use harness_runtime::product::ProductCommand;
 use harness_runtime::testing::{self, FinishError, MissingPrerequisite};
 
 mod fixture_live;
