@@ -6,7 +6,10 @@
 //! Scenarios never need this module: `#[live_agent_test]` and [`main!`](crate::main) give them
 //! everything here. It is public on purpose, for the harness's own self-tests, reliability suite
 //! and benchmark (and for anyone building a runner of their own), and it follows what those
-//! need: expect it to change between minor versions more than the rest of the API.
+//! need.
+//!
+//! **Outside semver**: anything here may change in any release, patch releases included. Pin
+//! the exact version when you enable the `testing` feature.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
