@@ -543,7 +543,7 @@ mod tests {
                 async fn smoke(live: &mut Live) {}
             ),
         );
-        assert!(out.contains("my :: rt :: Scenario"), "{out}");
+        assert!(out.contains("my :: rt :: __private :: Scenario"), "{out}");
         assert!(!out.contains("harness_runtime"), "{out}");
     }
 
