@@ -15,11 +15,15 @@ use crate::redact::Redactor;
 use crate::scenario::{DeclaredOptions, ScenarioOptions};
 
 /// What a scenario knows about itself.
+///
+/// Open (public fields, no `#[non_exhaustive]`): a runner of one's own builds it as a literal,
+/// through `testing`, which is outside semver.
 #[derive(Clone, Debug)]
 pub struct ScenarioInfo {
     /// `<topic>::<fn>`.
     pub name: String,
-    /// The attribute's options.
+    /// The attribute's options, as its expansion builds them
+    /// (`harness_runtime::__private::ScenarioOptions { .., ..ScenarioOptions::DEFAULT }`).
     pub options: ScenarioOptions,
     /// The test crate's manifest dir: `snapshots/` lives below it.
     pub manifest_dir: PathBuf,
