@@ -5,11 +5,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use harness_runtime::__private::ScenarioOptions;
+use harness_runtime::model::{Matcher, Rule};
 use harness_runtime::opencode::Agent;
-use harness_runtime::prelude::{Matcher, Reply, Rule};
+use harness_runtime::prelude::Reply;
 use harness_runtime::redact::Redactor;
 use harness_runtime::testing::{self, ScenarioInfo};
-use harness_runtime::{Isolation, Live, ScenarioOptions};
+use harness_runtime::{Isolation, Live};
 
 use crate::settings::Settings;
 

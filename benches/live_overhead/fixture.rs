@@ -3,7 +3,8 @@
 
 use std::time::{Duration, Instant};
 
-use harness_runtime::{AgentKind, ScenarioOptions};
+use harness_runtime::__private::ScenarioOptions;
+use harness_runtime::AgentKind;
 
 use crate::common::{Bench, BenchError, finish, progress, secs};
 use crate::report::Figure;

@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use harness_runtime::model::{Matcher, Rule};
 use harness_runtime::prelude::*;
 use harness_runtime::testing::MODEL_ID;
 use harness_runtime::testing::ModelSlot;

@@ -60,7 +60,7 @@ async fn harness_once(bench: &Bench) -> Result<Duration, BenchError> {
 
 async fn raw_once(bench: &Bench) -> Result<Duration, BenchError> {
     let mut model = ModelSlot::default();
-    let config = model.opencode_config(AgentOptions::default().permission);
+    let config = model.opencode_config(AgentOptions::default().permission_config().clone());
     let (server, took) = RawServer::start(bench, &bench.opencode, &config).await?;
     server.stop().await?;
     Ok(took)

@@ -10,6 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use harness_runtime::model::Answer;
+use harness_runtime::model::{Matcher, Rule};
 use harness_runtime::opencode::{Agent, AgentOptions};
 use harness_runtime::prelude::*;
 use harness_runtime::testing::{self, CassettePlan, ModelSlot};
@@ -83,7 +84,7 @@ async fn record(bench: &Bench, cassette: &Path, turns: usize) -> Result<(), Benc
         .map_err(BenchError::harness)?
         .rule(Rule::when(Matcher::any()).reply(Reply::text(REPLY)));
     // The scripted model's own config, as a user's config naming a real provider would be.
-    let config = upstream.opencode_config(AgentOptions::default().permission);
+    let config = upstream.opencode_config(AgentOptions::default().permission_config().clone());
     let mut live = testing::live_with_cassette(
         bench.info(SCENARIO, OWN_SERVER),
         CassettePlan::Record(cassette.to_path_buf()),

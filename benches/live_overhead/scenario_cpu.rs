@@ -23,10 +23,12 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use harness_runtime::__private::ScenarioOptions;
+use harness_runtime::Isolation;
+use harness_runtime::model::{Matcher, Rule};
 use harness_runtime::opencode::{AgentOptions, DEFAULT_SESSION_TITLE};
 use harness_runtime::prelude::*;
 use harness_runtime::testing::{self, ModelSlot};
-use harness_runtime::{Isolation, ScenarioOptions};
 use serde_json::Value;
 
 use crate::common::{Bench, BenchError, finish, progress};
@@ -216,7 +218,7 @@ struct FreshDirectories {
 impl FreshDirectories {
     async fn start(bench: &Bench) -> Result<FreshDirectories, BenchError> {
         let mut model = ModelSlot::default();
-        let config = model.opencode_config(AgentOptions::default().permission);
+        let config = model.opencode_config(AgentOptions::default().permission_config().clone());
         model
             .model()
             .map_err(BenchError::harness)?

@@ -101,7 +101,7 @@ fn render(func: &ItemFn, options: &Options) -> TokenStream {
             .map(|(points, _)| points.as_slice())
             .unwrap_or_default();
         fields.push(quote! {
-            explore: ::core::option::Option::Some(#krate::ExploreOptions {
+            explore: ::core::option::Option::Some(#krate::__private::ExploreOptions {
                 runs: #runs,
                 within: #within,
                 points: &[#(#points),*],
@@ -112,7 +112,7 @@ fn render(func: &ItemFn, options: &Options) -> TokenStream {
     if let Some(passes) = &options.passes {
         let (needed, runs) = (passes.needed, passes.runs);
         fields.push(quote! {
-            passes: ::core::option::Option::Some(#krate::Passes { needed: #needed, runs: #runs }),
+            passes: ::core::option::Option::Some(#krate::__private::Passes { needed: #needed, runs: #runs }),
         });
     }
     if let Some(budget) = budget(&krate, &options.budget) {
@@ -167,9 +167,9 @@ fn render(func: &ItemFn, options: &Options) -> TokenStream {
                     line: #line,
                     manifest_dir: ::core::env!("CARGO_MANIFEST_DIR"),
                     snapshot_assertion: #snapshot_assertion,
-                    options: #krate::ScenarioOptions {
+                    options: #krate::__private::ScenarioOptions {
                         #(#fields)*
-                        ..#krate::ScenarioOptions::DEFAULT
+                        ..#krate::__private::ScenarioOptions::DEFAULT
                     },
                     body: __live_agent_test_body,
                 }
@@ -209,7 +209,7 @@ fn budget(krate: &syn::Path, budget: &BudgetOptions) -> Option<TokenStream> {
     let first_token = millis(budget.first_token_ms);
     let turn = millis(budget.turn_ms);
     Some(quote! {
-        #krate::Budget {
+        #krate::__private::Budget {
             tokens: #total,
             input_tokens: #input,
             output_tokens: #output,
@@ -338,7 +338,7 @@ mod tests {
         );
         assert!(!out.contains("compile_error"), "{out}");
         assert!(
-            out.contains("explore : :: core :: option :: Option :: Some (:: harness_runtime :: ExploreOptions { runs : 200u32 , within : :: core :: option :: Option :: Some (:: core :: time :: Duration :: from_millis (120000u64)) , points : & [\"event session.idle\"] , })"),
+            out.contains("explore : :: core :: option :: Option :: Some (:: harness_runtime :: __private :: ExploreOptions { runs : 200u32 , within : :: core :: option :: Option :: Some (:: core :: time :: Duration :: from_millis (120000u64)) , points : & [\"event session.idle\"] , })"),
             "{out}"
         );
         let out = expand(quote!(explore = 5), item.clone());
@@ -435,7 +435,7 @@ mod tests {
         );
         assert!(!out.contains("compile_error"), "{out}");
         assert!(
-            out.contains("passes : :: core :: option :: Option :: Some (:: harness_runtime :: Passes { needed : 3u32 , runs : 5u32 })"),
+            out.contains("passes : :: core :: option :: Option :: Some (:: harness_runtime :: __private :: Passes { needed : 3u32 , runs : 5u32 })"),
             "{out}"
         );
         assert!(
@@ -543,7 +543,7 @@ mod tests {
                 async fn smoke(live: &mut Live) {}
             ),
         );
-        assert!(out.contains("my :: rt :: Scenario"), "{out}");
+        assert!(out.contains("my :: rt :: __private :: Scenario"), "{out}");
         assert!(!out.contains("harness_runtime"), "{out}");
     }
 

@@ -123,27 +123,25 @@ mod timeline;
 
 pub use harness_macros::live_agent_test;
 pub use live::{Live, Skipped};
-pub use scenario::{AgentKind, Budget, ExploreOptions, Passes, ScenarioOptions};
+pub use scenario::{AgentKind, DeclaredOptions};
 pub use settings::Isolation;
 /// Scales a scenario's own ceilings by `LIVE_TIMEOUT_SCALE`, as the framework scales its own.
 pub use settings::scaled;
 
-/// Everything a scenario file usually needs: `use harness_runtime::prelude::*;`.
+/// What a scenario body needs: `use harness_runtime::prelude::*;`.
 ///
-/// What a scenario writes (the attribute, `Live`, replies, rules, prompts, options, faults, gate
-/// points) and what it matches on (the errors of the client and of provisioning, the errors a
-/// turn carries, tool and session statuses, how asks were answered).
+/// The attribute and its context, what nearly every body writes (replies, agent options,
+/// prompts, sessions, ask policies) and what it matches a turn's outcome on (tool statuses, the
+/// client's and the turn's errors). Every name is specific to a scenario; the rest, generic
+/// names such as `Session`, `Agent`, `Product`, `Rule` or `Counter` among them, is reached by
+/// its module path (`harness_runtime::client::Session`). `docs/api.md` says why each is here.
 pub mod prelude {
     pub use crate::client::{
-        Ask, AskAnswer, AskOutcome, AskPolicy, ClientError, CreateSession, Interaction,
-        MessageError, PermissionPolicy, PermissionReply, Prompt, QuestionPolicy, Session,
-        SessionStatus, ToolStatus, Turn,
+        AskPolicy, ClientError, CreateSession, MessageError, PermissionPolicy, PermissionReply,
+        Prompt, QuestionPolicy, ToolStatus,
     };
-    pub use crate::fixture::Fault;
-    pub use crate::gates::{Counter, GatePoint, ProductPoint, WirePoint};
-    pub use crate::model::{Matcher, Reply, Rule};
-    pub use crate::opencode::{Agent, AgentOptions, ProvisionError};
-    pub use crate::product::{Product, ProductCommand, ProductError, ProductExit};
+    pub use crate::model::Reply;
+    pub use crate::opencode::AgentOptions;
     pub use crate::{Live, Skipped, live_agent_test, scaled};
     pub use serde_json::json;
 }
@@ -166,8 +164,10 @@ pub mod __private {
     pub use crate::__snapshot_assertion as snapshot_assertion;
     pub use crate::evidence::snapshot::SnapshotAssertion;
     pub use crate::fixture::cli::run_agent;
-    pub use crate::runner::descriptor::Scenario;
-    pub use crate::runner::descriptor::{IntoOutcome, Outcome, ScenarioFailed, ScenarioFuture};
+    pub use crate::runner::descriptor::{
+        IntoOutcome, Outcome, Scenario, ScenarioFailed, ScenarioFuture,
+    };
+    pub use crate::scenario::{Budget, ExploreOptions, Passes, ScenarioOptions};
     pub use insta;
     pub use inventory;
 }

@@ -12,14 +12,18 @@ use crate::gates::Gates;
 use crate::model::ScriptedModel;
 use crate::opencode::{Agent, AgentOptions, ProvisionContext, ProvisionError};
 use crate::redact::Redactor;
-use crate::scenario::ScenarioOptions;
+use crate::scenario::{DeclaredOptions, ScenarioOptions};
 
 /// What a scenario knows about itself.
+///
+/// Open (public fields, no `#[non_exhaustive]`): a runner of one's own builds it as a literal,
+/// through `testing`, which is outside semver.
 #[derive(Clone, Debug)]
 pub struct ScenarioInfo {
     /// `<topic>::<fn>`.
     pub name: String,
-    /// The attribute's options.
+    /// The attribute's options, as its expansion builds them
+    /// (`harness_runtime::__private::ScenarioOptions { .., ..ScenarioOptions::DEFAULT }`).
     pub options: ScenarioOptions,
     /// The test crate's manifest dir: `snapshots/` lives below it.
     pub manifest_dir: PathBuf,
@@ -31,30 +35,49 @@ pub struct ScenarioInfo {
 /// The context of one scenario: provisions agents, scripts the model, gates operations and
 /// records redacted evidence. Everything it started is stopped when the scenario ends, whether
 /// it passed, failed, panicked or timed out.
+// The fields are private: the runner sets a context up through `for_run` and reads its end
+// through narrow methods, so this file alone says what a scenario's context holds and when.
 pub struct Live {
-    pub(crate) info: ScenarioInfo,
-    pub(crate) redactor: Arc<Redactor>,
-    pub(crate) evidence: Evidence,
-    pub(crate) model: crate::model::ModelSlot,
+    info: ScenarioInfo,
+    redactor: Arc<Redactor>,
+    evidence: Evidence,
+    model: crate::model::ModelSlot,
     /// Before `agents`: dropped (killed) first, since products talk to them.
-    pub(crate) products: crate::product::ProductSlot,
-    pub(crate) agents: crate::opencode::AgentSlot,
-    pub(crate) fixture: crate::fixture::FixtureControl,
-    pub(crate) gates: Arc<crate::gates::Gates>,
-    pub(crate) wire: Arc<crate::forward::Wire>,
-    pub(crate) skip: Option<Skip>,
+    products: crate::product::ProductSlot,
+    agents: crate::opencode::AgentSlot,
+    fixture: crate::fixture::FixtureControl,
+    gates: Arc<crate::gates::Gates>,
+    wire: Arc<crate::forward::Wire>,
+    skip: Option<Skip>,
     /// A cassette scenario's: the OpenCode version its agent reported (a recording's
     /// provenance), and what its end says for the report (a verifying run's drift).
-    pub(crate) cassette: CassetteRun,
+    cassette: CassetteRun,
     /// What the scenario's turns spent, measured when it finished (for the run report).
-    pub(crate) spend: Option<crate::budget::Spend>,
+    spend: Option<crate::budget::Spend>,
     /// In an exploring scenario's run: the evidence every run must agree on.
-    pub(crate) baseline: Option<Arc<crate::evidence::Baseline>>,
+    baseline: Option<Arc<crate::evidence::Baseline>>,
     /// A later run of an exploring scenario: provisioning's progress lines (which server,
     /// which sandbox) said it once already.
-    pub(crate) repeated: bool,
+    repeated: bool,
     /// The shared servers its runner owns. Last: dropped after the agents that lease them.
     pool: Arc<crate::opencode::SharedPool>,
+}
+
+/// How the runner sets up one run of a scenario's body, beyond what the scenario declares.
+#[derive(Default)]
+pub(crate) struct RunSetup {
+    /// The model plan the trial was admitted with; `None`: resolved from the scenario's
+    /// options and `LIVE_CASSETTE`, falling back to the scripted model.
+    pub(crate) plan: Option<crate::cassette::ModelPlan>,
+    /// A later run of the same trial (a verdict's, an exploration's): provisioning's progress
+    /// lines said it once already.
+    pub(crate) repeated: bool,
+    /// One run of an exploring scenario: the scheduler ordering the decision points of its
+    /// products' traffic, and the evidence every run must agree on.
+    pub(crate) explore: Option<(
+        Arc<crate::explore::Scheduler>,
+        Arc<crate::evidence::Baseline>,
+    )>,
 }
 
 /// What a cassette scenario's run learns for its cassette and its report.
@@ -118,9 +141,19 @@ pub enum FinishError {
 }
 
 impl Live {
-    /// A context for the scenario `info`, whose agents share the servers of `pool`. The runner
-    /// makes one per trial, on the pool of its run.
+    /// A context for the scenario `info`, set up as a trial's only run, whose agents share the
+    /// servers of `pool`.
     pub(crate) fn new(info: ScenarioInfo, pool: Arc<crate::opencode::SharedPool>) -> Self {
+        Self::for_run(info, pool, RunSetup::default())
+    }
+
+    /// A context for one run of the scenario `info`, set up as `run` says, whose agents share
+    /// the servers of `pool`. The runner makes one per run, on the pool of its run.
+    pub(crate) fn for_run(
+        info: ScenarioInfo,
+        pool: Arc<crate::opencode::SharedPool>,
+        run: RunSetup,
+    ) -> Self {
         let redactor = Arc::new(Redactor::for_scenario());
         // Diagnostics name programs under the checkout (the test binary re-executed as the
         // fixture agent, `node_modules/.bin/opencode`): where a user cloned is not evidence.
@@ -128,41 +161,57 @@ impl Live {
         let mut model = crate::model::ModelSlot::default();
         // The runner resolved the same plan before this context and failed the scenario on an
         // error; a context made by hand (`testing::live`) falls back to the scripted model.
-        let plan = crate::cassette::plan(&info.options, &info.name, &info.manifest_dir)
-            .unwrap_or_default();
+        let plan = run.plan.unwrap_or_else(|| {
+            crate::cassette::plan(&info.options, &info.name, &info.manifest_dir).unwrap_or_default()
+        });
         model.set_plan(plan, &info.name);
+        let gates = Arc::new(
+            // The attribute's gate names were validated at compile time by the macro.
+            crate::gates::Gates::from_names(info.options.gates)
+                .unwrap_or_else(|e| panic!("invalid `gate` option: {e}")),
+        );
+        let baseline = run.explore.map(|(scheduler, baseline)| {
+            gates.explore_with(scheduler);
+            baseline
+        });
         Self {
             evidence: Evidence::new(redactor.clone()),
             model,
             products: Default::default(),
             agents: Default::default(),
             fixture: Default::default(),
-            // The attribute's gate names were validated at compile time by the macro.
-            gates: Arc::new(
-                crate::gates::Gates::from_names(info.options.gates)
-                    .unwrap_or_else(|e| panic!("invalid `gate` option: {e}")),
-            ),
+            gates,
             wire: Arc::new(crate::forward::Wire::new(redactor.clone())),
             redactor,
             info,
             skip: None,
             cassette: CassetteRun::default(),
             spend: None,
-            baseline: None,
-            repeated: false,
+            baseline,
+            repeated: run.repeated,
             pool,
         }
     }
 
-    /// Makes this context one run of an exploring scenario: `scheduler` orders the decision
-    /// points of its products' traffic, and its evidence must equal `baseline`'s first run's.
-    pub(crate) fn explore_with(
-        &mut self,
-        scheduler: Arc<crate::explore::Scheduler>,
-        baseline: Arc<crate::evidence::Baseline>,
-    ) {
-        self.gates.explore_with(scheduler);
-        self.baseline = Some(baseline);
+    /// Whether the scenario ended as skipped ([`skip`](Self::skip), a missing OpenCode).
+    pub(crate) fn is_skipped(&self) -> bool {
+        self.skip.is_some()
+    }
+
+    /// Why the scenario ended as skipped, taken for the runner's verdict.
+    pub(crate) fn take_skip(&mut self) -> Option<Skip> {
+        self.skip.take()
+    }
+
+    /// What the scenario's turns spent, once [`finish`](Self::finish) measured it.
+    pub(crate) fn spend(&self) -> Option<&crate::budget::Spend> {
+        self.spend.as_ref()
+    }
+
+    /// A cassette scenario's line for the report: a verifying run's drift, or that it found
+    /// none; set by [`finish`](Self::finish).
+    pub(crate) fn cassette_note(&self) -> Option<&str> {
+        self.cassette.note.as_deref()
     }
 
     /// Ends the scenario as skipped with `reason`: for a capability the agent did not exercise
@@ -200,9 +249,9 @@ impl Live {
         &self.info.name
     }
 
-    /// The scenario's options.
-    pub fn options(&self) -> &ScenarioOptions {
-        &self.info.options
+    /// What the scenario's `#[live_agent_test(...)]` declared.
+    pub fn options(&self) -> DeclaredOptions {
+        DeclaredOptions::of(self.info.options)
     }
 
     /// The redactor every output of this scenario passes through.
@@ -408,6 +457,15 @@ impl Live {
             .and(upstream)
             .and(model)
             .and(agents)
+    }
+
+    /// The agents' part of [`finish`](Self::finish) alone: stops every agent this context
+    /// started, removes their roots when `passed` (keeps and prints them otherwise).
+    pub(crate) async fn finish_agents(&mut self, passed: bool) -> Result<(), FinishError> {
+        self.agents
+            .finish(passed, &self.redactor)
+            .await
+            .map_err(FinishError::Agents)
     }
 
     /// Measures what the turns spent, before the agents stop (kept for the run report; a

@@ -1,6 +1,9 @@
 //! What a scenario declares about itself: the options of its `#[live_agent_test(...)]`.
 //!
 //! A base module: the runner, provisioning and `Live` read these; it depends on none of them.
+//! The payload the attribute builds ([`ScenarioOptions`] and its parts) has public fields for
+//! the expansion's `static` literal and is reachable only through `__private`; a scenario reads
+//! it through [`DeclaredOptions`], whose getters can stay when the payload grows.
 
 use std::time::Duration;
 
@@ -16,6 +19,7 @@ pub enum AgentKind {
 }
 
 /// The options of `#[live_agent_test(...)]`. Every option is optional; the macro fills defaults.
+/// What the expansion builds (`__private`), not an API: a scenario reads [`DeclaredOptions`].
 #[derive(Clone, Copy, Debug)]
 pub struct ScenarioOptions {
     /// The "clearly stuck" ceiling of the whole scenario, before `LIVE_TIMEOUT_SCALE`.
@@ -155,5 +159,114 @@ impl Budget {
 impl Default for Budget {
     fn default() -> Self {
         Budget::NONE
+    }
+}
+
+/// What a scenario's `#[live_agent_test(...)]` declared, read-only (`live.options()`): one
+/// getter per option, named as the attribute spells it.
+#[derive(Clone, Copy, Debug)]
+pub struct DeclaredOptions(ScenarioOptions);
+
+impl DeclaredOptions {
+    /// A view of `options`.
+    pub(crate) fn of(options: ScenarioOptions) -> Self {
+        Self(options)
+    }
+
+    /// `timeout = "…"`: the scenario's ceiling, before `LIVE_TIMEOUT_SCALE`; `None`: the
+    /// runner's default.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.0.timeout
+    }
+
+    /// `requires = [...]`: the environment variables the scenario needs.
+    pub fn requires(&self) -> &'static [&'static str] {
+        self.0.requires
+    }
+
+    /// `ignore = "reason"`: why the scenario runs only under `--ignored`.
+    pub fn ignore(&self) -> Option<&'static str> {
+        self.0.ignore
+    }
+
+    /// `agent = "…"`: which agent `live.opencode()` starts.
+    pub fn agent(&self) -> AgentKind {
+        self.0.agent
+    }
+
+    /// `gate = [...]`: the gate points armed before the scenario starts.
+    pub fn gates(&self) -> &'static [&'static str] {
+        self.0.gates
+    }
+
+    /// `isolation = "…"`; `None` follows `LIVE_ISOLATION`.
+    pub fn isolation(&self) -> Option<Isolation> {
+        self.0.isolation
+    }
+
+    /// `cassette`: whether the scenario talks to the real model through a cassette.
+    pub fn cassette(&self) -> bool {
+        self.0.cassette
+    }
+
+    /// `explore = N`: the most runs an exploration takes; `None`: one plain run.
+    pub fn explore(&self) -> Option<u32> {
+        self.0.explore.map(|explore| explore.runs)
+    }
+
+    /// `explore_for = "…"`: the exploration's wall-clock budget as declared, before
+    /// `LIVE_TIMEOUT_SCALE`; `None` when not given (5 minutes apply to an exploring scenario).
+    pub fn explore_for(&self) -> Option<Duration> {
+        self.0.explore.and_then(|explore| explore.within)
+    }
+
+    /// `explore_points = [...]`: the decision points, as gate spellings; empty: the defaults.
+    pub fn explore_points(&self) -> &'static [&'static str] {
+        self.0.explore.map_or(&[], |explore| explore.points)
+    }
+
+    /// `passes = "K of N"`: `(K, N)`, the passes the verdict needs out of at most N runs.
+    pub fn passes(&self) -> Option<(u32, u32)> {
+        self.0.passes.map(|passes| (passes.needed, passes.runs))
+    }
+
+    /// `max_tokens`: input + output + reasoning tokens of every turn together.
+    pub fn max_tokens(&self) -> Option<u64> {
+        self.0.budget.tokens
+    }
+
+    /// `max_input_tokens`.
+    pub fn max_input_tokens(&self) -> Option<u64> {
+        self.0.budget.input_tokens
+    }
+
+    /// `max_output_tokens`.
+    pub fn max_output_tokens(&self) -> Option<u64> {
+        self.0.budget.output_tokens
+    }
+
+    /// `max_reasoning_tokens`.
+    pub fn max_reasoning_tokens(&self) -> Option<u64> {
+        self.0.budget.reasoning_tokens
+    }
+
+    /// `max_cost`, in the currency of the model's configured prices.
+    pub fn max_cost(&self) -> Option<f64> {
+        self.0.budget.cost
+    }
+
+    /// `max_first_token`, before `LIVE_TIMEOUT_SCALE`.
+    pub fn max_first_token(&self) -> Option<Duration> {
+        self.0.budget.first_token
+    }
+
+    /// `max_turn`, before `LIVE_TIMEOUT_SCALE`.
+    pub fn max_turn(&self) -> Option<Duration> {
+        self.0.budget.turn
+    }
+
+    /// `needs_peer = "other_fn"`: the scenario of the same module it meets while both run.
+    pub fn needs_peer(&self) -> Option<&'static str> {
+        self.0.needs_peer
     }
 }

@@ -6,7 +6,10 @@
 //! Scenarios never need this module: `#[live_agent_test]` and [`main!`](crate::main) give them
 //! everything here. It is public on purpose, for the harness's own self-tests, reliability suite
 //! and benchmark (and for anyone building a runner of their own), and it follows what those
-//! need: expect it to change between minor versions more than the rest of the API.
+//! need.
+//!
+//! **Outside semver**: anything here may change in any release, patch releases included. Pin
+//! the exact version when you enable the `testing` feature.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -24,8 +27,6 @@ pub use crate::model::slot::ModelSlot;
 pub use crate::model::slot::{MODEL_ID, PROVIDER_ID};
 pub use crate::opencode::error::OPENCODE_NOT_FOUND;
 pub use crate::process::run_reaper;
-// What `#[live_agent_test]` submits, for a binary that registers scenarios of its own making.
-pub use crate::runner::descriptor::Scenario;
 // The one rule for a missing prerequisite, for a test binary with its own `main`.
 pub use crate::settings::MissingPrerequisite;
 
@@ -88,13 +89,15 @@ pub enum CassettePlan {
 /// cassette in-process (the benchmark's `replay_turn`) records one from a scripted upstream,
 /// then replays it. End it with [`finish`].
 pub fn live_with_cassette(info: ScenarioInfo, cassette: CassettePlan) -> Live {
-    let mut live = Live::new(info, Default::default());
     let plan = match cassette {
         CassettePlan::Record(path) => crate::cassette::ModelPlan::Record { path },
         CassettePlan::Replay(path) => crate::cassette::ModelPlan::Replay { path },
     };
-    live.model.set_plan(plan, &live.info.name);
-    live
+    let run = crate::live::RunSetup {
+        plan: Some(plan),
+        ..Default::default()
+    };
+    Live::for_run(info, Default::default(), run)
 }
 
 /// Ends `live` as the runner ends a scenario: the model's part first (a replay's unmatched
@@ -120,6 +123,7 @@ pub struct CassetteUnreadable(crate::cassette::CassetteError);
 /// An agent root with nothing running in it: the layout and hermetic environment provisioning
 /// gives an agent, for the benchmark's raw side (a bare `opencode serve` in the same conditions).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct BareRoot {
     /// The root directory; remove it when done.
     pub root: PathBuf,
@@ -161,10 +165,7 @@ pub fn bare_root(name: &str, config: &serde_json::Value) -> std::io::Result<Bare
 /// Runs the agents' part of the end of a scenario: stops every agent `live` started, removes
 /// their roots when `passed` (keeps and prints them otherwise).
 pub async fn finish_agents(live: &mut Live, passed: bool) -> Result<(), FinishError> {
-    live.agents
-        .finish(passed, &live.redactor)
-        .await
-        .map_err(FinishError::Agents)
+    live.finish_agents(passed).await
 }
 
 /// The `opencode` executable provisioning would run for a test crate at `manifest_dir`:

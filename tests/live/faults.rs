@@ -6,6 +6,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use harness_runtime::client::{ClientError, MessageError, SessionStatus, ToolStatus};
+use harness_runtime::client::{Session, Turn};
+use harness_runtime::fixture::Fault;
+use harness_runtime::opencode::{Agent, ProvisionError};
 use harness_runtime::prelude::*;
 use harness_runtime::scaled;
 

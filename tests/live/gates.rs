@@ -9,8 +9,11 @@
 
 use std::time::Duration;
 
+use harness_runtime::client::Turn;
 use harness_runtime::client::{ClientError, Event, EventStream, SessionStatus, ToolStatus};
 use harness_runtime::gates::Gate;
+use harness_runtime::gates::{Counter, GatePoint};
+use harness_runtime::model::{Matcher, Rule};
 use harness_runtime::prelude::*;
 
 use crate::support;

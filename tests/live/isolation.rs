@@ -24,6 +24,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use harness_runtime::client::{Ask, Event};
+use harness_runtime::opencode::Agent;
 use harness_runtime::prelude::*;
 use serde_json::Value;
 

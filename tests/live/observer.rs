@@ -5,7 +5,9 @@
 
 use std::time::Duration;
 
+use harness_runtime::client::Session;
 use harness_runtime::client::{Client, Event};
+use harness_runtime::opencode::Agent;
 use harness_runtime::prelude::*;
 
 use crate::support::{asking_for, prompt_answering};

@@ -6,7 +6,9 @@
 
 use std::time::Duration;
 
+use harness_runtime::client::Session;
 use harness_runtime::client::{Ask, AskAnswer, AskOutcome, ClientError, Interaction, ToolStatus};
+use harness_runtime::opencode::Agent;
 use harness_runtime::prelude::*;
 use harness_runtime::scaled;
 

@@ -14,6 +14,7 @@
 
 use std::time::Duration;
 
+use harness_runtime::client::Turn;
 use harness_runtime::client::{ClientError, Event, MessageError};
 use harness_runtime::prelude::*;
 

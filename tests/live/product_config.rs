@@ -11,6 +11,7 @@
 //! repository has them before the product talks to OpenCode.
 
 use harness_runtime::client::Ask;
+use harness_runtime::opencode::{Agent, ProvisionError};
 use harness_runtime::prelude::*;
 
 /// The bash command the model runs: asked for, then run once approved.

@@ -2,6 +2,7 @@
 //! and the next model request shows what the model was told.
 
 use harness_runtime::client::{AskOutcome, ToolCall, ToolStatus};
+use harness_runtime::client::{Session, Turn};
 use harness_runtime::model::ModelRequest;
 use harness_runtime::prelude::*;
 use serde_json::Value;

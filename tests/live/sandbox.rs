@@ -14,6 +14,7 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 
 use harness_runtime::client::{ToolStatus, Turn};
+use harness_runtime::opencode::Agent;
 use harness_runtime::prelude::*;
 
 /// What the kernel answers a refused file access, and a refused signal.

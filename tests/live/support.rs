@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use harness_runtime::client::{Ask, AskAnswer, Session, Turn};
+use harness_runtime::opencode::Agent;
 use harness_runtime::prelude::*;
 use tokio::sync::watch;
 

@@ -2,6 +2,8 @@
 //! failures surfaced as typed errors.
 
 use harness_runtime::client::MessageError;
+use harness_runtime::client::Turn;
+use harness_runtime::model::{Matcher, Rule};
 use harness_runtime::prelude::*;
 
 /// The tools OpenCode 1.18.33 offers the build agent, in the order it sends them.

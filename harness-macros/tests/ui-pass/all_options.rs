@@ -22,7 +22,7 @@ async fn opts_into_sharing(_live: &mut Live) {}
 
 #[live_agent_test(cassette, timeout = "600s", requires = ["TEST_OLLAMA_MODEL"])]
 async fn records_and_replays(live: &mut Live) {
-    assert!(live.options().cassette);
+    assert!(live.options().cassette());
 }
 
 #[live_agent_test(gate = "before_prompt")]

@@ -1,6 +1,6 @@
 use std::time::Duration;
 
-use harness_runtime::{ExploreOptions, Live, live_agent_test};
+use harness_runtime::{Live, live_agent_test};
 
 #[live_agent_test(
     agent = "fixture",
@@ -14,10 +14,10 @@ use harness_runtime::{ExploreOptions, Live, live_agent_test};
     ],
 )]
 async fn every_explore_option(live: &mut Live) {
-    let explore = live.options().explore.unwrap();
-    assert_eq!(explore.runs, 200);
-    assert_eq!(explore.within, Some(Duration::from_secs(120)));
-    assert_eq!(explore.points.len(), 4);
+    let options = live.options();
+    assert_eq!(options.explore(), Some(200));
+    assert_eq!(options.explore_for(), Some(Duration::from_secs(120)));
+    assert_eq!(options.explore_points().len(), 4);
 }
 
 #[live_agent_test(explore = 1, explore_points = "event session.idle")]
@@ -25,9 +25,10 @@ async fn one_point(_live: &mut Live) {}
 
 #[live_agent_test(explore = 100000)]
 async fn defaults(live: &mut Live) {
-    let explore: ExploreOptions = live.options().explore.unwrap();
-    assert_eq!(explore.wall_clock(), ExploreOptions::DEFAULT_WITHIN);
-    assert!(explore.points.is_empty());
+    let options = live.options();
+    assert_eq!(options.explore(), Some(100000));
+    assert_eq!(options.explore_for(), None);
+    assert!(options.explore_points().is_empty());
 }
 
 fn main() {

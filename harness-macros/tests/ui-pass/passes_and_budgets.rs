@@ -1,8 +1,8 @@
-use harness_runtime::{Budget, Live, Passes, live_agent_test};
+use harness_runtime::{Live, live_agent_test};
 
 #[live_agent_test(cassette, passes = "3 of 5", max_tokens = 4000, max_cost = 0.05)]
 async fn recorded_verdict(live: &mut Live) {
-    assert_eq!(live.options().passes, Some(Passes { needed: 3, runs: 5 }));
+    assert_eq!(live.options().passes(), Some((3, 5)));
 }
 
 #[live_agent_test(requires = ["OPENCODE_CONFIG_CONTENT"], passes = "1 of 1")]
@@ -18,8 +18,10 @@ async fn live_verdict(_live: &mut Live) {}
     max_turn = "1m30s"
 )]
 async fn scripted_budget(live: &mut Live) {
-    let budget: Budget = live.options().budget;
-    assert_eq!(budget.cost, Some(0.5));
+    let options = live.options();
+    assert_eq!(options.max_cost(), Some(0.5));
+    assert_eq!(options.max_tokens(), Some(4000));
+    assert_eq!(options.max_turn(), Some(std::time::Duration::from_secs(90)));
 }
 
 #[live_agent_test(max_cost = 1)]

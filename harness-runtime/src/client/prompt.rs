@@ -15,24 +15,24 @@ pub const DEFAULT_TURN_CEILING: Duration = Duration::from_secs(120);
 #[derive(Clone, Debug, Default)]
 pub struct Prompt {
     /// The user text.
-    pub text: String,
+    pub(crate) text: String,
     /// Output format, e.g. `{"type":"json_schema","schema":{…}}` (see [`Prompt::json_schema`]).
-    pub format: Option<Value>,
+    pub(crate) format: Option<Value>,
     /// The agent (`build`, `plan`, …).
-    pub agent: Option<String>,
+    pub(crate) agent: Option<String>,
     /// The model.
-    pub model: Option<ModelRef>,
+    pub(crate) model: Option<ModelRef>,
     /// Tools to enable (`true`) or disable (`false`) for this prompt.
-    pub tools: Option<BTreeMap<String, bool>>,
+    pub(crate) tools: Option<BTreeMap<String, bool>>,
     /// An extra system prompt.
-    pub system: Option<String>,
+    pub(crate) system: Option<String>,
     /// How asks raised during the turn are answered.
-    pub asks: AskPolicy,
+    pub(crate) asks: AskPolicy,
     /// The turn's ceiling (default 120 s, scaled).
-    pub ceiling: Option<Duration>,
+    pub(crate) ceiling: Option<Duration>,
     /// How long an ask may stay unanswered before the turn fails naming it (default: until the
     /// turn's ceiling). See [`Prompt::with_ask_ceiling`].
-    pub ask_ceiling: Option<Duration>,
+    pub(crate) ask_ceiling: Option<Duration>,
 }
 
 impl Prompt {
@@ -48,6 +48,37 @@ impl Prompt {
     pub fn json_schema(mut self, schema: Value) -> Self {
         self.format = Some(json!({"type": "json_schema", "schema": schema}));
         self
+    }
+
+    /// Runs the prompt with the agent `agent` (`build`, `plan`, …).
+    pub fn agent(mut self, agent: impl Into<String>) -> Self {
+        self.agent = Some(agent.into());
+        self
+    }
+
+    /// Runs the prompt on `model`.
+    pub fn model(mut self, model: ModelRef) -> Self {
+        self.model = Some(model);
+        self
+    }
+
+    /// Enables (`true`) or disables (`false`) the tool `tool` for this prompt.
+    pub fn tool(mut self, tool: impl Into<String>, enabled: bool) -> Self {
+        self.tools
+            .get_or_insert_with(BTreeMap::new)
+            .insert(tool.into(), enabled);
+        self
+    }
+
+    /// Adds an extra system prompt.
+    pub fn system(mut self, system: impl Into<String>) -> Self {
+        self.system = Some(system.into());
+        self
+    }
+
+    /// The user text.
+    pub fn text(&self) -> &str {
+        &self.text
     }
 
     /// Sets the ask policy.

@@ -34,9 +34,24 @@ pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
 #[derive(Clone, Debug)]
 pub struct StreamOptions {
     /// Longest time without any frame (heartbeats count) before [`ClientError::StreamSilent`].
-    pub silence_ceiling: Duration,
+    pub(crate) silence_ceiling: Duration,
     /// Largest accepted frame in bytes.
-    pub max_frame_bytes: usize,
+    pub(crate) max_frame_bytes: usize,
+}
+
+impl StreamOptions {
+    /// Sets the longest time without any frame (heartbeats count) before
+    /// [`ClientError::StreamSilent`], used as given.
+    pub fn silence_ceiling(mut self, ceiling: Duration) -> Self {
+        self.silence_ceiling = ceiling;
+        self
+    }
+
+    /// Sets the largest accepted frame, in bytes.
+    pub fn max_frame_bytes(mut self, bytes: usize) -> Self {
+        self.max_frame_bytes = bytes;
+        self
+    }
 }
 
 impl Default for StreamOptions {

@@ -8,6 +8,7 @@ use super::types::MessageInfo;
 
 /// The tokens of one assistant message (`info.tokens`), or of several added up.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct TokenCounts {
     /// Prompt tokens not read from the cache (`tokens.input`).
     pub input: u64,

@@ -51,6 +51,7 @@ pub enum AskOutcome {
 
 /// One ask of the turn: what was asked, what this client answered, what the server reported.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Interaction {
     /// The request.
     pub ask: Ask,
@@ -62,6 +63,7 @@ pub struct Interaction {
 
 /// One tool call of the turn, in its last known state.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct ToolCall {
     /// The tool (`bash`, `question`, `StructuredOutput`, …).
     pub tool: String,
@@ -81,6 +83,7 @@ pub struct ToolCall {
 
 /// One assistant message of the turn with its parts.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct TurnMessage {
     /// The message info in its last known state.
     pub info: MessageInfo,
@@ -90,6 +93,7 @@ pub struct TurnMessage {
 
 /// A collected turn.
 #[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
 pub struct Turn {
     /// The session.
     pub session_id: String,

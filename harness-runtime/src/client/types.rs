@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 /// `GET /global/health`.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[non_exhaustive]
 pub struct Health {
     /// Whether the server says it is healthy.
     pub healthy: bool,
@@ -18,6 +19,7 @@ pub struct Health {
 
 /// A session as returned by create/get/list.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[non_exhaustive]
 pub struct SessionInfo {
     /// `ses_…`.
     pub id: String,
@@ -49,6 +51,7 @@ pub enum PermissionAction {
 
 /// One rule of a session's permission ruleset, e.g. `{permission:"bash", pattern:"*", action:"ask"}`.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[non_exhaustive]
 pub struct PermissionRule {
     /// The permission (`bash`, `edit`, `webfetch`, …).
     pub permission: String,
@@ -64,16 +67,16 @@ pub struct PermissionRule {
 pub struct CreateSession {
     /// The title (avoids the title-generation request).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
+    pub(crate) title: Option<String>,
     /// A parent session.
     #[serde(rename = "parentID", skip_serializing_if = "Option::is_none")]
-    pub parent_id: Option<String>,
+    pub(crate) parent_id: Option<String>,
     /// The agent (`build`, `plan`, …).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub agent: Option<String>,
+    pub(crate) agent: Option<String>,
     /// Session-level permission rules.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub permission: Option<Vec<PermissionRule>>,
+    pub(crate) permission: Option<Vec<PermissionRule>>,
 }
 
 impl CreateSession {
@@ -83,6 +86,18 @@ impl CreateSession {
             title: Some(title.into()),
             ..Self::default()
         }
+    }
+
+    /// Makes the session a child of `parent_id`.
+    pub fn parent(mut self, parent_id: impl Into<String>) -> Self {
+        self.parent_id = Some(parent_id.into());
+        self
+    }
+
+    /// Runs the session with the agent `agent` (`build`, `plan`, …).
+    pub fn agent(mut self, agent: impl Into<String>) -> Self {
+        self.agent = Some(agent.into());
+        self
     }
 
     /// Adds a permission rule.
@@ -122,6 +137,7 @@ pub enum SessionStatus {
 
 /// A message's timestamps (ms since the epoch).
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[non_exhaustive]
 pub struct MessageTime {
     /// Creation.
     #[serde(default)]
@@ -133,6 +149,7 @@ pub struct MessageTime {
 
 /// A message's info (`message.updated`, `GET /session/{id}/message`).
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[non_exhaustive]
 pub struct MessageInfo {
     /// `msg_…`.
     pub id: String,
@@ -199,6 +216,7 @@ impl std::fmt::Display for ToolStatus {
 
 /// A tool part's state.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[non_exhaustive]
 pub struct ToolState {
     /// The status.
     pub status: ToolStatus,
@@ -219,6 +237,7 @@ pub struct ToolState {
 /// A message part. Typed by `kind` (`text`, `tool`, `step-start`, `step-finish`, `reasoning`,
 /// …); the fields of kinds this client does not model stay in `extra`.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[non_exhaustive]
 pub struct Part {
     /// `prt_…`.
     pub id: String,
@@ -250,6 +269,7 @@ pub struct Part {
 
 /// A message with its parts (`GET /session/{id}/message`, blocking prompt).
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[non_exhaustive]
 pub struct MessageWithParts {
     /// The message.
     pub info: MessageInfo,
@@ -260,6 +280,7 @@ pub struct MessageWithParts {
 
 /// The tool call an ask belongs to.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[non_exhaustive]
 pub struct ToolRef {
     /// The assistant message.
     #[serde(rename = "messageID")]
@@ -271,6 +292,7 @@ pub struct ToolRef {
 
 /// A pending permission request (`permission.asked`, `GET /permission`).
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[non_exhaustive]
 pub struct PermissionRequest {
     /// `per_…`.
     pub id: String,
@@ -321,6 +343,7 @@ impl PermissionReply {
 
 /// One option of a question.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[non_exhaustive]
 pub struct QuestionOption {
     /// The label (what a reply sends back).
     pub label: String,
@@ -331,6 +354,7 @@ pub struct QuestionOption {
 
 /// One question of a question request.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[non_exhaustive]
 pub struct QuestionInfo {
     /// The full question.
     pub question: String,
@@ -350,6 +374,7 @@ pub struct QuestionInfo {
 
 /// A pending question (`question.asked`, `GET /question`).
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[non_exhaustive]
 pub struct QuestionRequest {
     /// `que_…`.
     pub id: String,
@@ -369,6 +394,7 @@ pub struct QuestionRequest {
 
 /// The model a prompt should use.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[non_exhaustive]
 pub struct ModelRef {
     /// Provider id, e.g. `ollama`.
     #[serde(rename = "providerID")]
@@ -376,4 +402,14 @@ pub struct ModelRef {
     /// Model id, e.g. `gemma3:270m`.
     #[serde(rename = "modelID")]
     pub model_id: String,
+}
+
+impl ModelRef {
+    /// The model `model_id` of the provider `provider_id`.
+    pub fn new(provider_id: impl Into<String>, model_id: impl Into<String>) -> Self {
+        Self {
+            provider_id: provider_id.into(),
+            model_id: model_id.into(),
+        }
+    }
 }

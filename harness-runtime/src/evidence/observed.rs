@@ -25,6 +25,7 @@ use crate::redact::Redactor;
 /// Redacted, with numbered placeholders counted within this record (`[session-1]` is the first
 /// session created), so it snapshots the same on every run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Observed {
     /// The sessions, in the order they were created.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -46,6 +47,7 @@ impl Observed {
 
 /// One session the agent served: what it did there, as a turn's record reads.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct ObservedSession {
     /// Its id as a numbered placeholder, in creation order: `[session-1]`, `[session-2]`.
     pub id: String,

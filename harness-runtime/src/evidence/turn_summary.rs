@@ -8,6 +8,7 @@ use serde::{Serialize, Serializer};
 
 /// A turn, summarised. Empty parts are left out of the snapshot.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct TurnSummary {
     /// Event types in arrival order, consecutive repeats collapsed: `message.part.delta ×12`.
     #[serde(skip_serializing_if = "EventTrace::is_empty")]
@@ -91,6 +92,7 @@ impl Serialize for EventTrace {
 
 /// One message of a turn.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct MessageSummary {
     /// `user` or `assistant`.
     pub role: String,
@@ -100,6 +102,7 @@ pub struct MessageSummary {
 
 /// One tool call of a turn.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct ToolCallSummary {
     /// The tool's name: `bash`, `write`.
     pub tool: String,
@@ -109,6 +112,7 @@ pub struct ToolCallSummary {
 
 /// A permission asked or a question put during a turn.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct InteractionSummary {
     /// `permission` or `question`.
     pub kind: String,
@@ -117,6 +121,37 @@ pub struct InteractionSummary {
     /// The reply given (`once`, `always`, `reject`, an answer), or none when left pending.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reply: Option<String>,
+}
+
+impl MessageSummary {
+    /// A message of `role` whose parts have the types `parts`.
+    pub fn new(role: impl Into<String>, parts: Vec<String>) -> Self {
+        Self {
+            role: role.into(),
+            parts,
+        }
+    }
+}
+
+impl ToolCallSummary {
+    /// A call of `tool` that ended `status`.
+    pub fn new(tool: impl Into<String>, status: impl Into<String>) -> Self {
+        Self {
+            tool: tool.into(),
+            status: status.into(),
+        }
+    }
+}
+
+impl InteractionSummary {
+    /// A `kind` ask about `subject`, answered `reply`.
+    pub fn new(kind: impl Into<String>, subject: impl Into<String>, reply: Option<String>) -> Self {
+        Self {
+            kind: kind.into(),
+            subject: subject.into(),
+            reply,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -46,6 +46,7 @@ impl Counter {
 
 /// A snapshot of every counter, for evidence.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Counters {
     /// [`Counter::Prompt`].
     pub prompts: u64,

@@ -58,6 +58,7 @@ pub enum Answer {
 
 /// One model request, parsed.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct ModelRequest {
     /// 0-based arrival order.
     pub seq: usize,
@@ -87,6 +88,7 @@ pub struct ModelRequest {
 
 /// A compact, structural summary of a request for evidence: no prompts, no raw body.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct ModelRequestSummary {
     /// The API.
     pub api: Api,

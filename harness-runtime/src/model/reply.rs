@@ -13,6 +13,7 @@ pub(crate) const STRUCTURED_OUTPUT_TOOL: &str = "StructuredOutput";
 
 /// One function call in a reply.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct ScriptedToolCall {
     /// The tool's name as offered, e.g. `bash`.
     pub name: String,
@@ -32,6 +33,7 @@ impl ScriptedToolCall {
 
 /// Token counts reported with a reply (when the client asks for usage).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Usage {
     /// Prompt tokens.
     pub input: u64,

@@ -31,33 +31,33 @@ pub struct AgentOptions {
     /// decide, as they would outside a test, set it to `{}` (OpenCode's own defaults then apply
     /// beneath them), or give the product's rules with
     /// [`product_config`](Self::product_config).
-    pub permission: serde_json::Value,
+    pub(crate) permission: serde_json::Value,
     /// The whole `OPENCODE_CONFIG_CONTENT`, replacing the one built for the scenario. While a
     /// cassette is recorded, it is the real model's config the relay records from (its `model`
     /// names the provider), in place of the user's: OpenCode gets it pointed at the relay.
-    pub config: Option<serde_json::Value>,
+    pub(crate) config: Option<serde_json::Value>,
     /// The product's own OpenCode settings (agents, commands, MCP servers, instructions, the
     /// `shell`, permissions, ...), merged over the config the harness builds for the scenario's
     /// model as OpenCode merges one config source over another: objects key by key, anything
     /// else replaced, `instructions` and `plugin` lists joined. See
     /// [`product_config`](Self::product_config).
-    pub product_config: Option<serde_json::Value>,
+    pub(crate) product_config: Option<serde_json::Value>,
     /// Extra environment for the agent process, applied last.
-    pub env: Vec<(String, String)>,
+    pub(crate) env: Vec<(String, String)>,
     /// The readiness ceiling before `LIVE_TIMEOUT_SCALE` (default 60 s).
-    pub ready_timeout: Duration,
+    pub(crate) ready_timeout: Duration,
     /// How long a stop waits after SIGTERM before it sends SIGKILL, before `LIVE_TIMEOUT_SCALE`
     /// (default 5 s; OpenCode exits in about 0.1 s).
-    pub stop_grace: Duration,
+    pub(crate) stop_grace: Duration,
     /// Paths the sandboxed agent and its tools may read, list and execute beneath, besides
     /// the system's directories, its program and its root (see the README's *Sandbox*).
-    pub read_only: Vec<PathBuf>,
+    pub(crate) read_only: Vec<PathBuf>,
     /// Paths the sandboxed agent and its tools may also write beneath (create, change, remove),
     /// besides its root.
-    pub writable: Vec<PathBuf>,
+    pub(crate) writable: Vec<PathBuf>,
     /// On a shared server, a directory whose OpenCode instance boots for this scenario, never a
     /// warm workspace another scenario used (see [`fresh_workspace`](Self::fresh_workspace)).
-    pub fresh_workspace: bool,
+    pub(crate) fresh_workspace: bool,
 }
 
 impl Default for AgentOptions {
@@ -77,6 +77,13 @@ impl Default for AgentOptions {
 }
 
 impl AgentOptions {
+    /// OpenCode's `permission` config these options give (see
+    /// [`permission`](Self::permission)): for a config built outside provisioning, such as the
+    /// scripted model's `ModelSlot::opencode_config`.
+    pub fn permission_config(&self) -> &serde_json::Value {
+        &self.permission
+    }
+
     /// Sets [`permission`](Self::permission).
     pub fn permission(mut self, permission: serde_json::Value) -> Self {
         self.permission = permission;

@@ -91,8 +91,11 @@ mod tests {
             duration_ms: 10,
             failure: (outcome == "failed").then(|| "wrong answer".to_owned()),
         };
-        let mut record =
-            ScenarioRecord::bare(scenario, Outcome::Passed, &crate::ScenarioOptions::DEFAULT);
+        let mut record = ScenarioRecord::bare(
+            scenario,
+            Outcome::Passed,
+            &crate::scenario::ScenarioOptions::DEFAULT,
+        );
         record.verdict = Some(VerdictRecord {
             needed: 3,
             max_runs: 5,

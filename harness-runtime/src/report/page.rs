@@ -37,8 +37,11 @@ mod tests {
 
     #[test]
     fn the_data_cannot_close_its_script_element() {
-        let mut record =
-            ScenarioRecord::bare("a::b", Outcome::Failed, &crate::ScenarioOptions::DEFAULT);
+        let mut record = ScenarioRecord::bare(
+            "a::b",
+            Outcome::Failed,
+            &crate::scenario::ScenarioOptions::DEFAULT,
+        );
         record.failure = Some("</script><script>alert(1)</script> <!-- &".into());
         let json = serde_json::to_string(&record).unwrap();
         let html = render(&assemble("r", vec![(file_name(&record), json)]));
@@ -101,7 +104,7 @@ mod tests {
         let mut record = ScenarioRecord::bare(
             "explore::race",
             Outcome::Failed,
-            &crate::ScenarioOptions::DEFAULT,
+            &crate::scenario::ScenarioOptions::DEFAULT,
         );
         record.exploration = Some(exploration);
         let record = record.redacted(&redactor);
@@ -151,8 +154,11 @@ mod tests {
     /// A record without an exploration has no such key: the page shows it as before.
     #[test]
     fn a_record_without_an_exploration_has_none_in_the_data() {
-        let record =
-            ScenarioRecord::bare("a::b", Outcome::Passed, &crate::ScenarioOptions::DEFAULT);
+        let record = ScenarioRecord::bare(
+            "a::b",
+            Outcome::Passed,
+            &crate::scenario::ScenarioOptions::DEFAULT,
+        );
         let json = serde_json::to_string(&record).unwrap();
         assert!(!json.contains("exploration"), "{json}");
     }

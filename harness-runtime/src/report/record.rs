@@ -76,7 +76,11 @@ pub(crate) struct ScenarioRecord {
 
 impl ScenarioRecord {
     /// A record without a timeline (ignored, skipped or failed before its body).
-    pub(crate) fn bare(name: &str, outcome: Outcome, options: &crate::ScenarioOptions) -> Self {
+    pub(crate) fn bare(
+        name: &str,
+        outcome: Outcome,
+        options: &crate::scenario::ScenarioOptions,
+    ) -> Self {
         ScenarioRecord {
             name: name.to_owned(),
             outcome,
@@ -173,7 +177,7 @@ fn agent_name(kind: crate::AgentKind) -> &'static str {
     }
 }
 
-fn isolation_name(options: &crate::ScenarioOptions) -> &'static str {
+fn isolation_name(options: &crate::scenario::ScenarioOptions) -> &'static str {
     // The scenario's attribute, else the suite's level: what provisioning starts from (a
     // fallback to a server of its own shows in the timeline).
     let level = options.isolation.unwrap_or_else(crate::settings::isolation);
@@ -191,9 +195,9 @@ mod tests {
     /// A shared scenario that fell back to a server of its own is shown at the isolation it ran.
     #[test]
     fn the_isolation_shown_is_the_one_provisioning_noted() {
-        let options = crate::ScenarioOptions {
+        let options = crate::scenario::ScenarioOptions {
             isolation: Some(crate::Isolation::Shared),
-            ..crate::ScenarioOptions::DEFAULT
+            ..crate::scenario::ScenarioOptions::DEFAULT
         };
         let timeline = Collector::new();
         install_on_this_thread(Some(timeline.clone()));

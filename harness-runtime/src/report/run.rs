@@ -95,9 +95,9 @@ mod tests {
     fn a_run_is_ordered_counted_and_redacted() {
         let redactor = redactor();
         // Explicit: the suite's level (`LIVE_ISOLATION`) must not decide this test's outcome.
-        let options = crate::ScenarioOptions {
+        let options = crate::scenario::ScenarioOptions {
             isolation: Some(crate::Isolation::Server),
-            ..crate::ScenarioOptions::DEFAULT
+            ..crate::scenario::ScenarioOptions::DEFAULT
         };
         let passed = ScenarioRecord::bare("a::passes", Outcome::Passed, &options);
         let mut skipped = ScenarioRecord::bare("b::skips", Outcome::Skipped, &options);

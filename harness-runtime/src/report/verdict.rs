@@ -57,7 +57,7 @@ mod tests {
         let mut record = ScenarioRecord::bare(
             "probes::flaky",
             Outcome::Failed,
-            &crate::ScenarioOptions::DEFAULT,
+            &crate::scenario::ScenarioOptions::DEFAULT,
         );
         assert!(!serde_json::to_string(&record).unwrap().contains("verdict"));
         record.verdict = Some(VerdictRecord {

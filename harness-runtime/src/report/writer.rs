@@ -145,7 +145,7 @@ mod tests {
     use crate::report::Outcome;
 
     fn record(name: &str, outcome: Outcome) -> ScenarioRecord {
-        ScenarioRecord::bare(name, outcome, &crate::ScenarioOptions::DEFAULT)
+        ScenarioRecord::bare(name, outcome, &crate::scenario::ScenarioOptions::DEFAULT)
     }
 
     #[test]

@@ -17,7 +17,7 @@ use crate::evidence::Baseline;
 use crate::explore::explorer::{self, Budget, Exploration, Purpose, RunResult};
 use crate::explore::{Focus, Plan, Point, RunRecord, Schedule, Scheduler};
 use crate::gates::WirePoint;
-use crate::live::Skip;
+use crate::live::{RunSetup, Skip};
 use crate::progress::{progress, seconds};
 use crate::report::{DiagramStep, ExplorationRecord};
 use crate::scenario::ExploreOptions;
@@ -280,9 +280,12 @@ impl Runs<'_> {
             let _context = self.runtime.enter();
             Scheduler::start(plan.strategy(), self.quiet, focus(self.options.points))
         };
-        let mut live = setup::new_live(self.runtime, self.scenario, self.name, self.pool);
-        live.explore_with(scheduler.clone(), self.baseline.clone());
-        live.repeated = self.runs > 0;
+        let run = RunSetup {
+            plan: None,
+            repeated: self.runs > 0,
+            explore: Some((scheduler.clone(), self.baseline.clone())),
+        };
+        let mut live = setup::new_live(self.runtime, self.scenario, self.name, self.pool, run);
         self.runs += 1;
         panics::use_redactor(self.cell, Arc::clone(live.redactor()));
         let failure = setup::run_body(self.runtime, self.scenario, &mut live, self.ceiling, || {
@@ -296,13 +299,13 @@ impl Runs<'_> {
         let record = scheduler.record();
         // Only the run the report shows keeps its roots when it fails; the others clean up as
         // a pass does (their failure is in the record).
-        let clean_as_passed = failure.is_none() || !keep || live.skip.is_some();
+        let clean_as_passed = failure.is_none() || !keep || live.is_skipped();
         let cleanup = setup::finish(self.runtime, &mut live, clean_as_passed);
         // A passing body's run fails on what ending it found (a product that failed, gates
         // nothing reached); a failing body's already says what went wrong.
         let failure = failure.or(cleanup);
         scheduler.stop();
-        if let Some(skip) = live.skip.take() {
+        if let Some(skip) = live.take_skip() {
             self.skip = Some(skip);
         }
         let previous = self.kept.replace(live);

@@ -121,7 +121,8 @@ fn runs_live(scenario: &Scenario, args: &Arguments, strict: bool) -> bool {
 mod tests {
     use super::*;
     use crate::__private::ScenarioFuture;
-    use crate::{Isolation, Live, ScenarioOptions};
+    use crate::scenario::ScenarioOptions;
+    use crate::{Isolation, Live};
 
     fn body(_: &mut Live) -> ScenarioFuture<'_> {
         Box::pin(async { Ok(()) })

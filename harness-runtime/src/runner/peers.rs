@@ -139,7 +139,8 @@ pub(crate) fn listed_ignored(scenario: &Scenario) -> bool {
 mod tests {
     use super::*;
     use crate::__private::ScenarioFuture;
-    use crate::{Live, ScenarioOptions};
+    use crate::Live;
+    use crate::scenario::ScenarioOptions;
 
     fn body(_: &mut Live) -> ScenarioFuture<'_> {
         Box::pin(async { Ok(()) })

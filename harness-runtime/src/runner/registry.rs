@@ -48,8 +48,9 @@ pub(crate) fn check_unique(scenarios: &[&Scenario]) -> Result<(), NameClashes> {
 mod tests {
     use super::check_unique;
     use crate::__private::ScenarioFuture;
+    use crate::Live;
     use crate::runner::descriptor::Scenario;
-    use crate::{Live, ScenarioOptions};
+    use crate::scenario::ScenarioOptions;
 
     fn body(_: &mut Live) -> ScenarioFuture<'_> {
         Box::pin(async { Ok(()) })

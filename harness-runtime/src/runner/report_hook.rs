@@ -75,11 +75,8 @@ impl TrialReport {
         *self.ran.borrow_mut() = Some(Ran {
             redactor: Arc::clone(live.redactor()),
             evidence: live.evidence().entries(),
-            usage: live
-                .spend
-                .as_ref()
-                .and_then(super::report_usage::usage_record),
-            model: model_name(resolution, live.cassette.note.as_deref()),
+            usage: live.spend().and_then(super::report_usage::usage_record),
+            model: model_name(resolution, live.cassette_note()),
         });
     }
 

@@ -9,7 +9,7 @@ use libtest_mimic::{Completion, Failed};
 
 use super::descriptor::Scenario;
 use super::panic::{self as panics, RedactorCell};
-use crate::live::{FinishError, Skip};
+use crate::live::{FinishError, RunSetup, Skip};
 use crate::opencode::SharedPool;
 use crate::progress::progress;
 use crate::{Live, settings};
@@ -56,13 +56,14 @@ pub(super) fn with_cleanup(failure: Option<String>, cleanup: Option<String>) -> 
     }
 }
 
-/// A fresh `Live` for one run of `scenario`'s body, made inside `runtime` (its model and
-/// servers start on it), sharing the run's `pool`.
+/// A fresh `Live` for one run of `scenario`'s body, set up as `run` says, made inside
+/// `runtime` (its model and servers start on it), sharing the run's `pool`.
 pub(super) fn new_live(
     runtime: &tokio::runtime::Runtime,
     scenario: &'static Scenario,
     name: &str,
     pool: &Arc<SharedPool>,
+    run: RunSetup,
 ) -> Live {
     let _context = runtime.enter();
     let info = crate::live::ScenarioInfo {
@@ -71,7 +72,7 @@ pub(super) fn new_live(
         manifest_dir: std::path::PathBuf::from(scenario.manifest_dir),
         snapshot_assertion: scenario.snapshot_assertion,
     };
-    Live::new(info, pool.clone())
+    Live::for_run(info, pool.clone(), run)
 }
 
 /// Runs `scenario`'s body on `live` under `ceiling`: why it failed, redacted, if it did. A

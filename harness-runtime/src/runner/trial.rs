@@ -12,6 +12,7 @@ use super::report_hook::TrialReport;
 use super::setup::{self, DEFAULT_CEILING, SHUTDOWN_CEILING};
 use crate::cassette::Resolution;
 use crate::opencode::SharedPool;
+use crate::live::RunSetup;
 use crate::progress::{progress, seconds};
 use crate::settings;
 
@@ -148,7 +149,7 @@ fn execute(
 ) -> Result<Completion, Failed> {
     let started = Instant::now();
     let (cell, _guards, runtime) = setup::start(&name, report.collector())?;
-    let mut live = setup::new_live(&runtime, scenario, &name, pool);
+    let mut live = setup::new_live(&runtime, scenario, &name, pool, RunSetup::default());
     let redactor = Arc::clone(live.redactor());
     panics::use_redactor(&cell, Arc::clone(&redactor));
     progress(&name, "started");
@@ -161,9 +162,9 @@ fn execute(
     let failure = setup::run_body(&runtime, scenario, &mut live, ceiling, || None);
     // A skip is reported as skipped whatever the body returned: a known outcome, so its roots
     // are removed like a pass's (keeping them would leak a temp dir per skip).
-    let passed = failure.is_none() || live.skip.is_some();
+    let passed = failure.is_none() || live.is_skipped();
     let cleanup = setup::finish(&runtime, &mut live, passed);
-    let skip = live.skip.take();
+    let skip = live.take_skip();
     report.ran(&live, resolution);
     {
         // The slots' `Drop` fallbacks may need the runtime's context.

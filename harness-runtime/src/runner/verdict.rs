@@ -13,7 +13,7 @@ use super::descriptor::Scenario;
 use super::report_hook::TrialReport;
 use super::setup::{self, DEFAULT_CEILING, SHUTDOWN_CEILING};
 use crate::cassette::{ModelPlan, Resolution};
-use crate::live::Skip;
+use crate::live::{RunSetup, Skip};
 use crate::progress::{progress, seconds};
 use crate::report::{VerdictRecord, VerdictRun};
 use crate::scenario::Passes;
@@ -84,20 +84,23 @@ pub(super) fn execute(
             format!("run {number} of at most {}", passes.runs)
         });
         let run_started = Instant::now();
-        let mut live = setup::new_live(&runtime, scenario, &name, pool);
-        // The plan the trial was admitted with, for every run: under `LIVE_CASSETTE=missing` a
-        // passing run's cassette must not turn the next run into a replay.
-        live.model.set_plan(resolution.plan.clone(), &name);
-        live.repeated = number > 1;
+        let run = RunSetup {
+            // The plan the trial was admitted with, for every run: under `LIVE_CASSETTE=missing`
+            // a passing run's cassette must not turn the next run into a replay.
+            plan: Some(resolution.plan.clone()),
+            repeated: number > 1,
+            explore: None,
+        };
+        let mut live = setup::new_live(&runtime, scenario, &name, pool, run);
         let redactor = Arc::clone(live.redactor());
         super::panic::use_redactor(&cell, Arc::clone(&redactor));
         let failure = setup::run_body(&runtime, scenario, &mut live, ceiling, || None);
-        let passed = failure.is_none() || live.skip.is_some();
+        let passed = failure.is_none() || live.is_skipped();
         let cleanup = setup::finish(&runtime, &mut live, passed);
         let failure = setup::with_cleanup(failure, cleanup);
         let elapsed = run_started.elapsed();
         report.ran(&live, resolution);
-        let run_skip = live.skip.take();
+        let run_skip = live.take_skip();
         {
             // The slots' `Drop` fallbacks may need the runtime's context.
             let _context = runtime.enter();

@@ -97,10 +97,7 @@ async fn unknown_types_and_fields_are_kept() {
 
 #[tokio::test]
 async fn oversized_frame_is_rejected_and_smaller_ones_pass() {
-    let options = StreamOptions {
-        max_frame_bytes: 1024,
-        ..StreamOptions::default()
-    };
+    let options = StreamOptions::default().max_frame_bytes(1024);
     let small = format!(
         "data: {{\"type\":\"x\",\"properties\":{{\"p\":\"{}\"}}}}\n\n",
         "a".repeat(900)
@@ -127,10 +124,7 @@ async fn invalid_utf8_is_a_decode_error_at_once_while_the_stream_stays_open() {
         Ok(Bytes::from(CONNECTED)),
     ];
     let open = futures::stream::iter(chunks).chain(futures::stream::pending());
-    let options = StreamOptions {
-        silence_ceiling: Duration::from_secs(20),
-        ..StreamOptions::default()
-    };
+    let options = StreamOptions::default().silence_ceiling(Duration::from_secs(20));
     let mut stream = EventStream::from_bytes(open, options, redactor());
     assert_eq!(
         stream.next_event().await.unwrap(),
@@ -207,10 +201,7 @@ async fn raw_sse_server(body: &'static str, close: bool) -> (String, tokio::task
 async fn silent_stream_trips_the_watchdog() {
     let (base, server) = raw_sse_server(CONNECTED, false).await;
     let client = Client::new(base, redactor());
-    let options = StreamOptions {
-        silence_ceiling: Duration::from_millis(300),
-        ..StreamOptions::default()
-    };
+    let options = StreamOptions::default().silence_ceiling(Duration::from_millis(300));
     let mut stream = client.subscribe_with(options).await.expect("connected");
     let started = std::time::Instant::now();
     let err = stream.next_event().await.unwrap_err();

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use harness_runtime::client::{Client, Event, Session};
 use harness_runtime::evidence::Observed;
+use harness_runtime::fixture::Fault;
+use harness_runtime::opencode::Agent;
 use harness_runtime::prelude::*;
 use harness_runtime::testing;
 use serde_json::Value;

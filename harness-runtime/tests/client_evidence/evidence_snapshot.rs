@@ -11,11 +11,12 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
+use harness_runtime::__private::ScenarioOptions;
+use harness_runtime::Live;
 use harness_runtime::evidence::{
     EventTrace, InteractionSummary, MessageSummary, ToolCallSummary, TurnSummary, counters,
 };
 use harness_runtime::testing::ScenarioInfo;
-use harness_runtime::{Live, ScenarioOptions};
 use serde_json::json;
 
 const CHILD_DIR: &str = "EVIDENCE_TEST_CHILD_DIR";
@@ -80,30 +81,23 @@ fn record(live: &Live, crate_dir: &str, marker: &str) {
     let mut events = vec!["session.status", "message.updated"];
     events.extend(std::iter::repeat_n("message.part.delta", 12));
     events.push("session.idle");
-    live.evidence().record_turn_summary(&TurnSummary {
-        events: EventTrace::from_types(events),
-        messages: vec![
-            MessageSummary {
-                role: "user".into(),
-                parts: vec!["text".into()],
-            },
-            MessageSummary {
-                role: "assistant".into(),
-                parts: vec!["step-start".into(), "tool".into(), "step-finish".into()],
-            },
-        ],
-        tool_calls: vec![ToolCallSummary {
-            tool: "bash".into(),
-            status: "completed".into(),
-        }],
-        interactions: vec![InteractionSummary {
-            kind: "permission".into(),
-            subject: "bash".into(),
-            reply: Some("once".into()),
-        }],
-        structured_output: Some(json!({"answer": 42})),
-        errors: vec![],
-    });
+    let mut summary = TurnSummary::default();
+    summary.events = EventTrace::from_types(events);
+    summary.messages = vec![
+        MessageSummary::new("user", vec!["text".into()]),
+        MessageSummary::new(
+            "assistant",
+            vec!["step-start".into(), "tool".into(), "step-finish".into()],
+        ),
+    ];
+    summary.tool_calls = vec![ToolCallSummary::new("bash", "completed")];
+    summary.interactions = vec![InteractionSummary::new(
+        "permission",
+        "bash",
+        Some("once".into()),
+    )];
+    summary.structured_output = Some(json!({"answer": 42}));
+    live.evidence().record_turn_summary(&summary);
     live.evidence().count("prompts");
 }
 

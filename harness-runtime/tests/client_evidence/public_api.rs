@@ -138,3 +138,81 @@ fn normalize_reads_the_docs_spellings() {
         ["Live", "client::Client"]
     );
 }
+
+/// Adding a field to a public struct must not break a user: every `pub struct` with public
+/// fields is `#[non_exhaustive]`, or docs/api.md's "Types that can grow" names it among those
+/// that stay open, saying why.
+#[test]
+fn every_open_public_struct_is_named_in_the_docs() {
+    let docs = std::fs::read_to_string(manifest_dir().join("../docs/api.md")).unwrap();
+    let (_, section) = docs
+        .split_once("## Types that can grow")
+        .expect("docs/api.md has a `## Types that can grow` section");
+    let section = section.split("\n## ").next().unwrap_or_default();
+    let (_, open) = section
+        .split_once("keep public fields without")
+        .expect("the section names the structs that stay open");
+    let named: BTreeSet<&str> = open
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter_map(|code| code.rsplit("::").next())
+        .collect();
+    let mut open_structs = Vec::new();
+    open_public_structs(&manifest_dir().join("src"), &mut open_structs);
+    let unnamed: Vec<_> = open_structs
+        .iter()
+        .filter(|(name, _)| !named.contains(name.as_str()))
+        .collect();
+    assert!(
+        unnamed.is_empty(),
+        "public structs with public fields and no #[non_exhaustive] that docs/api.md does not \
+         name as open (make their fields private with setters, mark them #[non_exhaustive], or \
+         say in docs/api.md why they stay open): {unnamed:?}"
+    );
+}
+
+/// `(name, file)` of every `pub struct` under `dir` with a `pub` field and no
+/// `#[non_exhaustive]` among the attributes and docs above it.
+fn open_public_structs(dir: &Path, found: &mut Vec<(String, String)>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            open_public_structs(&path, found);
+            continue;
+        }
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for (at, line) in lines.iter().enumerate() {
+            let Some(rest) = line.trim_start().strip_prefix("pub struct ") else {
+                continue;
+            };
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            let above = lines[..at].iter().rev().take_while(|l| {
+                l.trim_start().starts_with("#[") || l.trim_start().starts_with("//")
+            });
+            if above.clone().any(|l| l.contains("non_exhaustive")) {
+                continue;
+            }
+            let indent = &line[..line.len() - line.trim_start().len()];
+            let public_field = rest.trim_end().ends_with('{')
+                && lines[at + 1..]
+                    .iter()
+                    .take_while(|l| !l.starts_with(&format!("{indent}}}")))
+                    .any(|l| {
+                        l.trim_start()
+                            .strip_prefix("pub ")
+                            .is_some_and(|f| f.contains(':'))
+                    });
+            if public_field {
+                found.push((name, path.display().to_string()));
+            }
+        }
+    }
+}

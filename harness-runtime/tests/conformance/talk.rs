@@ -171,7 +171,7 @@ impl Talk {
             reader,
             transcript: Transcript::default(),
             concealed: Vec::new(),
-            fixture: match live.options().agent {
+            fixture: match live.options().agent() {
                 // The scenario's own control is borrowed from `live`; this one writes the same
                 // control files, in the agent's home.
                 AgentKind::Fixture => {

@@ -4,8 +4,9 @@
 
 use std::path::PathBuf;
 
+use harness_runtime::__private::ScenarioOptions;
 use harness_runtime::testing::{self, ScenarioInfo};
-use harness_runtime::{AgentKind, Live, ScenarioOptions};
+use harness_runtime::{AgentKind, Live};
 
 /// The helper roles of this test binary.
 #[test]

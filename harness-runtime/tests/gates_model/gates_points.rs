@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::FutureExt;
-use harness_runtime::gates::{Counter, Counters, GateError, GatePoint, Gates};
+use harness_runtime::gates::{Counter, GateError, GatePoint, Gates};
 
 const CEILING: Duration = Duration::from_secs(10);
 
@@ -265,15 +265,16 @@ async fn passes_count_their_operations_and_counters_serialize() {
     gates.pass(GatePoint::PromptDelivered).await;
     gates.pass(GatePoint::AfterPermissionReply).await;
     gates.count(Counter::ProcessExit);
+    let counters = gates.counters();
     assert_eq!(
-        gates.counters(),
-        Counters {
-            prompts: 2,
-            permission_replies: 2,
-            question_replies: 1,
-            aborts: 1,
-            process_exits: 1,
-        }
+        (
+            counters.prompts,
+            counters.permission_replies,
+            counters.question_replies,
+            counters.aborts,
+            counters.process_exits,
+        ),
+        (2, 2, 1, 1, 1)
     );
     assert_eq!(gates.counted(Counter::Abort), 1);
     assert_eq!(gates.passes(GatePoint::BeforePrompt), 1);

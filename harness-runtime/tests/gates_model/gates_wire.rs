@@ -428,7 +428,7 @@ async fn release_all_opens_wire_and_product_gates_for_good() {
 
 /// A scenario context armed with `gates` by the attribute, as the runner makes one.
 fn live_armed(gates: &'static [&'static str]) -> harness_runtime::Live {
-    use harness_runtime::ScenarioOptions;
+    use harness_runtime::__private::ScenarioOptions;
     use harness_runtime::testing::{self, ScenarioInfo};
     testing::live(ScenarioInfo {
         name: "gates_wire::unreached".to_string(),

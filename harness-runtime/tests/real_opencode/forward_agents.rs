@@ -8,12 +8,13 @@ use crate::support;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use harness_runtime::__private::ScenarioOptions;
 use harness_runtime::client::{Client, CreateSession, Event};
 use harness_runtime::gates::WirePoint;
 use harness_runtime::model::{Matcher, Reply, Rule};
 use harness_runtime::opencode::AgentOptions;
 use harness_runtime::testing;
-use harness_runtime::{AgentKind, Isolation, Live, ScenarioOptions};
+use harness_runtime::{AgentKind, Isolation, Live};
 use harness_selftest::prerequisites::{Prerequisite::OpenCode, Test};
 use harness_selftest::test;
 use serde_json::Value;

@@ -319,9 +319,9 @@ fn live_on_own_server(name: &str) -> harness_runtime::Live {
     testing::use_role_command(program, args);
     testing::live(testing::ScenarioInfo {
         name: name.to_string(),
-        options: harness_runtime::ScenarioOptions {
+        options: harness_runtime::__private::ScenarioOptions {
             isolation: Some(harness_runtime::Isolation::Server),
-            ..harness_runtime::ScenarioOptions::DEFAULT
+            ..harness_runtime::__private::ScenarioOptions::DEFAULT
         },
         manifest_dir: std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")),
         snapshot_assertion: harness_runtime::testing::snapshot_assertion!(),

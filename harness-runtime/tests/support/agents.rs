@@ -4,9 +4,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use harness_runtime::__private::ScenarioOptions;
+use harness_runtime::Live;
 use harness_runtime::opencode::{Agent, AgentOptions, ProvisionError};
 use harness_runtime::testing::{self, ScenarioInfo};
-use harness_runtime::{Live, ScenarioOptions};
 use harness_selftest::prerequisites::{Test, libtest_name};
 use harness_selftest::test;
 

@@ -18,14 +18,14 @@ fn same_again(_live: &mut harness_runtime::Live) -> harness_runtime::__private::
 }
 
 harness_runtime::__private::inventory::submit! {
-    harness_runtime::testing::Scenario {
+    harness_runtime::__private::Scenario {
         module_path: "other_crate::twice",
         function: "same",
         file: file!(),
         line: line!(),
         manifest_dir: env!("CARGO_MANIFEST_DIR"),
         snapshot_assertion: harness_runtime::testing::snapshot_assertion!(),
-        options: harness_runtime::ScenarioOptions::DEFAULT,
+        options: harness_runtime::__private::ScenarioOptions::DEFAULT,
         body: same_again,
     }
 }

@@ -4,10 +4,11 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use harness_runtime::__private::ScenarioOptions;
 use harness_runtime::client::CreateSession;
 use harness_runtime::opencode::{Agent, ProvisionError};
 use harness_runtime::testing::{self, ScenarioInfo};
-use harness_runtime::{AgentKind, Live, ScenarioOptions};
+use harness_runtime::{AgentKind, Live};
 use harness_selftest::prerequisites::Test;
 use harness_selftest::test;
 

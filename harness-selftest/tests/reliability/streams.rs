@@ -128,10 +128,7 @@ impl Raw {
 }
 
 fn options(silence: Duration) -> StreamOptions {
-    StreamOptions {
-        silence_ceiling: silence,
-        ..StreamOptions::default()
-    }
+    StreamOptions::default().silence_ceiling(silence)
 }
 
 /// Reads the stream to its end: the events and how it ended.
@@ -254,10 +251,7 @@ async fn frames_of_8_mib() {
         })
         .await;
         let stream = raw
-            .subscribe(StreamOptions {
-                max_frame_bytes: limit,
-                ..options(ceiling(10))
-            })
+            .subscribe(options(ceiling(10)).max_frame_bytes(limit))
             .await;
         let started = Instant::now();
         let (events, end) = bounded("8 MiB frame", 60, drain(stream)).await;

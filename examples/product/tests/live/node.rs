@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use harness_runtime::prelude::*;
+use harness_runtime::product::ProductCommand;
 
 use crate::support::{self, arm_wire, entered, meanwhile};
 

@@ -10,6 +10,7 @@ use std::time::Duration;
 use harness_runtime::client::{Event, EventStream};
 use harness_runtime::evidence::{EventTrace, Observed};
 use harness_runtime::gates::{Gate, ProductPoint, WirePoint};
+use harness_runtime::opencode::Agent;
 use harness_runtime::prelude::*;
 use product_example::{
     AbortCause, AskRecord, Cancel, Delivery, Hooks, OpenCode, Outcome, Point, Product, Task,

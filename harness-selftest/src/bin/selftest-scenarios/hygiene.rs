@@ -4,6 +4,7 @@
 //! the roots: only the failing scenarios keep theirs.
 
 use harness_runtime::client::ToolStatus;
+use harness_runtime::fixture::Fault;
 use harness_runtime::opencode::Agent;
 use harness_runtime::prelude::*;
 use harness_runtime::testing::owner_token;

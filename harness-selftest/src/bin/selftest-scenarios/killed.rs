@@ -1,6 +1,7 @@
 //! A runner that is SIGKILLed mid-scenario: `tests/hygiene.rs` kills it once this scenario says
 //! its agent and the agent's detached child run. Only the reaper can clean up then.
 
+use harness_runtime::fixture::Fault;
 use harness_runtime::prelude::*;
 use harness_runtime::testing::owner_token;
 use harness_selftest::scratch::{read_pid, record_owned};

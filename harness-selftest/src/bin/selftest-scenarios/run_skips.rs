@@ -1,10 +1,9 @@
 //! Skips decided while the scenario runs: `live.skip(..)` (a capability the agent did not
 //! exercise) and a missing OpenCode (a requirement: failed under `LIVE_STRICT=1`).
 
-use harness_runtime::__private::{Outcome, ScenarioFuture};
+use harness_runtime::__private::{Outcome, Scenario, ScenarioFuture, ScenarioOptions};
+use harness_runtime::AgentKind;
 use harness_runtime::prelude::*;
-use harness_runtime::testing::Scenario;
-use harness_runtime::{AgentKind, ScenarioOptions};
 
 /// The reason `skips_with_reason` gives.
 pub(crate) const REASON: &str = "the model answered in prose instead of calling the tool";

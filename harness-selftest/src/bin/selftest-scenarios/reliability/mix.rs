@@ -19,6 +19,7 @@
 use std::time::Duration;
 
 use harness_runtime::client::ClientError;
+use harness_runtime::fixture::Fault;
 use harness_runtime::opencode::Agent;
 use harness_runtime::prelude::*;
 use harness_runtime::testing::owner_token;
