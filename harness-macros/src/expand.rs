@@ -103,7 +103,7 @@ fn render(func: &ItemFn, options: &Options) -> TokenStream {
         fields.push(quote! {
             explore: ::core::option::Option::Some(#krate::__private::ExploreOptions {
                 runs: #runs,
-                within: #within,
+                ceiling: #within,
                 points: &[#(#points),*],
             }),
         });
@@ -338,13 +338,13 @@ mod tests {
         );
         assert!(!out.contains("compile_error"), "{out}");
         assert!(
-            out.contains("explore : :: core :: option :: Option :: Some (:: harness_runtime :: __private :: ExploreOptions { runs : 200u32 , within : :: core :: option :: Option :: Some (:: core :: time :: Duration :: from_millis (120000u64)) , points : & [\"event session.idle\"] , })"),
+            out.contains("explore : :: core :: option :: Option :: Some (:: harness_runtime :: __private :: ExploreOptions { runs : 200u32 , ceiling : :: core :: option :: Option :: Some (:: core :: time :: Duration :: from_millis (120000u64)) , points : & [\"event session.idle\"] , })"),
             "{out}"
         );
         let out = expand(quote!(explore = 5), item.clone());
         assert!(
             out.contains(
-                "runs : 5u32 , within : :: core :: option :: Option :: None , points : & [] ,"
+                "runs : 5u32 , ceiling : :: core :: option :: Option :: None , points : & [] ,"
             ),
             "{out}"
         );

@@ -8,11 +8,12 @@
 //!
 //! # A first scenario
 //!
-//! `Cargo.toml` of your crate:
+//! `Cargo.toml` of your crate (the crates are not on crates.io yet: with this repository cloned
+//! next to your crate as `../harness`):
 //!
 //! ```toml
 //! [dev-dependencies]
-//! harness-runtime = { git = "…" }
+//! harness-runtime = { path = "../harness/harness-runtime" }
 //! anyhow = "1"
 //!
 //! [[test]]

@@ -87,8 +87,8 @@ pub struct ExploreOptions {
     /// (`explore = N`, 1 to 100000).
     pub runs: u32,
     /// The wall-clock budget of the whole exploration, before `LIVE_TIMEOUT_SCALE`
-    /// (`explore_for = "…"`); `None` is [`DEFAULT_WITHIN`](Self::DEFAULT_WITHIN).
-    pub within: Option<Duration>,
+    /// (`explore_for = "…"`); `None` is [`DEFAULT_CEILING`](Self::DEFAULT_CEILING).
+    pub ceiling: Option<Duration>,
     /// The decision points, as gate spellings: `request <METHOD> <route>`,
     /// `response <METHOD> <route>`, `event <type>`, `product <name>` (`explore_points = [...]`).
     /// Empty: every request, response and product point, and the events about sessions
@@ -97,13 +97,13 @@ pub struct ExploreOptions {
 }
 
 impl ExploreOptions {
-    /// The wall-clock budget when `within` is `None`: 5 minutes, before `LIVE_TIMEOUT_SCALE`.
-    pub const DEFAULT_WITHIN: Duration = Duration::from_secs(300);
+    /// The wall-clock budget when `ceiling` is `None`: 5 minutes, before `LIVE_TIMEOUT_SCALE`.
+    pub const DEFAULT_CEILING: Duration = Duration::from_secs(300);
 
-    /// The wall-clock budget, before `LIVE_TIMEOUT_SCALE`: `within`, or
-    /// [`DEFAULT_WITHIN`](Self::DEFAULT_WITHIN).
+    /// The wall-clock budget, before `LIVE_TIMEOUT_SCALE`: `ceiling`, or
+    /// [`DEFAULT_CEILING`](Self::DEFAULT_CEILING).
     pub fn wall_clock(&self) -> Duration {
-        self.within.unwrap_or(Self::DEFAULT_WITHIN)
+        self.ceiling.unwrap_or(Self::DEFAULT_CEILING)
     }
 }
 
@@ -217,7 +217,7 @@ impl DeclaredOptions {
     /// `explore_for = "…"`: the exploration's wall-clock budget as declared, before
     /// `LIVE_TIMEOUT_SCALE`; `None` when not given (5 minutes apply to an exploring scenario).
     pub fn explore_for(&self) -> Option<Duration> {
-        self.0.explore.and_then(|explore| explore.within)
+        self.0.explore.and_then(|explore| explore.ceiling)
     }
 
     /// `explore_points = [...]`: the decision points, as gate spellings; empty: the defaults.

@@ -486,13 +486,13 @@ async fn ready_after_fault_is_ready_after_the_delay(live: &mut Live) -> anyhow::
 }
 
 #[live_agent_test(agent = "fixture", timeout = "60s")]
-async fn ready_after_fault_beyond_the_ready_timeout_is_not_ready(
+async fn ready_after_fault_beyond_the_ready_ceiling_is_not_ready(
     live: &mut Live,
 ) -> anyhow::Result<()> {
     let (err, took) = failed_start_with(
         live,
         Fault::ReadyAfter(Duration::from_secs(30)),
-        AgentOptions::default().ready_timeout(Duration::from_secs(1)),
+        AgentOptions::default().ready_ceiling(Duration::from_secs(1)),
         "an agent with a 30 s start delay and a 1 s ready timeout",
     )
     .await?;
@@ -513,7 +513,7 @@ async fn never_ready_fault_fails_provisioning_with_a_diagnostic(
     let (err, took) = failed_start_with(
         live,
         Fault::NeverReady,
-        AgentOptions::default().ready_timeout(Duration::from_secs(2)),
+        AgentOptions::default().ready_ceiling(Duration::from_secs(2)),
         "an agent that never listens",
     )
     .await?;

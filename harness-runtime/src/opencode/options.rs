@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// [`AgentOptions::ready_timeout`]'s default.
+/// [`AgentOptions::ready_ceiling`]'s default.
 pub(crate) const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(60);
 /// [`AgentOptions::stop_grace`]'s default: OpenCode exits in about 0.1 s.
 pub(crate) const DEFAULT_STOP_GRACE: Duration = Duration::from_secs(5);
@@ -45,7 +45,7 @@ pub struct AgentOptions {
     /// Extra environment for the agent process, applied last.
     pub(crate) env: Vec<(String, String)>,
     /// The readiness ceiling before `LIVE_TIMEOUT_SCALE` (default 60 s).
-    pub(crate) ready_timeout: Duration,
+    pub(crate) ready_ceiling: Duration,
     /// How long a stop waits after SIGTERM before it sends SIGKILL, before `LIVE_TIMEOUT_SCALE`
     /// (default 5 s; OpenCode exits in about 0.1 s).
     pub(crate) stop_grace: Duration,
@@ -67,7 +67,7 @@ impl Default for AgentOptions {
             config: None,
             product_config: None,
             env: Vec::new(),
-            ready_timeout: DEFAULT_READY_TIMEOUT,
+            ready_ceiling: DEFAULT_READY_TIMEOUT,
             stop_grace: DEFAULT_STOP_GRACE,
             read_only: Vec::new(),
             writable: Vec::new(),
@@ -141,9 +141,9 @@ impl AgentOptions {
         self
     }
 
-    /// Sets [`ready_timeout`](Self::ready_timeout).
-    pub fn ready_timeout(mut self, ceiling: Duration) -> Self {
-        self.ready_timeout = ceiling;
+    /// Sets [`ready_ceiling`](Self::ready_ceiling).
+    pub fn ready_ceiling(mut self, ceiling: Duration) -> Self {
+        self.ready_ceiling = ceiling;
         self
     }
 

@@ -133,7 +133,7 @@ pub(crate) async fn provision(
     let mut process = ServerProcess::new(
         root,
         Launch { program, env },
-        options.ready_timeout,
+        options.ready_ceiling,
         scenario.redactor.clone(),
         scenario.gates.clone(),
     )

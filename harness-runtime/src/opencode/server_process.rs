@@ -48,7 +48,7 @@ pub(crate) struct ServerProcess {
     /// The sandbox every start confines the server to (its own port added); `None`: unconfined.
     sandbox: Option<Policy>,
     token: String,
-    ready_timeout: Duration,
+    ready_ceiling: Duration,
     /// Between SIGTERM and SIGKILL, before scaling.
     stop_grace: Duration,
     redactor: Arc<Redactor>,
@@ -71,7 +71,7 @@ impl ServerProcess {
     pub(crate) fn new(
         root: AgentRoot,
         launch: Launch,
-        ready_timeout: Duration,
+        ready_ceiling: Duration,
         redactor: Arc<Redactor>,
         gates: Arc<Gates>,
     ) -> Self {
@@ -80,7 +80,7 @@ impl ServerProcess {
             launch,
             sandbox: None,
             token: process::new_token(),
-            ready_timeout,
+            ready_ceiling,
             stop_grace: DEFAULT_STOP_GRACE,
             redactor,
             gates,
@@ -388,7 +388,7 @@ impl ServerProcess {
         .map_err(|e| ProvisionError::io("start the agent's log threads", e))?;
         *self.drained.lock().expect("server lock") = Some(drained.clone());
 
-        let ceiling = crate::settings::scaled(self.ready_timeout);
+        let ceiling = crate::settings::scaled(self.ready_ceiling);
         match ready::wait_ready(&child, port_rx, &self.http, ceiling).await {
             Ok(actual) => {
                 self.register_port(actual);
@@ -449,7 +449,7 @@ mod tests {
         script: &str,
         env: Vec<(String, String)>,
         redactor: Arc<Redactor>,
-        ready_timeout: Duration,
+        ready_ceiling: Duration,
     ) -> ServerProcess {
         let root = AgentRoot::create("unit::server").unwrap();
         root.register(&redactor, 1);
@@ -458,7 +458,7 @@ mod tests {
             program: PathBuf::from("sh"),
             env,
         };
-        ServerProcess::new(root, launch, ready_timeout, redactor, Arc::default())
+        ServerProcess::new(root, launch, ready_ceiling, redactor, Arc::default())
     }
 
     #[tokio::test]

@@ -165,8 +165,8 @@ impl Runs<'_> {
         let seed = explorer::scenario_seed(base, self.name);
         let within = settings::scaled(
             self.options
-                .within
-                .unwrap_or(ExploreOptions::DEFAULT_WITHIN),
+                .ceiling
+                .unwrap_or(ExploreOptions::DEFAULT_CEILING),
         );
         let budget = Budget {
             runs: self.options.runs,

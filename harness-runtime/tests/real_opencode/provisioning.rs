@@ -222,7 +222,7 @@ async fn an_invalid_config_is_ready_and_named_by_the_first_api_call() {
     // Readiness is health only; OpenCode validates the config when the first API call boots
     // its instance, and says which key is wrong at once, where a readiness poll would wait.
     let options = AgentOptions::default()
-        .ready_timeout(Duration::from_secs(240))
+        .ready_ceiling(Duration::from_secs(240))
         .config(serde_json::json!({"model": 5}));
     let agent = live.opencode_with(options).await.unwrap();
     let asked = Instant::now();

@@ -60,5 +60,5 @@ pub async fn start(live: &mut Live) -> Result<Agent, ProvisionError> {
 /// `options` with a patient start: startup is CPU-bound (3 to 16 s measured) and these tests may
 /// start several servers at once on a shared machine, so they allow more than the 60 s default.
 pub fn patient(options: AgentOptions) -> AgentOptions {
-    options.ready_timeout(Duration::from_secs(240))
+    options.ready_ceiling(Duration::from_secs(240))
 }

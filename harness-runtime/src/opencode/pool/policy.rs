@@ -55,8 +55,8 @@ pub(crate) fn check(
     if !options.read_only.is_empty() || !options.writable.is_empty() {
         return Err("`AgentOptions::read_only` and `writable` widen the server's sandbox");
     }
-    if options.ready_timeout != DEFAULT_READY_TIMEOUT {
-        return Err("`AgentOptions::ready_timeout` is about the server's start");
+    if options.ready_ceiling != DEFAULT_READY_TIMEOUT {
+        return Err("`AgentOptions::ready_ceiling` is about the server's start");
     }
     if options.stop_grace != DEFAULT_STOP_GRACE {
         return Err("`AgentOptions::stop_grace` is about stopping the server");
@@ -112,7 +112,7 @@ mod tests {
         ] {
             assert!(check(&scenario, &ModelPlan::Scripted, &widened, 0).is_err());
         }
-        let slow = AgentOptions::default().ready_timeout(Duration::from_secs(1));
+        let slow = AgentOptions::default().ready_ceiling(Duration::from_secs(1));
         assert!(check(&scenario, &ModelPlan::Scripted, &slow, 0).is_err());
         let quick_stop = AgentOptions::default().stop_grace(Duration::from_secs(1));
         assert!(check(&scenario, &ModelPlan::Scripted, &quick_stop, 0).is_err());
