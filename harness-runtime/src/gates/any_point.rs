@@ -3,8 +3,8 @@
 use std::fmt;
 
 use super::keyed::Key;
-use harness_opencode_api::spelling::{self, Spelled};
 use super::{GateError, GatePoint, ProductPoint, WirePoint};
+use harness_opencode_api::spelling::{self, Spelled};
 
 /// Where a gate can be armed: a client point ([`GatePoint`]), a point on the wire between a
 /// product and its agent ([`WirePoint`]), or a named point in the product's own code

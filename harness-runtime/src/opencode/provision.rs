@@ -100,7 +100,9 @@ pub(crate) async fn provision(
     };
     let leased = match placement {
         Placement::OwnServer => None,
-        Placement::Seat(seat) => Some(lease_seat(scenario.pool, whose, &program, &seat, model.started()).await?),
+        Placement::Seat(seat) => {
+            Some(lease_seat(scenario.pool, whose, &program, &seat, model.started()).await?)
+        }
         Placement::SharedDirectory => {
             let root = create_root(scenario.name, scenario.redactor, index, Some(scenario.pool))?;
             // A shared server reads the empty models catalog: only configs blind to it share.

@@ -11,8 +11,8 @@ use super::panic as panics;
 use super::report_hook::TrialReport;
 use super::setup::{self, DEFAULT_CEILING, SHUTDOWN_CEILING};
 use crate::cassette::Resolution;
-use crate::opencode::SharedPool;
 use crate::live::RunSetup;
+use crate::opencode::SharedPool;
 use crate::progress::{progress, seconds};
 use crate::settings;
 
