@@ -156,11 +156,10 @@ impl<S> Guard<S> {
         self.failed = Some(ClientError::FrameTooLarge { limit: self.limit });
     }
 
-    /// At the stream's end: the bytes of a frame that never ended, if any.
-    fn truncated(&mut self) -> Option<ClientError> {
-        self.frames.push(&std::mem::take(&mut self.unfinished_char));
-        while self.frames.next_counted().is_some() {}
-        let bytes = self.frames.partial_content_bytes();
+    /// At the stream's end: the bytes of a frame that never ended, if any (an unfinished
+    /// character's bytes are content: none is a CR or LF).
+    fn truncated(&self) -> Option<ClientError> {
+        let bytes = self.frames.partial_content_bytes() + self.unfinished_char.len();
         (bytes > 0).then_some(ClientError::TruncatedFrame { bytes })
     }
 }
@@ -361,6 +360,16 @@ mod tests {
             1024,
         );
         assert_eq!(stream.next_event().await.unwrap(), Some(unknown("é")));
+
+        // A stream that ends inside the character ends inside a frame: its bytes count.
+        let ended = futures::stream::iter([Ok(Bytes::from_static(b"data: \xc3"))]);
+        let redactor = Arc::new(Redactor::for_scenario());
+        let mut stream = EventStream::from_bytes(ended, options(1024), redactor);
+        let err = stream.next_event().await.unwrap_err();
+        assert!(
+            matches!(err, ClientError::TruncatedFrame { bytes: 7 }),
+            "{err}"
+        );
     }
 
     /// The limit bounds a frame's content: line ends do not count, a frame at the limit passes,
