@@ -117,6 +117,7 @@ pub mod runner;
 mod sandbox;
 mod scenario;
 mod settings;
+mod sse;
 mod test_target;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -1,5 +1,5 @@
-//! The event stream: bytes → bounded SSE frames (`eventsource-stream`) → typed [`Event`]s, with
-//! a silence watchdog.
+//! The event stream: bytes → bounded SSE frames (the shared [`Splitter`], parsed by
+//! `eventsource-stream`) → typed [`Event`]s, with a silence watchdog.
 //!
 //! Reconnect policy: none. OpenCode replays nothing, so a reconnect mid-turn could miss the very
 //! event that ends the turn; a stream that ends while something is awaited is reported as
@@ -7,23 +7,25 @@
 //! every turn makes its own subscription (and waits for `server.connected`) before posting.
 //!
 //! Memory bound: one frame may hold at most [`StreamOptions::max_frame_bytes`]; more is
-//! [`ClientError::FrameTooLarge`]. Only whole lines are handed to the SSE parser, which keeps
-//! its work linear in the frame size. A stream that ends inside a frame is
+//! [`ClientError::FrameTooLarge`]. Only whole frames are handed to the SSE parser, one line at
+//! a time, which keeps its work linear in the frame size. A stream that ends inside a frame is
 //! [`ClientError::TruncatedFrame`] (the SSE parser alone would drop the partial frame silently);
 //! bytes that are not UTF-8 are [`ClientError::Decode`] at once (the parser alone would wait for
 //! the rest of the character forever, buffering everything after it).
 
+use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::{Buf, Bytes};
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures::{Stream, StreamExt};
 
 use super::error::ClientError;
 use super::events::Event;
 use crate::redact::Redactor;
+use crate::sse::Splitter;
 
 /// Default silence ceiling (before scaling): three missed heartbeats.
 pub const DEFAULT_SILENCE: Duration = Duration::from_secs(30);
@@ -81,61 +83,23 @@ impl std::fmt::Debug for EventStream {
     }
 }
 
-/// Tracks where frames end in a byte stream (a blank line ends a frame).
-#[derive(Default)]
-struct FrameTracker {
-    frame_bytes: usize,
-    line_empty: bool,
-    started: bool,
-}
-
-impl FrameTracker {
-    /// Scans `bytes`; on a frame exceeding `limit`, returns the offset in `bytes` where that
-    /// frame starts (0 when it started in an earlier chunk).
-    fn scan(&mut self, bytes: &[u8], limit: usize) -> Option<usize> {
-        if !self.started {
-            self.started = true;
-            self.line_empty = true;
-        }
-        let mut frame_start = 0;
-        for (i, &b) in bytes.iter().enumerate() {
-            match b {
-                b'\n' => {
-                    if self.line_empty {
-                        self.frame_bytes = 0;
-                        frame_start = i + 1;
-                    }
-                    self.line_empty = true;
-                }
-                b'\r' => {}
-                _ => {
-                    self.line_empty = false;
-                    self.frame_bytes += 1;
-                    if self.frame_bytes > limit {
-                        return Some(frame_start);
-                    }
-                }
-            }
-        }
-        None
-    }
-}
-
+/// Cuts the byte stream into frames with the shared splitter and hands each frame's lines on,
+/// bounding the frame size, checking UTF-8 as bytes arrive, and reporting a truncated last frame.
 struct Guard<S> {
     inner: S,
-    /// Bytes after the last newline seen: a line still arriving.
-    partial: BytesMut,
-    /// Whole lines not handed on yet.
-    lines: Bytes,
-    tracker: FrameTracker,
+    frames: Splitter,
+    /// Lines of whole frames not handed on yet.
+    lines: VecDeque<Bytes>,
+    /// The start of a character whose other bytes have not arrived yet (at most 3 bytes).
+    unfinished_char: Vec<u8>,
     limit: usize,
     done: bool,
-    /// An error to report once the complete lines before it were handed on.
+    /// An error to report once the whole frames before it were handed on.
     failed: Option<ClientError>,
 }
 
-/// Whole lines that are not UTF-8: the SSE parser would wait for the rest of a character that
-/// never comes and swallow every later byte, so the stream would only look silent.
+/// Bytes that are not UTF-8: the SSE parser would wait for the rest of a character that never
+/// comes and swallow every later byte, so the stream would only look silent.
 fn not_utf8(err: std::str::Utf8Error) -> ClientError {
     ClientError::Decode {
         what: "event stream".into(),
@@ -144,31 +108,95 @@ fn not_utf8(err: std::str::Utf8Error) -> ClientError {
     }
 }
 
-/// Hands lines on one at a time, bounds the frame size, checks UTF-8, and reports a truncated
-/// last frame. One line at a time because the SSE parser copies what follows each line it
-/// consumes: a chunk of many lines would cost it quadratic time.
+/// A frame's lines, each with its line end. A line ending in a lone CR gets LF instead: the SSE
+/// parser waits for the byte after a CR (it could be a CRLF), which for a frame's last line is
+/// the next frame, and LF ends a line the same way.
+fn lines_of(mut frame: Bytes, out: &mut VecDeque<Bytes>) {
+    const LF: Bytes = Bytes::from_static(b"\n");
+    while let Some(at) = frame.iter().position(|&b| b == b'\n' || b == b'\r') {
+        if frame[at] == b'\r' && frame.get(at + 1) != Some(&b'\n') {
+            out.push_back(frame.split_to(at));
+            out.push_back(LF);
+            frame.advance(1);
+        } else {
+            let end = if frame[at] == b'\n' { at + 1 } else { at + 2 };
+            out.push_back(frame.split_to(end));
+        }
+    }
+    if !frame.is_empty() {
+        out.push_back(frame);
+    }
+}
+
+impl<S> Guard<S> {
+    /// Takes a chunk: its UTF-8 part goes to the splitter, whole frames come out as lines, and
+    /// bad bytes or a frame past the limit become the error reported after them.
+    fn take(&mut self, chunk: &[u8]) {
+        let joined;
+        let bytes = if self.unfinished_char.is_empty() {
+            chunk
+        } else {
+            self.unfinished_char.extend_from_slice(chunk);
+            joined = std::mem::take(&mut self.unfinished_char);
+            &joined[..]
+        };
+        match std::str::from_utf8(bytes) {
+            Ok(_) => self.frames.push(bytes),
+            Err(e) => {
+                let (valid, after) = bytes.split_at(e.valid_up_to());
+                self.frames.push(valid);
+                match e.error_len() {
+                    // A character cut by the chunk's end: the next chunk may finish it.
+                    None => self.unfinished_char = after.to_vec(),
+                    Some(_) => self.failed = Some(not_utf8(e)),
+                }
+            }
+        }
+        while let Some(frame) = self.frames.next_counted() {
+            if frame.content_bytes > self.limit {
+                self.fail_too_large();
+                return;
+            }
+            lines_of(frame.bytes, &mut self.lines);
+        }
+        if self.frames.partial_content_bytes() > self.limit {
+            self.fail_too_large();
+        }
+    }
+
+    /// The frame past the limit and all after it are dropped; the frames before it still count.
+    fn fail_too_large(&mut self) {
+        self.frames = Splitter::default();
+        self.unfinished_char.clear();
+        self.failed = Some(ClientError::FrameTooLarge { limit: self.limit });
+    }
+
+    /// At the stream's end: the bytes of a frame that never ended, if any (an unfinished
+    /// character's bytes are content: none is a CR or LF).
+    fn truncated(&self) -> Option<ClientError> {
+        let bytes = self.frames.partial_content_bytes() + self.unfinished_char.len();
+        (bytes > 0).then_some(ClientError::TruncatedFrame { bytes })
+    }
+}
+
+/// Hands lines on one at a time: the SSE parser copies what follows each line it consumes, so a
+/// chunk of many lines would cost it quadratic time.
 fn guard<S>(inner: S, limit: usize) -> impl Stream<Item = Result<Bytes, ClientError>> + Send
 where
     S: Stream<Item = Result<Bytes, ClientError>> + Send + Unpin + 'static,
 {
     let state = Guard {
         inner,
-        partial: BytesMut::new(),
-        lines: Bytes::new(),
-        tracker: FrameTracker::default(),
+        frames: Splitter::default(),
+        lines: VecDeque::new(),
+        unfinished_char: Vec::new(),
         limit,
         done: false,
         failed: None,
     };
     futures::stream::unfold(state, |mut st| async move {
         loop {
-            if !st.lines.is_empty() {
-                let end = st
-                    .lines
-                    .iter()
-                    .position(|&b| b == b'\n')
-                    .map_or(st.lines.len(), |i| i + 1);
-                let line = st.lines.split_to(end);
+            if let Some(line) = st.lines.pop_front() {
                 return Some((Ok(line), st));
             }
             if let Some(e) = st.failed.take() {
@@ -178,53 +206,15 @@ where
             if st.done {
                 return None;
             }
-            let whole = match st.inner.next().await {
-                Some(Ok(chunk)) => match st.tracker.scan(&chunk, st.limit) {
-                    Some(start) => {
-                        // Hand on the whole frames before the oversized one, then fail. When
-                        // it began in an earlier chunk, `partial` holds a piece of it: dropped.
-                        st.failed = Some(ClientError::FrameTooLarge { limit: st.limit });
-                        if start == 0 {
-                            st.partial.clear();
-                            continue;
-                        }
-                        st.partial.extend_from_slice(&chunk[..start]);
-                        st.partial.split().freeze()
-                    }
-                    None => {
-                        // Only the new chunk is searched: `partial` has no newline.
-                        let Some(last_nl) = chunk.iter().rposition(|&b| b == b'\n') else {
-                            st.partial.extend_from_slice(&chunk);
-                            continue;
-                        };
-                        let before = st.partial.len();
-                        st.partial.extend_from_slice(&chunk);
-                        st.partial.split_to(before + last_nl + 1).freeze()
-                    }
-                },
+            match st.inner.next().await {
+                Some(Ok(chunk)) => st.take(&chunk),
                 Some(Err(e)) => {
                     st.done = true;
                     return Some((Err(e), st));
                 }
                 None => {
                     st.done = true;
-                    if st.tracker.frame_bytes > 0 {
-                        let bytes = st.tracker.frame_bytes;
-                        return Some((Err(ClientError::TruncatedFrame { bytes }), st));
-                    }
-                    return None;
-                }
-            };
-            match std::str::from_utf8(&whole) {
-                Ok(_) => st.lines = whole,
-                Err(e) => {
-                    // The lines before the first bad one still count.
-                    let keep = whole[..e.valid_up_to()]
-                        .iter()
-                        .rposition(|&b| b == b'\n')
-                        .map_or(0, |i| i + 1);
-                    st.lines = whole.slice(..keep);
-                    st.failed = Some(not_utf8(e));
+                    st.failed = st.truncated();
                 }
             }
         }
@@ -327,5 +317,97 @@ impl EventStream {
                 Err(e) => return (out, Some(e)),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::*;
+
+    fn options(max_frame_bytes: usize) -> StreamOptions {
+        StreamOptions {
+            silence_ceiling: Duration::from_secs(20),
+            max_frame_bytes,
+        }
+    }
+
+    fn open_stream(chunks: &[&'static [u8]], max_frame_bytes: usize) -> EventStream {
+        let chunks: Vec<Result<Bytes, ClientError>> =
+            chunks.iter().map(|c| Ok(Bytes::from_static(c))).collect();
+        let open = futures::stream::iter(chunks).chain(futures::stream::pending());
+        let redactor = Arc::new(Redactor::for_scenario());
+        EventStream::from_bytes(open, options(max_frame_bytes), redactor)
+    }
+
+    fn unknown(kind: &str) -> Event {
+        Event::Unknown {
+            kind: kind.into(),
+            properties: json!({}),
+        }
+    }
+
+    /// Lines may end with CR alone. A frame's last CR is known to be one once the next byte came
+    /// (it is no CRLF): the event is then out, though that byte starts a line still arriving.
+    #[tokio::test]
+    async fn frames_of_cr_lines_are_events_once_the_splitter_cut_them() {
+        let mut stream = open_stream(
+            &[
+                b"data: {\"type\":\"a\",\r",
+                b"data: \"properties\":{}}\r\r",
+                b"data: {\"type\":\"b\",\"properties\":{}}\r\r",
+                b"data: {\"type\"",
+            ],
+            1024,
+        );
+        assert_eq!(stream.next_event().await.unwrap(), Some(unknown("a")));
+        assert_eq!(stream.next_event().await.unwrap(), Some(unknown("b")));
+    }
+
+    /// A character cut between two chunks is one character, not bad bytes.
+    #[tokio::test]
+    async fn a_character_cut_by_a_chunk_boundary_is_joined() {
+        let mut stream = open_stream(
+            &[b"data: {\"type\":\"\xc3", b"\xa9\",\"properties\":{}}\n\n"],
+            1024,
+        );
+        assert_eq!(stream.next_event().await.unwrap(), Some(unknown("é")));
+
+        // A stream that ends inside the character ends inside a frame: its bytes count.
+        let ended = futures::stream::iter([Ok(Bytes::from_static(b"data: \xc3"))]);
+        let redactor = Arc::new(Redactor::for_scenario());
+        let mut stream = EventStream::from_bytes(ended, options(1024), redactor);
+        let err = stream.next_event().await.unwrap_err();
+        assert!(
+            matches!(err, ClientError::TruncatedFrame { bytes: 7 }),
+            "{err}"
+        );
+    }
+
+    /// The limit bounds a frame's content: line ends do not count, a frame at the limit passes,
+    /// one byte more fails, even while the frame is still arriving.
+    #[tokio::test]
+    async fn the_frame_limit_counts_content_bytes_only() {
+        let frame = b"data: {\"type\":\"a\",\r\ndata: \"properties\":{}}\r\n\r\n";
+        let content = frame.iter().filter(|&&b| b != b'\r' && b != b'\n').count();
+        let mut stream = open_stream(&[frame], content);
+        assert_eq!(stream.next_event().await.unwrap(), Some(unknown("a")));
+
+        let mut stream = open_stream(&[frame], content - 1);
+        let err = stream.next_event().await.unwrap_err();
+        assert!(
+            matches!(err, ClientError::FrameTooLarge { limit } if limit == content - 1),
+            "{err}"
+        );
+
+        let mut stream = open_stream(&[b"data: 1", b"23", b"\r\n4"], 9);
+        let err = stream.next_event().await.unwrap_err();
+        assert!(
+            matches!(err, ClientError::FrameTooLarge { .. }),
+            "an unfinished frame past the limit fails without waiting for its end: {err}"
+        );
     }
 }

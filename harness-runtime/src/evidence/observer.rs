@@ -28,8 +28,8 @@ use tokio::task::JoinHandle;
 
 use super::observed::{Fetched, Observed, SessionLog};
 use crate::client::{Client, Event, loopback_http_client};
-use crate::forward::Splitter;
 use crate::redact::Redactor;
+use crate::sse::Splitter;
 
 /// The longest wait (before scaling) for the observer's subscription when an agent starts, and
 /// for the response and first frame of one subscription attempt.

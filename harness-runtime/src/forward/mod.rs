@@ -27,6 +27,5 @@ pub(crate) mod standalone;
 mod wire;
 
 pub use error::WireError;
-pub(crate) use frames::Splitter;
 pub(crate) use proxy::{Forwarder, Target, Upstream};
 pub use wire::{ProductRequest, Wire, WireCounters};

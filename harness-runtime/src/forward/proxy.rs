@@ -20,10 +20,11 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::{AbortHandle, JoinSet};
 
-use super::frames::{Splitter, event_type};
+use super::frames::event_type;
 use super::wire::{LogSlot, MAX_BODY, Wire};
 use crate::gates::Gates;
 use crate::redact::Redactor;
+use crate::sse::Splitter;
 use crate::timeline::{Lane, note};
 
 /// How long the forwarder waits for the agent to accept a connection (loopback: a refusal is
