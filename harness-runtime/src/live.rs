@@ -142,7 +142,8 @@ pub enum FinishError {
 
 impl Live {
     /// A context for the scenario `info`, set up as a trial's only run, whose agents share the
-    /// servers of `pool`.
+    /// servers of `pool`. The runner makes every context with [`for_run`](Self::for_run).
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn new(info: ScenarioInfo, pool: Arc<crate::opencode::SharedPool>) -> Self {
         Self::for_run(info, pool, RunSetup::default())
     }
@@ -461,6 +462,7 @@ impl Live {
 
     /// The agents' part of [`finish`](Self::finish) alone: stops every agent this context
     /// started, removes their roots when `passed` (keeps and prints them otherwise).
+    #[cfg(feature = "testing")]
     pub(crate) async fn finish_agents(&mut self, passed: bool) -> Result<(), FinishError> {
         self.agents
             .finish(passed, &self.redactor)
