@@ -486,7 +486,7 @@ async fn ready_after_fault_is_ready_after_the_delay(live: &mut Live) -> anyhow::
 }
 
 #[live_agent_test(agent = "fixture", timeout = "60s")]
-async fn ready_after_fault_beyond_the_ready_ceiling_is_not_ready(
+async fn ready_after_fault_beyond_the_ready_timeout_is_not_ready(
     live: &mut Live,
 ) -> anyhow::Result<()> {
     let (err, took) = failed_start_with(

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// [`AgentOptions::ready_ceiling`]'s default.
-pub(crate) const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_READY_CEILING: Duration = Duration::from_secs(60);
 /// [`AgentOptions::stop_grace`]'s default: OpenCode exits in about 0.1 s.
 pub(crate) const DEFAULT_STOP_GRACE: Duration = Duration::from_secs(5);
 
@@ -67,7 +67,7 @@ impl Default for AgentOptions {
             config: None,
             product_config: None,
             env: Vec::new(),
-            ready_ceiling: DEFAULT_READY_TIMEOUT,
+            ready_ceiling: DEFAULT_READY_CEILING,
             stop_grace: DEFAULT_STOP_GRACE,
             read_only: Vec::new(),
             writable: Vec::new(),

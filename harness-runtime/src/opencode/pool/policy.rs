@@ -8,7 +8,7 @@ use crate::Isolation;
 use crate::cassette::ModelPlan;
 use crate::opencode::AgentOptions;
 use crate::opencode::config::CONFIG_ENV;
-use crate::opencode::options::{DEFAULT_READY_TIMEOUT, DEFAULT_STOP_GRACE};
+use crate::opencode::options::{DEFAULT_READY_CEILING, DEFAULT_STOP_GRACE};
 use crate::scenario::{AgentKind, ScenarioOptions};
 
 /// The isolation a scenario gets: its attribute's, else `LIVE_ISOLATION`'s.
@@ -55,7 +55,7 @@ pub(crate) fn check(
     if !options.read_only.is_empty() || !options.writable.is_empty() {
         return Err("`AgentOptions::read_only` and `writable` widen the server's sandbox");
     }
-    if options.ready_ceiling != DEFAULT_READY_TIMEOUT {
+    if options.ready_ceiling != DEFAULT_READY_CEILING {
         return Err("`AgentOptions::ready_ceiling` is about the server's start");
     }
     if options.stop_grace != DEFAULT_STOP_GRACE {

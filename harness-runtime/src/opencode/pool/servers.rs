@@ -17,7 +17,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::warm::{self, Reset, Seat, SeatConfig};
-use crate::opencode::options::DEFAULT_READY_TIMEOUT;
+use crate::opencode::options::DEFAULT_READY_CEILING;
 use crate::opencode::root::{self, AgentRoot};
 use crate::opencode::server_process::{Launch, ServerProcess};
 use crate::opencode::{ModelsCatalog, ProvisionError, sandbox_plan};
@@ -509,7 +509,7 @@ impl SharedPool {
                 program: program.to_path_buf(),
                 env,
             },
-            DEFAULT_READY_TIMEOUT,
+            DEFAULT_READY_CEILING,
             redactor,
             Arc::default(),
         );
