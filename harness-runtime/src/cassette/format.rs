@@ -96,6 +96,15 @@ pub(crate) enum WireApi {
     /// Ollama's native chat (`POST {baseURL}/chat`, NDJSON).
     #[serde(rename = "ollama")]
     Ollama,
+    /// OpenAI's Responses API (`POST {baseURL}/responses`, SSE with event names).
+    #[serde(rename = "openai-responses")]
+    Responses,
+    /// Anthropic's Messages API (`POST {baseURL}/messages`, SSE with event names).
+    #[serde(rename = "anthropic")]
+    Anthropic,
+    /// Google Gemini (`POST {baseURL}/models/<model>:streamGenerateContent?alt=sse`, SSE).
+    #[serde(rename = "gemini")]
+    Gemini,
 }
 
 /// One request and what answered it.

@@ -251,7 +251,8 @@ fn write(
 /// The chat API's base URL on the scenario's model server.
 fn base_url(model: &ScriptedModel, api: WireApi) -> String {
     match api {
-        WireApi::OpenAi => model.base_url(),
+        WireApi::OpenAi | WireApi::Responses | WireApi::Anthropic => model.base_url(),
         WireApi::Ollama => format!("{}/api", model.ollama_url()),
+        WireApi::Gemini => format!("{}/v1beta", model.ollama_url()),
     }
 }

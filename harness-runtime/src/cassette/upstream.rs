@@ -92,7 +92,7 @@ impl Upstream {
         let base = match (options.get("baseURL").and_then(Value::as_str), api) {
             (Some(base), _) => resolve(base),
             (None, WireApi::Ollama) => OLLAMA_DEFAULT_BASE.to_owned(),
-            (None, WireApi::OpenAi) => {
+            (None, _) => {
                 return fail(format!(
                     "the provider `{provider_id}` has no options.baseURL: the relay needs the \
                      address of the real model's server"
@@ -109,6 +109,10 @@ impl Upstream {
         let path = match api {
             WireApi::OpenAi => "/chat/completions",
             WireApi::Ollama => "/chat",
+            WireApi::Responses => "/responses",
+            WireApi::Anthropic => "/messages",
+            // Gemini names the model in the path: the relay forwards the path it was asked.
+            WireApi::Gemini => "",
         };
         let chat_url = format!("{}{path}", base.trim_end_matches('/'));
         let mut headers = HeaderMap::new();

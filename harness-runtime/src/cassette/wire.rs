@@ -17,6 +17,9 @@ impl From<Api> for WireApi {
         match api {
             Api::OpenAi => WireApi::OpenAi,
             Api::Ollama => WireApi::Ollama,
+            Api::Responses => WireApi::Responses,
+            Api::Anthropic => WireApi::Anthropic,
+            Api::Gemini => WireApi::Gemini,
         }
     }
 }

@@ -8,14 +8,23 @@ use crate::chat_body;
 /// The phrase OpenCode's title agent sends as a user message (`session/prompt.ts`).
 const TITLE_PHRASE: &str = "Generate a title for this conversation";
 
-/// Which API a request came in on.
+/// Which API a request came in on: the wire API of one of OpenCode's provider packages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Api {
-    /// `POST /v1/chat/completions`.
+    /// OpenAI chat completions, `POST /v1/chat/completions` (`@ai-sdk/openai-compatible`,
+    /// OpenRouter and most gateways).
     OpenAi,
-    /// `POST /api/chat`.
+    /// Ollama's native chat, `POST /api/chat`.
     Ollama,
+    /// OpenAI's Responses API, `POST /v1/responses` (`@ai-sdk/openai`).
+    Responses,
+    /// Anthropic's Messages API, `POST /v1/messages` (`@ai-sdk/anthropic`).
+    Anthropic,
+    /// Google Gemini, `POST /v1beta/models/<model>:streamGenerateContent` or
+    /// `:generateContent` (`@ai-sdk/google`).
+    Gemini,
 }
 
 /// How a request was answered: by the script, a cassette, or the real model.
@@ -184,6 +193,9 @@ impl ModelRequest {
         let path = match self.api {
             Api::OpenAi => "POST /v1/chat/completions",
             Api::Ollama => "POST /api/chat",
+            Api::Responses => "POST /v1/responses",
+            Api::Anthropic => "POST /v1/messages",
+            Api::Gemini => "POST /v1beta/models/…:streamGenerateContent",
         };
         let text = self
             .last_user_text

@@ -1,6 +1,8 @@
-//! Errors the scripted model answers itself, each in the shape of the API asked: OpenAI's
-//! `{"error":{"message","type","param","code"}}`, Ollama's `{"error":"…"}`. Real clients parse
-//! their own API's shape only, so an error in the other one reads as garbage.
+//! Errors the scripted model answers itself, each in the shape of the API asked: OpenAI's (chat
+//! completions and Responses) `{"error":{"message","type","param","code"}}`, Ollama's
+//! `{"error":"…"}`, Anthropic's `{"type":"error","error":{"type","message"}}`, Gemini's
+//! `{"error":{"code","message","status"}}`. Real clients parse their own API's shape only, so an
+//! error in another one reads as garbage.
 
 use axum::Json;
 use axum::http::StatusCode;
@@ -46,22 +48,70 @@ impl Kind {
     }
 }
 
+impl Kind {
+    /// Anthropic's error `type` for this kind at `status` (its documented types by status).
+    fn anthropic(self, status: StatusCode) -> &'static str {
+        match (self, status.as_u16()) {
+            (Self::InvalidUrl | Self::ModelNotFound, _) | (_, 404) => "not_found_error",
+            (_, 429) => "rate_limit_error",
+            (_, 529) => "overloaded_error",
+            (_, 400..=499) => "invalid_request_error",
+            _ => "api_error",
+        }
+    }
+}
+
+/// Gemini's (Google RPC's) status name for an HTTP status.
+fn gemini_status(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        400 => "INVALID_ARGUMENT",
+        401 => "UNAUTHENTICATED",
+        403 => "PERMISSION_DENIED",
+        404 => "NOT_FOUND",
+        429 => "RESOURCE_EXHAUSTED",
+        503 => "UNAVAILABLE",
+        504 => "DEADLINE_EXCEEDED",
+        _ => "INTERNAL",
+    }
+}
+
 /// An error answer with `status` and `message` in `api`'s shape.
 pub(crate) fn respond(api: Api, status: StatusCode, kind: Kind, message: &str) -> Response {
     let body = match api {
-        Api::OpenAi => {
+        Api::OpenAi | Api::Responses => {
             let (kind, code) = kind.openai();
             openai::error(message, kind, code)
         }
         Api::Ollama => ollama::error_body(message),
+        Api::Anthropic => serde_json::json!({
+            "type": "error",
+            "error": {"type": kind.anthropic(status), "message": message},
+        }),
+        Api::Gemini => serde_json::json!({
+            "error": {
+                "code": status.as_u16(),
+                "message": message,
+                "status": gemini_status(status),
+            },
+        }),
     };
     (status, Json(body)).into_response()
 }
 
-/// The API a path belongs to: `/api/…` is Ollama's, anything else OpenAI's.
+/// The API a path belongs to: `/api/…` is Ollama's, `/v1beta/…` Gemini's, `/v1/messages…`
+/// Anthropic's, `/v1/responses…` OpenAI Responses', anything else OpenAI chat completions'.
 pub(crate) fn api_of(path: &str) -> Api {
-    if path == "/api" || path.starts_with("/api/") {
+    let under = |prefix: &str| {
+        path == prefix || path.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('/'))
+    };
+    if under("/api") {
         Api::Ollama
+    } else if under("/v1beta") {
+        Api::Gemini
+    } else if under("/v1/messages") {
+        Api::Anthropic
+    } else if under("/v1/responses") {
+        Api::Responses
     } else {
         Api::OpenAi
     }
