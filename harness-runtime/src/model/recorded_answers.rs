@@ -36,6 +36,9 @@ pub(crate) type Log<'a> = dyn Fn(ModelRequest, Answer) -> ModelRequest + Send + 
 pub(crate) struct ChatRequest<'a> {
     /// The API it came in on.
     pub(crate) api: Api,
+    /// The path and query it was sent to (`/v1/chat/completions`; Gemini's names the model and
+    /// the streaming mode: `/v1beta/models/<model>:streamGenerateContent?alt=sse`).
+    pub(crate) path_and_query: String,
     /// The body as received.
     pub(crate) body: Bytes,
     /// The body as JSON, `null` when it is not.
@@ -45,12 +48,19 @@ pub(crate) struct ChatRequest<'a> {
 }
 
 impl<'a> ChatRequest<'a> {
-    /// The request `body` that came in on `api`, logged with `log`, its connection reset
+    /// The request `body` that came in on `api` at `path_and_query`, logged with `log`, its connection reset
     /// through `reset`.
-    pub(super) fn new(api: Api, body: Bytes, log: &'a Log<'a>, reset: &'a ResetConnection) -> Self {
+    pub(super) fn new(
+        api: Api,
+        path_and_query: String,
+        body: Bytes,
+        log: &'a Log<'a>,
+        reset: &'a ResetConnection,
+    ) -> Self {
         let json = serde_json::from_slice(&body).unwrap_or(Value::Null);
         Self {
             api,
+            path_and_query,
             body,
             json,
             log,

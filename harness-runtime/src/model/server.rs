@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::body::Body as AxumBody;
 use axum::extract::State;
-use axum::http::{StatusCode, header};
+use axum::http::{StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
@@ -246,13 +246,20 @@ struct FirstToken {
 async fn prepare(
     shared: &Shared,
     api: Api,
+    uri: &Uri,
     body: &Bytes,
     reset: &ResetConnection,
 ) -> Result<(ModelRequest, Reply, String), Response> {
     if let Some(recorded) = shared.recorded_answers() {
         let log: &Log<'_> = &|request, answer| shared.record(request, answer);
         return Err(recorded
-            .answer(ChatRequest::new(api, body.clone(), log, reset))
+            .answer(ChatRequest::new(
+                api,
+                uri.path_and_query().map_or_else(|| uri.path().to_owned(), |p| p.to_string()),
+                body.clone(),
+                log,
+                reset,
+            ))
             .await);
     }
     let (request, reply) = match accept(shared, api, body) {
@@ -273,10 +280,11 @@ async fn prepare(
 async fn openai_chat(
     State(shared): State<Arc<Shared>>,
     Extension(reset): Extension<ResetConnection>,
+    uri: Uri,
     body: Bytes,
 ) -> Response {
     let arrived = std::time::Instant::now();
-    let (request, reply, model) = match prepare(&shared, Api::OpenAi, &body, &reset).await {
+    let (request, reply, model) = match prepare(&shared, Api::OpenAi, &uri, &body, &reset).await {
         Ok(prepared) => prepared,
         Err(response) => return response,
     };
@@ -301,10 +309,11 @@ async fn openai_chat(
 async fn ollama_chat(
     State(shared): State<Arc<Shared>>,
     Extension(reset): Extension<ResetConnection>,
+    uri: Uri,
     body: Bytes,
 ) -> Response {
     let arrived = std::time::Instant::now();
-    let (request, reply, model) = match prepare(&shared, Api::Ollama, &body, &reset).await {
+    let (request, reply, model) = match prepare(&shared, Api::Ollama, &uri, &body, &reset).await {
         Ok(prepared) => prepared,
         Err(response) => return response,
     };
