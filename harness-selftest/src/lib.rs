@@ -8,6 +8,7 @@
 
 pub mod budgets;
 pub mod files;
+pub mod hosted;
 pub mod prerequisites;
 pub mod procs;
 pub mod rate_limits;
@@ -16,5 +17,6 @@ pub mod round_trip;
 pub mod run;
 pub mod sandbox;
 pub mod scratch;
+pub mod tls_front;
 pub mod upstream;
 pub mod verdicts;

@@ -2,7 +2,9 @@
 //! model served by a runtime of its own in the test process, standing in for a model provider
 //! while a scenario binary runs, and the `OPENCODE_CONFIG_CONTENT` that names it as an
 //! OpenAI-compatible provider ([`ProviderConfig`]), which each test extends with what its own
-//! provider has.
+//! provider has: another provider package (Anthropic's, OpenAI's, Google's), headers, prices.
+//! Started with [`ScriptedUpstream::start_https`], it is reached over HTTPS through a
+//! [`TlsFront`] whose CA only a client told of it trusts, as a hosted provider is reached.
 
 use std::fmt;
 use std::net::{SocketAddr, TcpStream};
@@ -12,6 +14,8 @@ use harness_runtime::model::ScriptedModel;
 use harness_runtime::testing::{MODEL_ID, ModelSlot, PROVIDER_ID};
 use serde_json::{Map, Value, json};
 
+use crate::tls_front::TlsFront;
+
 /// How long a stop may take: the runtime's shutdown, then its port refusing connections.
 const STOP_CEILING: Duration = Duration::from_secs(5);
 
@@ -19,8 +23,12 @@ const STOP_CEILING: Duration = Duration::from_secs(5);
 pub struct ScriptedUpstream {
     runtime: Option<tokio::runtime::Runtime>,
     slot: Option<ModelSlot>,
+    /// Where it is reached: the scripted model's port, or the HTTPS front's.
     addr: SocketAddr,
+    /// `http://<addr>` or `https://<addr>`, with no path.
+    origin: String,
     base_url: String,
+    front: Option<TlsFront>,
     /// The scripted model's entry in OpenCode's config, as harness-runtime writes it: the
     /// upstream serves the same model.
     model_entry: Map<String, Value>,
@@ -54,12 +62,35 @@ impl ScriptedUpstream {
             runtime: Some(runtime),
             slot: Some(slot),
             addr,
+            origin: format!("http://{addr}"),
             base_url,
+            front: None,
             model_entry,
         }
     }
 
-    /// Its OpenAI-compatible base URL, `http://<addr>/v1`.
+    /// Starts it as [`start`](Self::start) does, reached over HTTPS only through a front whose
+    /// certificate a new CA signed ([`ca_file`](Self::ca_file)).
+    pub fn start_https(script: impl FnOnce(&ScriptedModel)) -> Self {
+        let mut upstream = Self::start(script);
+        let front = {
+            let runtime = upstream.runtime.as_ref().expect("the upstream runs");
+            let _context = runtime.enter();
+            TlsFront::start(upstream.addr)
+        };
+        upstream.addr = front.addr();
+        upstream.origin = format!("https://{}", front.addr());
+        upstream.base_url = format!("{}/v1", upstream.origin);
+        upstream.front = Some(front);
+        upstream
+    }
+
+    /// The PEM file of the CA of an HTTPS upstream, for `SSL_CERT_FILE`; `None` over HTTP.
+    pub fn ca_file(&self) -> Option<&std::path::Path> {
+        self.front.as_ref().map(TlsFront::ca_file)
+    }
+
+    /// Its OpenAI-compatible base URL, `http://<addr>/v1` (`https://` through its front).
     pub fn base_url(&self) -> &str {
         &self.base_url
     }
@@ -76,6 +107,8 @@ impl ScriptedUpstream {
     pub fn config(&self, name: &str, api_key: &str) -> ProviderConfig {
         ProviderConfig {
             name: name.to_string(),
+            npm: OPENAI_COMPATIBLE.to_string(),
+            origin: self.origin.clone(),
             base_url: self.base_url.clone(),
             api_key: api_key.to_string(),
             headers: Map::new(),
@@ -104,6 +137,7 @@ impl ScriptedUpstream {
         if let Some(runtime) = self.runtime.take() {
             {
                 let _context = runtime.enter();
+                self.front.take();
                 self.slot.take();
             }
             runtime.shutdown_timeout(STOP_CEILING);
@@ -123,13 +157,34 @@ impl Drop for ScriptedUpstream {
 #[derive(Debug, Clone)]
 pub struct ProviderConfig {
     name: String,
+    npm: String,
+    origin: String,
     base_url: String,
     api_key: String,
     headers: Map<String, Value>,
     model_entry: Map<String, Value>,
 }
 
+/// OpenCode's package for OpenAI-compatible providers, the default.
+const OPENAI_COMPATIBLE: &str = "@ai-sdk/openai-compatible";
+
 impl ProviderConfig {
+    /// Names the provider package `npm` (`@ai-sdk/anthropic`, `@ai-sdk/openai`,
+    /// `@ai-sdk/google`, …), with the base URL that package expects of the upstream: `/v1`,
+    /// Google's `/v1beta`, Ollama's `/api`.
+    pub fn package(mut self, npm: &str) -> Self {
+        let path = if npm.contains("google") {
+            "/v1beta"
+        } else if npm.contains("ollama") {
+            "/api"
+        } else {
+            "/v1"
+        };
+        self.npm = npm.to_string();
+        self.base_url = format!("{}{path}", self.origin);
+        self
+    }
+
     /// Adds a header the provider sends with every request.
     pub fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.insert(name.to_string(), json!(value));
@@ -152,7 +207,7 @@ impl fmt::Display for ProviderConfig {
         let config = json!({
             "enabled_providers": ["upstream"],
             "provider": {"upstream": {
-                "npm": "@ai-sdk/openai-compatible",
+                "npm": self.npm,
                 "name": self.name,
                 "options": options,
                 "models": {MODEL_ID: self.model_entry},

@@ -204,10 +204,16 @@ pub fn assert_evidence_captures_each_turn(dir: &Path) {
 
 /// Panics when a canary is in a file below any of `dirs`; returns how many files were read.
 pub fn assert_no_canary_in_files(dirs: &[&Path]) -> usize {
+    assert_none_in_files(dirs, &CANARIES)
+}
+
+/// Panics when one of `canaries` is in a file below any of `dirs`; returns how many files were
+/// read.
+pub fn assert_none_in_files(dirs: &[&Path], canaries: &[&str]) -> usize {
     let files: Vec<PathBuf> = dirs.iter().flat_map(|dir| files_under(dir)).collect();
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap_or_default();
-        for canary in CANARIES {
+        for canary in canaries {
             assert!(
                 !text.contains(canary),
                 "{} holds the canary {canary}",

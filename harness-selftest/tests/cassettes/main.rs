@@ -6,6 +6,7 @@
 //! and the recordings' provenance, stale ones, `verify` and `missing` (`provenance`).
 
 mod files;
+mod hosted;
 mod provenance;
 mod upstream;
 
@@ -20,6 +21,7 @@ use harness_selftest::run::Finished;
 use harness_selftest::sandbox::Sandbox;
 use harness_selftest::test;
 
+use hosted::each_package_records_over_https_and_replays_without_the_upstream;
 use upstream::{CANARIES, MODEL};
 
 /// The scenario binary.
@@ -41,6 +43,7 @@ fn main() -> ExitCode {
     prerequisites::run([
         test!(recorded_turns_replay_as_recorded_without_a_model).needs(OpenCode),
         test!(a_scenario_failing_while_recorded_writes_a_pending_cassette).needs(OpenCode),
+        test!(each_package_records_over_https_and_replays_without_the_upstream).needs(OpenCode),
     ])
 }
 

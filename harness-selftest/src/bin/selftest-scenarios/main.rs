@@ -13,6 +13,8 @@
 //! - `snapshot`: writes a snapshot for `tests/snapshots.rs` (requires `SELFTEST_SCRATCH`);
 //! - `round_trip`: `cassette` scenarios recorded from a scripted upstream, then replayed without
 //!   it; driven by `tests/cassettes`;
+//! - `hosted`: `cassette` scenarios recorded from a scripted upstream over HTTPS through each of
+//!   OpenCode's provider packages, then replayed without it; driven by `tests/cassettes`;
 //! - `rate_limits`: a recording retried after a 429, a live turn through the relay, and
 //!   scenarios timing the cap of `LIVE_MODEL_CONCURRENCY`; driven by `tests/rate_limits`;
 //! - `budgets`: `cassette` scenarios whose budgets (tokens, cost, first token) their turns
@@ -36,6 +38,7 @@ mod canary;
 mod cassette;
 mod explore;
 mod history;
+mod hosted;
 mod hygiene;
 mod hygiene_probe;
 mod killed;
