@@ -37,7 +37,8 @@ mod renamed {
 #[live_agent_test(crate = "renamed::rt")]
 async fn through_a_reexport(_live: &mut Live) {}
 
-fn main() {
+#[test]
+fn every_option_expands_and_the_functions_stay_callable() {
     // The user's function stays callable by its own name.
     let _ = every_option;
     let _ = unit_return;

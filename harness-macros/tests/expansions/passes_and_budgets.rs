@@ -27,7 +27,8 @@ async fn scripted_budget(live: &mut Live) {
 #[live_agent_test(max_cost = 1)]
 async fn whole_cost(_live: &mut Live) {}
 
-fn main() {
+#[test]
+fn passes_and_budgets_expand_and_the_functions_stay_callable() {
     let _ = recorded_verdict;
     let _ = live_verdict;
     let _ = scripted_budget;

@@ -31,7 +31,8 @@ async fn defaults(live: &mut Live) {
     assert!(options.explore_points().is_empty());
 }
 
-fn main() {
+#[test]
+fn the_explore_options_expand_and_the_functions_stay_callable() {
     let _ = every_explore_option;
     let _ = one_point;
     let _ = defaults;

@@ -10,4 +10,9 @@ async fn right(_live: &mut Live) -> Result<(), String> {
     Ok(())
 }
 
-fn main() {}
+/// The module compiling is the test: each peer's existence check found the other.
+#[test]
+fn peers_naming_each_other_expand() {
+    let _ = left;
+    let _ = right;
+}

@@ -14,9 +14,14 @@ use harness_runtime::{Live, live_agent_test};
 async fn every_form(live: &mut Live) {
     let abort = WirePoint::parse("request POST /session/{id}/abort").unwrap();
     assert!(live.gates().gate(&abort).is_some());
-    assert!(live.gates().gate(Point::product("before_save").unwrap()).is_some());
+    assert!(
+        live.gates()
+            .gate(Point::product("before_save").unwrap())
+            .is_some()
+    );
 }
 
-fn main() {
+#[test]
+fn every_gate_form_expands_and_the_function_stays_callable() {
     let _ = every_form;
 }
