@@ -1,6 +1,6 @@
 //! The cases of the budgets proof, shared by both sides: what each `budgets::` scenario of
-//! `selftest-scenarios` asks, and how the scripted upstream of `tests/budgets` answers it (by the
-//! last user text) while the scenarios run live or are recorded.
+//! `selftest-scenarios` asks, and how the scripted upstream of `tests/runs/budgets.rs` answers it
+//! (by the last user text) while the scenarios run live or are recorded.
 
 use std::time::Duration;
 

@@ -1,5 +1,6 @@
 //! The cases of the rate-limit test, shared by both sides: what each `rate_limits::` scenario of
-//! `selftest-scenarios` does, and how the scripted upstream of `tests/rate_limits` answers it.
+//! `selftest-scenarios` does, and how the scripted upstream of `tests/runs/rate_limits.rs` answers
+//! it.
 
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

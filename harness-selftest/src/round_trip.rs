@@ -1,7 +1,7 @@
 //! The cases of the cassette round trip, shared by both sides: what each
 //! `round_trip::` scenario of `selftest-scenarios` asks, and how the scripted upstream of
-//! `tests/cassettes` answers it while the scenario is recorded. The upstream answers by the last
-//! user text, so each prompt names its case.
+//! `tests/runs/cassettes` answers it while the scenario is recorded. The upstream answers by the
+//! last user text, so each prompt names its case.
 
 use harness_runtime::model::{Matcher, Reply, Rule, ScriptedModel};
 use serde_json::{Value, json};

@@ -1,6 +1,6 @@
 //! The cases of the verdicts proof, shared by both sides: what each `verdicts::` scenario of
-//! `selftest-scenarios` asks, and how the scripted upstream of `tests/verdicts` answers it (by
-//! the last user text), run after run, in a known pattern.
+//! `selftest-scenarios` asks, and how the scripted upstream of `tests/runs/verdicts.rs` answers it
+//! (by the last user text), run after run, in a known pattern.
 
 use harness_runtime::model::{Matcher, Reply, Rule, ScriptedModel};
 

@@ -1,7 +1,7 @@
 //! `cassette` scenarios with budgets, run against a scripted upstream (live or recorded) and
-//! replayed, for `tests/budgets`: one turn each, whose answer the upstream scripts by the prompt
-//! (`harness_selftest::budgets` holds both sides' cases). Each passes its body; its budget is
-//! what fails it, from the usage and timing of the model it talked to, or of its cassette.
+//! replayed, for `tests/runs/budgets.rs`: one turn each, whose answer the upstream scripts by the
+//! prompt (`harness_selftest::budgets` holds both sides' cases). Each passes its body; its budget
+//! is what fails it, from the usage and timing of the model it talked to, or of its cassette.
 //!
 //! Name order is run order under `--test-threads 1`: `first_token_slow` (slow to its first
 //! token and slow as a turn) spends little,

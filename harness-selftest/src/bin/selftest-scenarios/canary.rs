@@ -1,5 +1,5 @@
 //! The secret canary: two secrets reach every output a real turn has, and the scenario then fails
-//! with both in its error. `tests/hygiene.rs` proves neither appears in the snapshot, stdout,
+//! with both in its error. `tests/runs/hygiene.rs` proves neither appears in the snapshot, stdout,
 //! stderr, the failure message or the kept logs.
 //!
 //! `CANARY_API_KEY` is a secret by its name (the redactor seeds it from the environment);

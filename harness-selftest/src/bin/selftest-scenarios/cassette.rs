@@ -1,7 +1,7 @@
 //! A `cassette` scenario that has no cassette (`harness-selftest/cassettes/` holds none): without
 //! the real model's variables it is skipped with the command that records one, and it fails under
 //! `LIVE_STRICT=1`, `LIVE_CASSETTE=replay` or `LIVE_CASSETTE=record`. None of that starts its
-//! body, so no OpenCode is needed; `tests/runner.rs` drives it.
+//! body, so no OpenCode is needed; `tests/runner/cli.rs` drives it.
 
 use harness_runtime::prelude::*;
 

@@ -1,6 +1,6 @@
 //! Exploring scenarios (`explore = N`) that need no agent: two tasks pass a product point each
 //! at once, so every run makes one decision between them and the search is exhaustive (two
-//! orderings) in well under a second. `tests/runner.rs` drives them: the settings of
+//! orderings) in well under a second. `tests/runner/cli.rs` drives them: the settings of
 //! exploration, a search that passes, one that finds the failing order and the line that
 //! replays it, and a replay that no longer fits.
 

@@ -1,6 +1,6 @@
 //! A scenario whose outcome the test chooses, run after run: it fails when
 //! `SELFTEST_HISTORY_FAIL` is set, naming its value, a secret; it needs no agent. Driven by
-//! `tests/report.rs` to build a history (new failure, known flake, repeat).
+//! `tests/runs/report.rs` to build a history (new failure, known flake, repeat).
 
 use harness_runtime::prelude::*;
 

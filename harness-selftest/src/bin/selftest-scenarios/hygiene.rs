@@ -1,5 +1,5 @@
 //! Process hygiene: each outcome of a body (pass, `Err`, panic, timeout) after the scenario
-//! started an agent and a detached tool-like child. `tests/hygiene.rs` runs them with
+//! started an agent and a detached tool-like child. `tests/runs/hygiene.rs` runs them with
 //! `--test-threads 1`, then `hygiene_probe` checks no owned process is left, then the test checks
 //! the roots: only the failing scenarios keep theirs.
 

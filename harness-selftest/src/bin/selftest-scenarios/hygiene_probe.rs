@@ -1,6 +1,6 @@
 //! Runs after `hygiene::*` (names sort `hygiene::` before `hygiene_probe::`, and
-//! `tests/hygiene.rs` runs one trial at a time): inside the same runner, before its reaper could
-//! sweep anything, no process may carry an owner mark of this runner.
+//! `tests/runs/hygiene.rs` runs one trial at a time): inside the same runner, before its reaper
+//! could sweep anything, no process may carry an owner mark of this runner.
 
 use harness_runtime::prelude::*;
 use harness_runtime::testing::OWNER_ENV;

@@ -1,6 +1,6 @@
 //! Two scenarios that meet inside one runner process (`needs_peer`), without an agent: each
-//! says it arrived and waits, bounded, for the other. Driven by `tests/nextest.rs`, which sets
-//! `SELFTEST_PEERS` (so a whole run of the binary lists them ignored and never waits).
+//! says it arrived and waits, bounded, for the other. Driven by `tests/runner/nextest.rs`, which
+//! sets `SELFTEST_PEERS` (so a whole run of the binary lists them ignored and never waits).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};

@@ -1,4 +1,4 @@
-//! Rate limits, for `tests/rate_limits` (`harness_selftest::rate_limits` holds both sides'
+//! Rate limits, for `tests/runs/rate_limits.rs` (`harness_selftest::rate_limits` holds both sides'
 //! cases): a recording whose upstream answers 429 once, and one it always rate-limits; a live
 //! turn through the relay after a 429; and timing scenarios, live-model and scripted, that write
 //! when their body started and ended, for the cap of `LIVE_MODEL_CONCURRENCY` measured.

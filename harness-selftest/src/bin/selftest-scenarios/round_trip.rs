@@ -1,4 +1,4 @@
-//! `cassette` scenarios recorded from a scripted upstream and replayed, for `tests/cassettes`:
+//! `cassette` scenarios recorded from a scripted upstream and replayed, for `tests/runs/cassettes`:
 //! one turn each, whose answer the upstream scripts by the prompt (`harness_selftest::round_trip`
 //! holds both sides' cases). The evidence is the turn's structure (messages and parts, tool calls
 //! and their status, structured output, error names), its text and tool output, and the model
@@ -18,7 +18,7 @@ async fn round_trip(live: &mut Live, prompt: Prompt) -> anyhow::Result<()> {
 }
 
 /// [`round_trip`], skipped as a probe is when the model did not call the tool `tool` (the
-/// upstream `tests/cassettes` scripts differently to show a verifying run's drift).
+/// upstream `tests/runs/cassettes` scripts differently to show a verifying run's drift).
 async fn round_trip_needing(
     live: &mut Live,
     prompt: Prompt,

@@ -1,7 +1,7 @@
-//! A shared server that dies mid-scenario (the default isolation), driven by `tests/hygiene.rs`
-//! with one trial at a time: `kills_its_server` kills the server it leased and fails on its next
-//! request; `next_leases_a_new_server` then gets a new server and passes. Each records
-//! `<label> <server pid>` in the scratch dir.
+//! A shared server that dies mid-scenario (the default isolation), driven by
+//! `tests/runs/hygiene.rs` with one trial at a time: `kills_its_server` kills the server it leased
+//! and fails on its next request; `next_leases_a_new_server` then gets a new server and passes.
+//! Each records `<label> <server pid>` in the scratch dir.
 
 use harness_runtime::prelude::*;
 use harness_runtime::testing::owner_token;

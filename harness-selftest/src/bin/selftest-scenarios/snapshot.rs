@@ -1,5 +1,5 @@
-//! A scenario that snapshots its evidence, for `tests/snapshots.rs`: the snapshot must name this
-//! file, and insta must look for the workspace from this crate's folder, not the runtime's. It
+//! A scenario that snapshots its evidence, for `tests/runner/snapshots.rs`: the snapshot must name
+//! this file, and insta must look for the workspace from this crate's folder, not the runtime's. It
 //! requires `LIVE_SNAPSHOT_DIR` (and `SELFTEST_SCRATCH`, as every scenario a test drives), so no
 //! run writes a snapshot into the checkout.
 

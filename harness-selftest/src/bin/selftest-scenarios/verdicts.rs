@@ -1,5 +1,5 @@
-//! `cassette` scenarios with `passes = "K of N"`, for `tests/verdicts`: one turn each, passing
-//! when the model said the right word. Against the scripted upstream of the test (a "real"
+//! `cassette` scenarios with `passes = "K of N"`, for `tests/runs/verdicts.rs`: one turn each,
+//! passing when the model said the right word. Against the scripted upstream of the test (a "real"
 //! model that answers in a known pattern) they run until their verdict is decided; replayed from
 //! a cassette they run once.
 //!

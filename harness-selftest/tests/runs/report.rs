@@ -9,13 +9,13 @@
 //! the page.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use harness_runtime::scaled;
 use harness_selftest::files::files_under;
-use harness_selftest::prerequisites::{self, Prerequisite::Chromium, Prerequisite::OpenCode};
+use harness_selftest::prerequisites::{self, Prerequisite::Chromium, Prerequisite::OpenCode, Test};
 use harness_selftest::run::Finished;
 use harness_selftest::sandbox::{Sandbox, unique};
 use harness_selftest::test;
@@ -44,8 +44,9 @@ const EXPLORED: &str = "explore::two_points_in_either_order";
 /// The racy one's failing schedule: the abort's pass before the reply's.
 const ABORT_FIRST: &str = "6bde.1>6498.1";
 
-fn main() -> ExitCode {
-    let code = prerequisites::run([
+/// The run report's tests; [`after`] removes what they shared once they all ran.
+pub(crate) fn tests() -> Vec<Test> {
+    vec![
         test!(a_run_report_holds_every_outcome_failures_first_with_a_timeline_and_no_canary)
             .needs(OpenCode),
         test!(the_report_renders_in_chromium_with_counts_failures_first_and_lanes)
@@ -53,12 +54,15 @@ fn main() -> ExitCode {
             .needs(Chromium),
         test!(the_history_tells_a_new_failure_from_a_known_flake_and_a_repeat),
         test!(the_history_renders_in_chromium_as_badges_and_a_list).needs(Chromium),
-    ]);
-    // Shared by two tests, the history's runs live in a static, never dropped.
+    ]
+}
+
+/// Run after every test of the binary: shared by two tests, the history's runs live in a
+/// static, never dropped.
+pub(crate) fn after() {
     if let Some(runs) = HISTORY_RUNS.get() {
         runs.remove();
     }
-    code
 }
 
 /// A finished run and its report folder.
@@ -516,7 +520,7 @@ fn chromium_output(chromium: &Path, profile: &Path, args: &[&str]) -> String {
     out.stdout
 }
 
-/// The target directory this test binary runs from (`target/<profile>/deps/report-…`).
+/// The target directory this test binary runs from (`target/<profile>/deps/runs-…`).
 fn target_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
         return PathBuf::from(dir);

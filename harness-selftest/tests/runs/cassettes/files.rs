@@ -7,7 +7,7 @@ use harness_selftest::files::files_under;
 use harness_selftest::round_trip as case;
 use serde_json::Value;
 
-use crate::upstream::{CANARIES, MODEL};
+use super::upstream::{CANARIES, MODEL};
 
 /// The cassette of `round_trip::<function>` below `dir`.
 pub fn cassette_path(dir: &Path, function: &str) -> PathBuf {

@@ -11,11 +11,10 @@ mod provenance;
 mod upstream;
 
 use std::path::Path;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use harness_runtime::scaled;
-use harness_selftest::prerequisites::{self, Prerequisite::OpenCode};
+use harness_selftest::prerequisites::{self, Prerequisite::OpenCode, Test};
 use harness_selftest::round_trip as case;
 use harness_selftest::run::Finished;
 use harness_selftest::sandbox::Sandbox;
@@ -39,12 +38,12 @@ const CASES: [&str; 7] = [
     "tool_call",
 ];
 
-fn main() -> ExitCode {
-    prerequisites::run([
+pub(crate) fn tests() -> Vec<Test> {
+    vec![
         test!(recorded_turns_replay_as_recorded_without_a_model).needs(OpenCode),
         test!(a_scenario_failing_while_recorded_writes_a_pending_cassette).needs(OpenCode),
         test!(each_package_records_over_https_and_replays_without_the_upstream).needs(OpenCode),
-    ])
+    ]
 }
 
 /// Where a run keeps its cassettes and snapshots (never in the checkout).

@@ -1,5 +1,5 @@
 //! Rate limits with real OpenCode and no real model: the `rate_limits::` scenarios of
-//! `selftest-scenarios` against a scripted upstream this process runs (as `tests/cassettes`
+//! `selftest-scenarios` against a scripted upstream this process runs (as `tests/runs/cassettes`
 //! does). A recording answered 429 once is retried and passes with no 429 in its cassette; one
 //! the upstream always rate-limits fails saying so, with nothing of it recorded; a live turn goes
 //! through the relay and is retried too; and live-model scenarios run at most
@@ -7,12 +7,11 @@
 //! scripted ones of the same run are not held behind them.
 
 use std::path::Path;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use harness_runtime::scaled;
 use harness_runtime::testing::MODEL_ID;
-use harness_selftest::prerequisites::{self, Prerequisite::OpenCode};
+use harness_selftest::prerequisites::{self, Prerequisite::OpenCode, Test};
 use harness_selftest::rate_limits::{self as case, TIMES_DIR, most_at_once, read_times};
 use harness_selftest::run::Finished;
 use harness_selftest::sandbox::run_sandboxed;
@@ -34,11 +33,11 @@ const SCRIPTED: [&str; 4] = [
     "scripted_hold_4",
 ];
 
-fn main() -> ExitCode {
-    prerequisites::run([
+pub(crate) fn tests() -> Vec<Test> {
+    vec![
         test!(a_429_while_recording_is_retried_and_never_recorded).needs(OpenCode),
         test!(live_model_scenarios_run_at_most_n_at_once).needs(OpenCode),
-    ])
+    ]
 }
 
 /// `OPENCODE_CONFIG_CONTENT` naming `upstream` as an OpenAI-compatible provider.

@@ -1,18 +1,17 @@
 //! Verdicts over several runs with real OpenCode and no real model: the `verdicts::` scenarios
 //! of `selftest-scenarios` (`passes = "K of N"`) recorded from a scripted upstream this process
-//! runs (as `tests/cassettes` does), which answers in a known pattern. `3 of 5`, answered right,
-//! wrong, right, right, passes after exactly 4 runs (the upstream's request count says so, and
-//! the progress lines); `3 of 4`, answered right, wrong, wrong, fails after exactly 3, listing
+//! runs (as `tests/runs/cassettes` does), which answers in a known pattern. `3 of 5`, answered
+//! right, wrong, right, right, passes after exactly 4 runs (the upstream's request count says so,
+//! and the progress lines); `3 of 4`, answered right, wrong, wrong, fails after exactly 3, listing
 //! each run, with its passing run's cassette not kept and its failed run's pending beside it.
 //! Replayed with the upstream stopped, `3 of 5` runs once.
 
 use std::path::Path;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use harness_runtime::scaled;
 use harness_runtime::testing::MODEL_ID;
-use harness_selftest::prerequisites::{self, Prerequisite::OpenCode};
+use harness_selftest::prerequisites::{self, Prerequisite::OpenCode, Test};
 use harness_selftest::report::{report_data, scenario};
 use harness_selftest::run::Finished;
 use harness_selftest::sandbox::run_sandboxed;
@@ -27,8 +26,8 @@ const RUN_CEILING: Duration = Duration::from_secs(300);
 const PASSING: &str = "verdicts::three_of_five";
 const FAILING: &str = "verdicts::three_of_four";
 
-fn main() -> ExitCode {
-    prerequisites::run([test!(k_of_n_stops_once_decided_and_replays_once).needs(OpenCode)])
+pub(crate) fn tests() -> Vec<Test> {
+    vec![test!(k_of_n_stops_once_decided_and_replays_once).needs(OpenCode)]
 }
 
 /// The requests that asked `prompt` (one per run: each run is one turn answered in text),

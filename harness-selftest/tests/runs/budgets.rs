@@ -1,5 +1,5 @@
 //! Budgets with real OpenCode and no real model: the `budgets::` scenarios of
-//! `selftest-scenarios` against a scripted upstream this process runs (as `tests/cassettes`
+//! `selftest-scenarios` against a scripted upstream this process runs (as `tests/runs/cassettes`
 //! does). Recorded, a turn's usage (reported by the upstream, priced by the config) breaches
 //! `max_tokens` and `max_cost`, and a slow stream breaches `max_first_token`, each failure giving
 //! the figure and the limit; the run's ceiling (`LIVE_RUN_MAX_TOKENS`), spent by then, keeps the
@@ -8,13 +8,12 @@
 //! report has the usage and the cost the replay avoided.
 
 use std::path::Path;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use harness_runtime::scaled;
 use harness_runtime::testing::MODEL_ID;
 use harness_selftest::budgets::{self as case, FIRST_TOKEN_DELAY, PRICE_PER_MILLION, SLOW_CHUNKS};
-use harness_selftest::prerequisites::{self, Prerequisite::OpenCode};
+use harness_selftest::prerequisites::{self, Prerequisite::OpenCode, Test};
 use harness_selftest::report::{report_data, scenario};
 use harness_selftest::run::Finished;
 use harness_selftest::sandbox::run_sandboxed;
@@ -35,8 +34,8 @@ const COST_BREACH: &str = "budget: cost 0.0098 > max_cost 0.005 (1 turn(s))";
 const NOT_STARTED: &str = "not started: the run's live-model ceiling LIVE_RUN_MAX_TOKENS=500 is \
                            spent (995 tokens, cost 0.00995 spent by 2 live-model run(s))";
 
-fn main() -> ExitCode {
-    prerequisites::run([test!(breaches_live_and_replayed_and_the_run_ceiling).needs(OpenCode)])
+pub(crate) fn tests() -> Vec<Test> {
+    vec![test!(breaches_live_and_replayed_and_the_run_ceiling).needs(OpenCode)]
 }
 
 /// Runs `args` of the scenario binary with the cassettes in `cassettes`, `env` and nothing else

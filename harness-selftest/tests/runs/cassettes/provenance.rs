@@ -10,9 +10,9 @@ use harness_selftest::round_trip as case;
 use harness_selftest::upstream::ScriptedUpstream;
 use serde_json::Value;
 
-use crate::files;
-use crate::upstream::{self, MODEL};
-use crate::{CASES, Places, assert_output_clean, run};
+use super::files;
+use super::upstream::{self, MODEL};
+use super::{CASES, Places, assert_output_clean, run};
 
 /// The version of the pinned OpenCode (`opencode-ai` in the workspace's `package.json`), as the
 /// recording must have noted it.

@@ -8,20 +8,20 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, ExitCode};
+use std::process::Command;
 
-use harness_selftest::prerequisites::{self, Prerequisite::Nextest};
+use harness_selftest::prerequisites::{self, Prerequisite::Nextest, Test};
 use harness_selftest::test;
 
 /// Every test of the suite per binary, as `name → selected`.
 type Listing = BTreeMap<String, BTreeMap<String, bool>>;
 
-fn main() -> ExitCode {
-    prerequisites::run([
+pub(crate) fn tests() -> Vec<Test> {
+    vec![
         test!(two_partitions_run_every_scenario_exactly_once).needs(Nextest),
         test!(nextest_lists_the_scenarios_that_need_a_peer_as_ignored).needs(Nextest),
         test!(a_test_without_nextest_is_skipped_and_fails_under_ci_or_strict),
-    ])
+    ]
 }
 
 /// Cargo, in the workspace's root.
@@ -153,7 +153,7 @@ fn nextest_lists_the_scenarios_that_need_a_peer_as_ignored() {
 fn a_test_without_nextest_is_skipped_and_fails_under_ci_or_strict() {
     let empty = tempfile::tempdir().unwrap();
     prerequisites::assert_skipped_without(
-        "two_partitions_run_every_scenario_exactly_once",
+        "partitions::two_partitions_run_every_scenario_exactly_once",
         "cargo-nextest is not installed: install it with `cargo install cargo-nextest --locked`",
         |command| {
             command

@@ -4,12 +4,11 @@
 //! agents and their tool commands, so `/proc/*/environ` shows what is left of the run).
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use harness_runtime::scaled;
 use harness_selftest::files::files_under;
-use harness_selftest::prerequisites::{self, Prerequisite::OpenCode};
+use harness_selftest::prerequisites::{self, Prerequisite::OpenCode, Test};
 use harness_selftest::run::Finished;
 use harness_selftest::sandbox::{Sandbox, unique};
 use harness_selftest::test;
@@ -23,8 +22,8 @@ const SKIP_REASON: &str = "the model answered in prose instead of calling the to
 /// The ceiling of one run of the scenario binary, before scaling.
 const RUN_CEILING: Duration = Duration::from_secs(600);
 
-fn main() -> ExitCode {
-    prerequisites::run([
+pub(crate) fn tests() -> Vec<Test> {
+    vec![
         test!(shared_scenarios_lease_one_server_and_leave_nothing).needs(OpenCode),
         test!(a_shared_server_that_dies_fails_only_its_scenario).needs(OpenCode),
         test!(every_outcome_leaves_no_process_and_only_the_failing_roots).needs(OpenCode),
@@ -34,7 +33,7 @@ fn main() -> ExitCode {
         test!(secrets_reach_no_snapshot_output_failure_or_kept_log).needs(OpenCode),
         test!(a_test_without_opencode_is_skipped_and_fails_under_ci_or_strict),
         test!(the_progress_line_says_whether_agents_are_confined),
-    ])
+    ]
 }
 
 /// Runs `args` of the scenario binary in `sandbox` (plus `env`) to its end.
@@ -385,7 +384,7 @@ fn secrets_reach_no_snapshot_output_failure_or_kept_log() {
 /// `CI` or `LIVE_STRICT=1`, without running.
 fn a_test_without_opencode_is_skipped_and_fails_under_ci_or_strict() {
     prerequisites::assert_skipped_without_opencode(
-        "shared_scenarios_lease_one_server_and_leave_nothing",
+        "hygiene::shared_scenarios_lease_one_server_and_leave_nothing",
     );
 }
 
