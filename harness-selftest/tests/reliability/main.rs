@@ -8,9 +8,9 @@
 //! - `run_checks`: what every whole run is checked for, itself checked on made-up runs;
 //! - `pool`: a nextest run's pool of shared servers, across processes killed mid-lease.
 //!
-//! `cargo test --release -p harness-selftest --test reliability` runs the fast part (CI);
-//! `cargo test --release -p harness-selftest --test reliability -- --include-ignored` adds the
-//! heavy part (real OpenCode, larger scales).
+//! `cargo test --release -p harness-selftest --test reliability` runs the fast part (CI runs it in
+//! debug, with `cargo test --workspace`); `-- --include-ignored` adds the heavy part (real
+//! OpenCode, larger scales), which CI runs alone in release (`-- --ignored`).
 
 mod bad_input;
 mod io_support;
