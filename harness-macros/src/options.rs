@@ -7,6 +7,10 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Ident, Lit, LitStr, Token};
 
+// The client gate points' names: the runtime's `GatePoint` names, from the crate both depend on
+// (a proc-macro crate cannot depend on the runtime, which depends on it).
+use harness_opencode_api::spelling::CLIENT_POINTS;
+
 use crate::budget::BudgetOptions;
 use crate::duration::parse_millis;
 use crate::passes::PassesOption;
@@ -37,20 +41,6 @@ const NAMES: &[&str] = &[
 
 /// The largest `explore = N`: a budget beyond it is a typo, or a search no CI run finishes.
 pub(crate) const MAX_EXPLORE_RUNS: u32 = 100_000;
-
-/// Gate point names, as the runtime's `GatePoint::name` spells them, in its order. A copy, because
-/// a proc-macro crate cannot depend on the runtime (the runtime depends on it); the test below
-/// holds the copy to `GatePoint::ALL`, so an unknown name stays a compile error on its own span.
-pub(crate) const GATE_POINTS: &[&str] = &[
-    "before_prompt",
-    "prompt_delivered",
-    "turn_collected",
-    "abort",
-    "get_session",
-    "permission_reply",
-    "question_reply",
-    "stop",
-];
 
 /// `agent = "…"`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -388,11 +378,11 @@ impl Options {
 pub(crate) fn check_gate(name: &str) -> Result<(), String> {
     match harness_opencode_api::spelling::parse(name) {
         Ok(harness_opencode_api::spelling::Spelled::Client(client))
-            if !GATE_POINTS.contains(&client) =>
+            if !CLIENT_POINTS.contains(&client) =>
         {
             Err(format!(
                 "unknown gate point `{name}`: expected one of {}, or a wire or product point: {}",
-                GATE_POINTS.join(", "),
+                CLIENT_POINTS.join(", "),
                 harness_opencode_api::spelling::FORMS
             ))
         }
@@ -433,7 +423,7 @@ pub(crate) fn check_explore_point(name: &str) -> Result<(), String> {
         Ok(harness_opencode_api::spelling::Spelled::Client(client)) => Err(format!(
             "`{client}` is {}: explore_points takes the wire and product points the scheduler \
              orders, {}",
-            if GATE_POINTS.contains(&client) {
+            if CLIENT_POINTS.contains(&client) {
                 "a client gate point, not a decision point"
             } else {
                 "no decision point"
@@ -501,14 +491,6 @@ fn check_var_name(var: &LitStr) -> syn::Result<()> {
 #[cfg(test)]
 mod tests {
     use harness_runtime::gates::{GatePoint, Gates, WirePoint};
-
-    /// Both ways and in order: a point added to the runtime is accepted by the attribute, a name
-    /// the attribute accepts is a point, and the error lists them as the runtime does.
-    #[test]
-    fn gate_points_are_the_runtimes() {
-        let runtime: Vec<&str> = GatePoint::ALL.map(GatePoint::name).to_vec();
-        assert_eq!(super::GATE_POINTS, runtime);
-    }
 
     /// The attribute accepts a name exactly when the runtime does, with the runtime's message:
     /// both copies of the data and of the grammar agree on good and bad names alike.

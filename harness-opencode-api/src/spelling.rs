@@ -4,6 +4,20 @@
 
 use crate::tables::{EVENT_TYPES, ROUTES, VERSION};
 
+/// The client gate points' names (`gate = "abort"`), in the order of the runtime's
+/// `GatePoint::ALL`, whose `GatePoint::name` reads them from here: one list for the attribute's
+/// compile-time check and the runtime's points.
+pub const CLIENT_POINTS: [&str; 8] = [
+    "before_prompt",
+    "prompt_delivered",
+    "turn_collected",
+    "abort",
+    "get_session",
+    "permission_reply",
+    "question_reply",
+    "stop",
+];
+
 /// The wire and product forms, for error messages.
 pub const FORMS: &str =
     "`request <METHOD> <route>`, `response <METHOD> <route>`, `event <type>`, `product <name>`";

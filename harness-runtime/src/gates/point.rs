@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use harness_opencode_api::spelling::CLIENT_POINTS;
+
 /// A named point at which the forwarding client (and the harness) can pause an operation.
 ///
 /// Every point has an attribute name (`#[live_agent_test(gate = "abort")]`, [`GatePoint::name`]).
@@ -195,7 +197,7 @@ pub enum GatePoint {
 
 impl GatePoint {
     /// Every point, in declaration order.
-    pub const ALL: [GatePoint; 8] = [
+    pub const ALL: [GatePoint; CLIENT_POINTS.len()] = [
         GatePoint::BeforePrompt,
         GatePoint::PromptDelivered,
         GatePoint::TurnCollected,
@@ -206,19 +208,19 @@ impl GatePoint {
         GatePoint::BeforeStop,
     ];
 
-    /// The attribute name of this point (`gate = "<name>"`). `#[live_agent_test]` checks names
-    /// at compile time against its own copy of this list, which a test of `harness-macros`
-    /// holds equal to [`GatePoint::ALL`]'s names.
+    /// The attribute name of this point (`gate = "<name>"`): its entry of
+    /// `harness_opencode_api::spelling::CLIENT_POINTS`, the list `#[live_agent_test]` checks names
+    /// against at compile time.
     pub const fn name(self) -> &'static str {
         match self {
-            GatePoint::BeforePrompt => "before_prompt",
-            GatePoint::PromptDelivered => "prompt_delivered",
-            GatePoint::TurnCollected => "turn_collected",
-            GatePoint::BeforeAbort => "abort",
-            GatePoint::BeforeGetSession => "get_session",
-            GatePoint::AfterPermissionReply => "permission_reply",
-            GatePoint::AfterQuestionReply => "question_reply",
-            GatePoint::BeforeStop => "stop",
+            GatePoint::BeforePrompt => CLIENT_POINTS[0],
+            GatePoint::PromptDelivered => CLIENT_POINTS[1],
+            GatePoint::TurnCollected => CLIENT_POINTS[2],
+            GatePoint::BeforeAbort => CLIENT_POINTS[3],
+            GatePoint::BeforeGetSession => CLIENT_POINTS[4],
+            GatePoint::AfterPermissionReply => CLIENT_POINTS[5],
+            GatePoint::AfterQuestionReply => CLIENT_POINTS[6],
+            GatePoint::BeforeStop => CLIENT_POINTS[7],
         }
     }
 
@@ -248,5 +250,31 @@ impl GatePoint {
 impl fmt::Display for GatePoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CLIENT_POINTS, GatePoint};
+
+    /// Every point has its own name, the list's entry at its place in [`GatePoint::ALL`], which
+    /// holds every point once in declaration order; the name finds the point again.
+    #[test]
+    fn every_point_has_its_own_name() {
+        for (i, point) in GatePoint::ALL.into_iter().enumerate() {
+            assert_eq!(
+                point.index(),
+                i,
+                "{point:?} is out of declaration order in ALL"
+            );
+            assert_eq!(point.name(), CLIENT_POINTS[i], "{point:?}");
+            assert_eq!(GatePoint::from_name(point.name()), Some(point));
+        }
+        for (i, name) in CLIENT_POINTS.iter().enumerate() {
+            assert!(
+                !CLIENT_POINTS[..i].contains(name),
+                "`{name}` names two points"
+            );
+        }
     }
 }
