@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 use syn::{ItemFn, ReturnType, parse_quote};
 
 use crate::budget::BudgetOptions;
-use crate::options::{Agent, Isolation, Options};
+use crate::options::{Agent, Isolation, ModelApi, Options};
 use crate::signature;
 
 /// The attribute's entry point, on `proc_macro2` tokens so it can be unit-tested.
@@ -87,6 +87,15 @@ fn render(func: &ItemFn, options: &Options) -> TokenStream {
 
     if options.cassette.is_some() {
         fields.push(quote! { cassette: true, });
+    }
+    if let Some((api, _)) = options.model_api {
+        let variant = match api {
+            ModelApi::OpenAiCompatible => quote!(OpenAiCompatible),
+            ModelApi::OpenAi => quote!(OpenAi),
+            ModelApi::Anthropic => quote!(Anthropic),
+            ModelApi::Google => quote!(Google),
+        };
+        fields.push(quote! { model_api: #krate::ModelApi::#variant, });
     }
     if let Some(runs) = options.explore {
         let within = match &options.explore_for {
@@ -286,6 +295,26 @@ mod tests {
         assert!(!out.contains("compile_error"), "{out}");
         let out = expand(quote!(timeout = "600s"), item);
         assert!(!out.contains("cassette"), "{out}");
+    }
+
+    #[test]
+    fn model_api_is_emitted_and_checked() {
+        let item = quote!(
+            async fn probe(live: &mut Live) {}
+        );
+        let out = expand(quote!(model_api = "anthropic"), item.clone());
+        assert!(!out.contains("compile_error"), "{out}");
+        assert!(
+            out.contains("model_api : :: harness_runtime :: ModelApi :: Anthropic"),
+            "{out}"
+        );
+        assert!(!expand(quote!(), item.clone()).contains("model_api"));
+        let out = expand(quote!(model_api = "claude"), item.clone());
+        assert!(out.contains("unknown model API `claude`"), "{out}");
+        let out = expand(quote!(model_api = anthropic), item.clone());
+        assert!(out.contains("`model_api` takes one of"), "{out}");
+        let out = expand(quote!(cassette, model_api = "google"), item);
+        assert!(out.contains("remove `model_api` or `cassette`"), "{out}");
     }
 
     /// A user's `macro_rules!` that passes `$value:literal` on to the attribute: the value

@@ -23,6 +23,9 @@ use proc_macro::TokenStream;
 /// `product <name>`, each checked against the OpenCode API at compile time),
 /// `isolation = "server" | "shared"`, `cassette` (a bare flag: the real model, recorded to and
 /// replayed from `cassettes/<topic>__<fn>.json`; not with `agent = "fixture"`),
+/// `model_api = "openai-compatible" | "openai" | "anthropic" | "google"` (the provider package
+/// OpenCode talks to the scripted model with: chat completions by default, the Responses API,
+/// Anthropic Messages, Gemini; not with `cassette`),
 /// `explore = 200` (run the body under up to this many orderings of the product's traffic with
 /// its agent, 1 to 100000), `explore_for = "5m"` (the exploration's wall-clock budget, scaled by
 /// `LIVE_TIMEOUT_SCALE`; 5 minutes by default) and `explore_points = ["event session.idle"]`

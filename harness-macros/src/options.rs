@@ -24,6 +24,7 @@ const NAMES: &[&str] = &[
     "gate",
     "isolation",
     "cassette",
+    "model_api",
     "explore",
     "explore_for",
     "explore_points",
@@ -49,6 +50,23 @@ pub(crate) enum Agent {
     Fixture,
 }
 
+/// `model_api = "…"`: the provider package OpenCode talks to the scripted model with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ModelApi {
+    OpenAiCompatible,
+    OpenAi,
+    Anthropic,
+    Google,
+}
+
+/// `model_api`'s values, as written, with their variants (the runtime's `ModelApi::name`).
+pub(crate) const MODEL_APIS: &[(&str, ModelApi)] = &[
+    ("openai-compatible", ModelApi::OpenAiCompatible),
+    ("openai", ModelApi::OpenAi),
+    ("anthropic", ModelApi::Anthropic),
+    ("google", ModelApi::Google),
+];
+
 /// `isolation = "…"`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Isolation {
@@ -67,6 +85,8 @@ pub(crate) struct Options {
     pub(crate) isolation: Option<Isolation>,
     /// The bare `cassette` flag, by its name (the span a conflict is reported on).
     pub(crate) cassette: Option<Ident>,
+    /// `model_api = "…"`, with the option's name (the span a conflict is reported on).
+    pub(crate) model_api: Option<(ModelApi, Ident)>,
     /// `explore = N`: the budget of schedules.
     pub(crate) explore: Option<u32>,
     /// `explore_for = "…"` in milliseconds, with the option's name (the span a missing
@@ -162,6 +182,14 @@ impl Options {
                 cassette.span(),
                 "`cassette` records and replays a real model's traffic, which the fixture \
                  agent never sends: remove `cassette` or `agent = \"fixture\"`",
+            ));
+        }
+        if let (Some(_), Some((_, name))) = (&self.cassette, &self.model_api) {
+            errors.push(syn::Error::new(
+                name.span(),
+                "`model_api` picks how OpenCode talks to the scripted model, and a `cassette` \
+                 scenario talks to the real model through its own provider: remove `model_api` \
+                 or `cassette`",
             ));
         }
         if self.explore.is_none() {
@@ -330,6 +358,26 @@ impl Options {
                     names.push(text);
                 }
                 self.explore_points = Some((points, arg.name.clone()));
+            }
+            "model_api" => {
+                let expected = MODEL_APIS
+                    .iter()
+                    .map(|(name, _)| format!("\"{name}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let api = string(value, &format!("`model_api` takes one of {expected}"))?;
+                let Some((_, variant)) = MODEL_APIS.iter().find(|(name, _)| *name == api.value())
+                else {
+                    return Err(syn::Error::new(
+                        api.span(),
+                        format!(
+                            "unknown model API `{}`: expected one of {expected} (the provider \
+                             package OpenCode talks to the scripted model with)",
+                            api.value()
+                        ),
+                    ));
+                };
+                self.model_api = Some((*variant, arg.name.clone()));
             }
             "isolation" => {
                 let level = string(value, "`isolation` takes \"server\" or \"shared\"")?;

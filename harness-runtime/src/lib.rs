@@ -125,7 +125,7 @@ mod timeline;
 
 pub use harness_macros::live_agent_test;
 pub use live::{Live, Skipped};
-pub use scenario::{AgentKind, DeclaredOptions};
+pub use scenario::{AgentKind, DeclaredOptions, ModelApi};
 pub use settings::Isolation;
 /// Scales a scenario's own ceilings by `LIVE_TIMEOUT_SCALE`, as the framework scales its own.
 pub use settings::scaled;

@@ -166,6 +166,7 @@ impl Live {
             crate::cassette::plan(&info.options, &info.name, &info.manifest_dir).unwrap_or_default()
         });
         model.set_plan(plan, &info.name);
+        model.set_api(info.options.model_api);
         let gates = Arc::new(
             // The attribute's gate names were validated at compile time by the macro.
             crate::gates::Gates::from_names(info.options.gates)

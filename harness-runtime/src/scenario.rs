@@ -18,6 +18,34 @@ pub enum AgentKind {
     Fixture,
 }
 
+/// Which provider package OpenCode talks to the scripted model with (`model_api = "…"`), so a
+/// scripted scenario runs the provider code path a product uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ModelApi {
+    /// `@ai-sdk/openai-compatible`: chat completions, `POST /v1/chat/completions` (the default).
+    #[default]
+    OpenAiCompatible,
+    /// `@ai-sdk/openai`: the Responses API, `POST /v1/responses`.
+    OpenAi,
+    /// `@ai-sdk/anthropic`: Messages, `POST /v1/messages`.
+    Anthropic,
+    /// `@ai-sdk/google`: Gemini, `POST /v1beta/models/<model>:streamGenerateContent`.
+    Google,
+}
+
+impl ModelApi {
+    /// The option's spelling: `openai-compatible`, `openai`, `anthropic`, `google`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::OpenAiCompatible => "openai-compatible",
+            Self::OpenAi => "openai",
+            Self::Anthropic => "anthropic",
+            Self::Google => "google",
+        }
+    }
+}
+
 /// The options of `#[live_agent_test(...)]`. Every option is optional; the macro fills defaults.
 /// What the expansion builds (`__private`), not an API: a scenario reads [`DeclaredOptions`].
 #[derive(Clone, Copy, Debug)]
@@ -54,6 +82,8 @@ pub struct ScenarioOptions {
     /// inside one runner process while both run. Under nextest's process per test it cannot, so
     /// it is listed ignored there; where its peer is not in the run it is skipped at once.
     pub needs_peer: Option<&'static str>,
+    /// `model_api = "…"`: the provider package OpenCode talks to the scripted model with.
+    pub model_api: ModelApi,
 }
 
 impl ScenarioOptions {
@@ -70,6 +100,7 @@ impl ScenarioOptions {
         passes: None,
         budget: Budget::NONE,
         needs_peer: None,
+        model_api: ModelApi::OpenAiCompatible,
     };
 }
 
@@ -207,6 +238,11 @@ impl DeclaredOptions {
     /// `cassette`: whether the scenario talks to the real model through a cassette.
     pub fn cassette(&self) -> bool {
         self.0.cassette
+    }
+
+    /// `model_api = "…"`: the provider package OpenCode talks to the scripted model with.
+    pub fn model_api(&self) -> ModelApi {
+        self.0.model_api
     }
 
     /// `explore = N`: the most runs an exploration takes; `None`: one plain run.

@@ -12,6 +12,7 @@ mod observer;
 mod permissions;
 mod probes;
 mod product_config;
+mod provider_packages;
 mod provisioning;
 mod questions;
 mod sandbox;

@@ -57,3 +57,46 @@ pub(crate) fn body(
         },
     )
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use serde_json::Value;
+
+    use super::Step;
+
+    /// Each step as `(event name, data)`: an SSE frame's `event:` (else its data's `type`, else
+    /// empty) and its `data:` JSON, an NDJSON line as its JSON; `<hold>`, `<hang>`, `<abort>`
+    /// for the others. `data: [DONE]` is left out.
+    pub(crate) fn rendered(steps: &[Step]) -> Vec<(String, Value)> {
+        steps
+            .iter()
+            .filter_map(|step| match step {
+                Step::Frame(bytes) => {
+                    let text = std::str::from_utf8(bytes).expect("frames are UTF-8");
+                    let mut name = None;
+                    let mut data = None;
+                    for line in text.lines() {
+                        if let Some(n) = line.strip_prefix("event: ") {
+                            name = Some(n.to_owned());
+                        } else if let Some(d) = line.strip_prefix("data: ") {
+                            data = Some(d.to_owned());
+                        } else if !line.is_empty() {
+                            data = Some(line.to_owned());
+                        }
+                    }
+                    let data = data.expect("a frame carries data");
+                    if data == "[DONE]" {
+                        return None;
+                    }
+                    let data: Value = serde_json::from_str(&data).expect("frame data is JSON");
+                    let name = name
+                        .unwrap_or_else(|| data["type"].as_str().unwrap_or_default().to_owned());
+                    Some((name, data))
+                }
+                Step::Hold(_) => Some(("<hold>".to_owned(), Value::Null)),
+                Step::Hang => Some(("<hang>".to_owned(), Value::Null)),
+                Step::Abort => Some(("<abort>".to_owned(), Value::Null)),
+            })
+            .collect()
+    }
+}

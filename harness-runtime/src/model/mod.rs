@@ -1,4 +1,6 @@
-//! The embedded scripted model: an OpenAI- and Ollama-compatible server on loopback.
+//! The embedded scripted model: a server on loopback speaking the APIs of OpenCode's provider
+//! packages: OpenAI chat completions, the OpenAI Responses API, Anthropic Messages, Google
+//! Gemini, and Ollama's own.
 //!
 //! A scenario queues [`Reply`]s and adds [`Rule`]s on `live.model()`; OpenCode, configured by
 //! its slot's `opencode_config`, talks to it over real HTTP. Every request is recorded
@@ -9,10 +11,12 @@
 //! (`crate::cassette` gives a replayed cassette, or the relay recording the real model). Their
 //! trait, `RecordedAnswers`, is all this module knows of cassettes.
 
+mod anthropic;
 mod catalog;
 mod error;
 // `pub(crate)` for recorded answers that stream as the script does (a replayed cassette).
 pub(crate) mod frames;
+mod gemini;
 mod ollama;
 mod openai;
 mod output;
@@ -21,6 +25,7 @@ mod recorded_answers;
 mod recording;
 mod reply;
 mod reset;
+mod responses;
 mod rules;
 mod scripted_model;
 mod server;

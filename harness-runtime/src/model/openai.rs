@@ -56,7 +56,7 @@ fn usage(reply: &Reply) -> Value {
 
 /// Splits a tool call's JSON arguments into fragments, as real providers stream them, so the
 /// client has to accumulate them.
-fn argument_fragments(call: &ScriptedToolCall) -> Vec<String> {
+pub(crate) fn argument_fragments(call: &ScriptedToolCall) -> Vec<String> {
     let text = call.arguments.to_string();
     let pieces = if text.chars().count() >= 8 { 3 } else { 1 };
     super::reply::split_even(&text, pieces)

@@ -71,7 +71,10 @@ impl<'a> ChatRequest<'a> {
     /// Adds the request to the model's log as answered by `answer`; the request as logged
     /// (numbered, for messages that name it).
     pub(crate) fn log(&self, answer: Answer) -> ModelRequest {
-        (self.log)(ModelRequest::parse(0, self.api, self.json.clone()), answer)
+        (self.log)(
+            ModelRequest::parse_at(0, self.api, &self.path_and_query, self.json.clone()),
+            answer,
+        )
     }
 
     /// Resets the connection (a TCP RST, no response): never returns.

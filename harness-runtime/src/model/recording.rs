@@ -81,18 +81,26 @@ pub struct ModelRequest {
     pub tools_offered: Vec<String>,
     /// `tool_choice` as sent (`"auto"`, `"required"`, an object), if any.
     pub tool_choice: Option<Value>,
-    /// The role of every message, in order.
+    /// The role of every message, in order, alike on every API: `system`, `user`,
+    /// `assistant`, and `tool` for a tool result (an Anthropic `tool_result` block, a Responses
+    /// `function_call_output` item, a Gemini `functionResponse` part).
     pub message_roles: Vec<String>,
     /// The text of the last user message, if any.
     pub last_user_text: Option<String>,
-    /// `response_format` (OpenAI) or `format` (Ollama), if any.
+    /// The requested output format, if any: `response_format` (OpenAI), `format` (Ollama),
+    /// `text.format` (Responses), `output_format` (Anthropic), `generationConfig.responseSchema`
+    /// or a JSON `responseMimeType` (Gemini).
     pub response_format: Option<Value>,
-    /// Whether the client asked for usage (`stream_options.include_usage`).
+    /// Whether the client asked for usage (chat completions' `stream_options.include_usage`;
+    /// always on the other APIs, which always report it).
     pub include_usage: bool,
     /// How the script answered it.
     pub answer: Answer,
     /// The body as received (`null` when it was not JSON).
     pub raw: Value,
+    /// A user message asks for a title (see [`is_title_request`](Self::is_title_request)).
+    #[serde(skip)]
+    asks_title: bool,
 }
 
 /// A compact, structural summary of a request for evidence: no prompts, no raw body.
@@ -119,29 +127,42 @@ pub struct ModelRequestSummary {
 
 impl ModelRequest {
     /// Parses a request body; `raw` is `Value::Null` for a body that is not JSON.
+    #[cfg(test)]
     pub(crate) fn parse(seq: usize, api: Api, raw: Value) -> Self {
-        let ollama = api == Api::Ollama;
+        Self::parse_at(seq, api, "", raw)
+    }
+
+    /// Parses a request body that came in at `path` (with its query): Gemini names the model
+    /// and the streaming mode there.
+    pub(crate) fn parse_at(seq: usize, api: Api, path: &str, raw: Value) -> Self {
+        let read = chat_body::read(api, path, &raw);
+        let asks_title = read
+            .turns
+            .iter()
+            .any(|t| t.role == "user" && t.text.contains(TITLE_PHRASE));
         Self {
             seq,
             api,
-            model: chat_body::model(&raw).to_owned(),
-            stream: chat_body::stream(&raw, ollama),
-            tools_offered: chat_body::tool_names(&raw)
-                .into_iter()
-                .map(str::to_owned)
-                .collect(),
-            tool_choice: chat_body::present(&raw, "tool_choice").cloned(),
-            message_roles: chat_body::messages(&raw)
+            model: read.model,
+            stream: read.stream,
+            tools_offered: read.tools,
+            tool_choice: read.tool_choice,
+            message_roles: read.turns.iter().map(|t| t.role.clone()).collect(),
+            last_user_text: read
+                .turns
                 .iter()
-                .map(chat_body::role)
-                .collect(),
-            last_user_text: chat_body::last_user(&raw).map(chat_body::text),
-            response_format: chat_body::response_format(&raw, ollama).cloned(),
-            include_usage: raw
-                .pointer("/stream_options/include_usage")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
+                .rev()
+                .find(|t| t.role == "user")
+                .map(|t| t.text.clone()),
+            response_format: read.response_format,
+            // Only chat completions make usage optional; the other APIs always report it.
+            include_usage: api != Api::OpenAi
+                || raw
+                    .pointer("/stream_options/include_usage")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
             answer: Answer::Miss,
+            asks_title,
             raw,
         }
     }
@@ -159,10 +180,7 @@ impl ModelRequest {
     /// Whether this is OpenCode's title generation: no tools, and a user message asking for a
     /// title (OpenCode sends it when a session is created without a title).
     pub fn is_title_request(&self) -> bool {
-        self.tools_offered.is_empty()
-            && chat_body::messages(&self.raw).iter().any(|m| {
-                chat_body::has_role(m, "user") && chat_body::text(m).contains(TITLE_PHRASE)
-            })
+        self.tools_offered.is_empty() && self.asks_title
     }
 
     /// The offered tools for messages: `a, b`, or `none`.
@@ -195,7 +213,8 @@ impl ModelRequest {
             Api::Ollama => "POST /api/chat",
             Api::Responses => "POST /v1/responses",
             Api::Anthropic => "POST /v1/messages",
-            Api::Gemini => "POST /v1beta/models/…:streamGenerateContent",
+            Api::Gemini if self.stream => "POST /v1beta/models/…:streamGenerateContent",
+            Api::Gemini => "POST /v1beta/models/…:generateContent",
         };
         let text = self
             .last_user_text

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::body::Body as AxumBody;
 use axum::extract::State;
-use axum::http::{StatusCode, Uri, header};
+use axum::http::{Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
@@ -27,7 +27,7 @@ use super::reply::{Body, MidStreamEnd, Reply};
 use super::reset::{ResetConnection, reset_now};
 use super::scripted_model::{ScriptedModel, Shared};
 use super::wire_error::{self, Kind};
-use super::{catalog, ollama, openai, unserved};
+use super::{anthropic, catalog, gemini, ollama, openai, responses, unserved};
 
 /// The body of the answer to a request nothing in the script answers.
 pub(crate) const MISS_MESSAGE: &str = "scripted model: no reply queued for this request; queue one with live.model().reply(..) or add a rule";
@@ -71,6 +71,9 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/v1/chat/completions", post(openai_chat))
         .route("/v1/models", get(catalog::openai_models))
         .route("/v1/models/{id}", get(catalog::openai_model))
+        .route("/v1/responses", post(responses_chat))
+        .route("/v1/messages", post(anthropic_chat))
+        .route("/v1beta/models/{model_action}", post(gemini_chat))
         .route("/api/chat", post(ollama_chat))
         .route("/api/tags", get(catalog::ollama_tags))
         .route("/api/show", post(catalog::ollama_show))
@@ -134,9 +137,9 @@ fn now() -> u64 {
 }
 
 /// Parses and records a request; its reply, `None` for a script mistake.
-fn accept(shared: &Shared, api: Api, body: &Bytes) -> (ModelRequest, Option<Reply>) {
+fn accept(shared: &Shared, api: Api, path: &str, body: &Bytes) -> (ModelRequest, Option<Reply>) {
     let raw: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-    shared.decide(ModelRequest::parse(0, api, raw))
+    shared.decide(ModelRequest::parse_at(0, api, path, raw))
 }
 
 /// The answer to a miss, or to a reply calling a tool the request does not offer: HTTP 400
@@ -240,7 +243,7 @@ struct FirstToken {
     arrived: std::time::Instant,
 }
 
-/// What both chat APIs do first: leave the request to the recorded answers when some were
+/// What every chat API does first: leave the request to the recorded answers when some were
 /// installed, else record it, answer a miss or a reply every API renders alike (holds, HTTP
 /// errors, resets), and name the model to echo back.
 async fn prepare(
@@ -250,20 +253,22 @@ async fn prepare(
     body: &Bytes,
     reset: &ResetConnection,
 ) -> Result<(ModelRequest, Reply, String), Response> {
+    let path = uri
+        .path_and_query()
+        .map_or_else(|| uri.path().to_owned(), |p| p.to_string());
     if let Some(recorded) = shared.recorded_answers() {
         let log: &Log<'_> = &|request, answer| shared.record(request, answer);
         return Err(recorded
             .answer(ChatRequest::new(
                 api,
-                uri.path_and_query()
-                    .map_or_else(|| uri.path().to_owned(), |p| p.to_string()),
+                path.clone(),
                 body.clone(),
                 log,
                 reset,
             ))
             .await);
     }
-    let (request, reply) = match accept(shared, api, body) {
+    let (request, reply) = match accept(shared, api, &path, body) {
         (request, Some(reply)) => (request, reply),
         (request, None) => return Err(script_mistake(&request)),
     };
@@ -278,14 +283,17 @@ async fn prepare(
     Ok((request, reply, model))
 }
 
-async fn openai_chat(
-    State(shared): State<Arc<Shared>>,
-    Extension(reset): Extension<ResetConnection>,
+/// A chat request on `api`: recorded, then answered from the script (or the recorded answers),
+/// streamed or whole as the client asked, in `api`'s wire format.
+async fn chat(
+    api: Api,
+    shared: Arc<Shared>,
+    reset: ResetConnection,
     uri: Uri,
     body: Bytes,
 ) -> Response {
     let arrived = std::time::Instant::now();
-    let (request, reply, model) = match prepare(&shared, Api::OpenAi, &uri, &body, &reset).await {
+    let (request, reply, model) = match prepare(&shared, api, &uri, &body, &reset).await {
         Ok(prepared) => prepared,
         Err(response) => return response,
     };
@@ -294,17 +302,41 @@ async fn openai_chat(
         model: &model,
         created: now(),
     };
-    if request.stream {
-        let steps = openai::stream_steps(&reply, &meta, request.include_usage);
-        let timer = FirstToken {
-            shared: Arc::clone(&shared),
-            seq: request.seq,
-            arrived,
-        };
-        streaming("text/event-stream", steps, &reply, timer)
-    } else {
-        Json(openai::completion(&reply, &meta)).into_response()
+    if !request.stream {
+        return Json(match api {
+            Api::OpenAi => openai::completion(&reply, &meta),
+            Api::Ollama => ollama::completion(&reply, &model),
+            Api::Responses => responses::completion(&reply, &meta),
+            Api::Anthropic => anthropic::completion(&reply, &meta),
+            Api::Gemini => gemini::completion(&reply, &meta),
+        })
+        .into_response();
     }
+    let (content_type, steps) = match api {
+        Api::OpenAi => (
+            "text/event-stream",
+            openai::stream_steps(&reply, &meta, request.include_usage),
+        ),
+        Api::Ollama => ("application/x-ndjson", ollama::stream_steps(&reply, &model)),
+        Api::Responses => ("text/event-stream", responses::stream_steps(&reply, &meta)),
+        Api::Anthropic => ("text/event-stream", anthropic::stream_steps(&reply, &meta)),
+        Api::Gemini => ("text/event-stream", gemini::stream_steps(&reply, &meta)),
+    };
+    let timer = FirstToken {
+        shared: Arc::clone(&shared),
+        seq: request.seq,
+        arrived,
+    };
+    streaming(content_type, steps, &reply, timer)
+}
+
+async fn openai_chat(
+    State(shared): State<Arc<Shared>>,
+    Extension(reset): Extension<ResetConnection>,
+    uri: Uri,
+    body: Bytes,
+) -> Response {
+    chat(Api::OpenAi, shared, reset, uri, body).await
 }
 
 async fn ollama_chat(
@@ -313,20 +345,39 @@ async fn ollama_chat(
     uri: Uri,
     body: Bytes,
 ) -> Response {
-    let arrived = std::time::Instant::now();
-    let (request, reply, model) = match prepare(&shared, Api::Ollama, &uri, &body, &reset).await {
-        Ok(prepared) => prepared,
-        Err(response) => return response,
-    };
-    if request.stream {
-        let steps = ollama::stream_steps(&reply, &model);
-        let timer = FirstToken {
-            shared: Arc::clone(&shared),
-            seq: request.seq,
-            arrived,
-        };
-        streaming("application/x-ndjson", steps, &reply, timer)
-    } else {
-        Json(ollama::completion(&reply, &model)).into_response()
+    chat(Api::Ollama, shared, reset, uri, body).await
+}
+
+async fn responses_chat(
+    State(shared): State<Arc<Shared>>,
+    Extension(reset): Extension<ResetConnection>,
+    uri: Uri,
+    body: Bytes,
+) -> Response {
+    chat(Api::Responses, shared, reset, uri, body).await
+}
+
+async fn anthropic_chat(
+    State(shared): State<Arc<Shared>>,
+    Extension(reset): Extension<ResetConnection>,
+    uri: Uri,
+    body: Bytes,
+) -> Response {
+    chat(Api::Anthropic, shared, reset, uri, body).await
+}
+
+/// `POST /v1beta/models/<model>:<action>`: axum captures `<model>:<action>` as one segment;
+/// only the two chat actions are served.
+async fn gemini_chat(
+    State(shared): State<Arc<Shared>>,
+    Extension(reset): Extension<ResetConnection>,
+    method: Method,
+    uri: Uri,
+    body: Bytes,
+) -> Response {
+    let (_, action) = crate::chat_body::gemini_model_and_action(uri.path());
+    if !matches!(action, "streamGenerateContent" | "generateContent") {
+        return unserved::unknown_route(method, uri).await;
     }
+    chat(Api::Gemini, shared, reset, uri, body).await
 }

@@ -11,6 +11,7 @@ use super::recording::Answer;
 use super::scripted_model::ScriptedModel;
 use super::server::{self, ServerGuard};
 use crate::redact::Redactor;
+use crate::scenario::ModelApi;
 
 /// The provider id OpenCode's config uses for the scripted model.
 pub const PROVIDER_ID: &str = "scripted";
@@ -35,6 +36,8 @@ pub struct ModelSlot {
     /// The scenario asked for the real model's upstream errors as they come (no retry, recorded):
     /// shared with the relay, which reads it at each answer.
     upstream_errors: Arc<AtomicBool>,
+    /// The provider package OpenCode talks to the scripted model with (`model_api = "…"`).
+    api: ModelApi,
 }
 
 impl ModelSlot {
@@ -65,7 +68,17 @@ impl ModelSlot {
             Ok(model) => model,
             Err(error) => panic!("{error}"),
         };
-        config(&model.base_url(), permission)
+        let base_url = match self.api {
+            ModelApi::Google => format!("{}/v1beta", model.ollama_url()),
+            _ => model.base_url(),
+        };
+        config(self.api, &base_url, permission)
+    }
+
+    /// Sets the provider package OpenCode talks to the scripted model with, before its config
+    /// is written (`Live::new` does, from the scenario's `model_api`).
+    pub fn set_api(&mut self, api: ModelApi) {
+        self.api = api;
     }
 
     /// Sets how the scenario's model is served, before first use (`Live::new` does, with the
@@ -136,16 +149,31 @@ impl ModelSlot {
     }
 }
 
-/// The OpenCode config for a scripted model at `base_url`.
-fn config(base_url: &str, permission: Value) -> Value {
+/// The npm package of OpenCode's provider for `api` (bundled in OpenCode's binary).
+fn package(api: ModelApi) -> &'static str {
+    match api {
+        ModelApi::OpenAiCompatible => "@ai-sdk/openai-compatible",
+        ModelApi::OpenAi => "@ai-sdk/openai",
+        ModelApi::Anthropic => "@ai-sdk/anthropic",
+        ModelApi::Google => "@ai-sdk/google",
+    }
+}
+
+/// The OpenCode config for a scripted model at `base_url`, reached through `api`'s package.
+fn config(api: ModelApi, base_url: &str, permission: Value) -> Value {
+    let mut options = json!({"baseURL": base_url});
+    if api != ModelApi::OpenAiCompatible {
+        // These packages refuse to send a request without a key; the scripted model ignores it.
+        options["apiKey"] = json!("scripted-model-key");
+    }
     json!({
         "autoupdate": false,
         "share": "disabled",
         "enabled_providers": [PROVIDER_ID],
         "provider": {PROVIDER_ID: {
-            "npm": "@ai-sdk/openai-compatible",
+            "npm": package(api),
             "name": "Scripted model",
-            "options": {"baseURL": base_url},
+            "options": options,
             "models": {MODEL_ID: {
                 "name": MODEL_ID,
                 "tool_call": true,
@@ -167,11 +195,19 @@ mod tests {
 
     #[test]
     fn the_scripted_config_enables_only_its_provider_so_it_is_spared_the_models_catalog() {
-        let config = config("http://127.0.0.1:1/v1", json!({}));
-        assert_eq!(config["enabled_providers"], json!([PROVIDER_ID]));
-        assert_eq!(
-            crate::opencode::ModelsCatalog::for_config(&config),
-            crate::opencode::ModelsCatalog::Empty
-        );
+        for api in [
+            ModelApi::OpenAiCompatible,
+            ModelApi::OpenAi,
+            ModelApi::Anthropic,
+            ModelApi::Google,
+        ] {
+            let config = config(api, "http://127.0.0.1:1/v1", json!({}));
+            assert_eq!(config["enabled_providers"], json!([PROVIDER_ID]));
+            assert_eq!(
+                crate::opencode::ModelsCatalog::for_config(&config),
+                crate::opencode::ModelsCatalog::Empty,
+                "{api:?}"
+            );
+        }
     }
 }

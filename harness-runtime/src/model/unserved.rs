@@ -9,6 +9,10 @@ use super::wire_error::{self, Kind};
 /// Every route served, for the error that names one that is not.
 pub(crate) const SERVED: &[&str] = &[
     "POST /v1/chat/completions",
+    "POST /v1/responses",
+    "POST /v1/messages",
+    "POST /v1beta/models/{model}:streamGenerateContent",
+    "POST /v1beta/models/{model}:generateContent",
     "GET /v1/models",
     "GET /v1/models/{id}",
     "POST /api/chat",

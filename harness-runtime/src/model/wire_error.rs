@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
 use super::recording::Api;
-use super::{ollama, openai};
+use super::{anthropic, gemini, ollama, openai};
 
 /// What went wrong, which picks OpenAI's `type` and `code`.
 #[derive(Clone, Copy, Debug)]
@@ -83,17 +83,8 @@ pub(crate) fn respond(api: Api, status: StatusCode, kind: Kind, message: &str) -
             openai::error(message, kind, code)
         }
         Api::Ollama => ollama::error_body(message),
-        Api::Anthropic => serde_json::json!({
-            "type": "error",
-            "error": {"type": kind.anthropic(status), "message": message},
-        }),
-        Api::Gemini => serde_json::json!({
-            "error": {
-                "code": status.as_u16(),
-                "message": message,
-                "status": gemini_status(status),
-            },
-        }),
+        Api::Anthropic => anthropic::error(kind.anthropic(status), message),
+        Api::Gemini => gemini::error(status, gemini_status(status), message),
     };
     (status, Json(body)).into_response()
 }

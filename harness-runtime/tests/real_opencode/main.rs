@@ -19,6 +19,7 @@ mod fixture_real_tui;
 mod fixture_sdk;
 mod forward_agents;
 mod forward_real_clients;
+mod model_apis;
 mod models_catalog;
 mod provisioning;
 
@@ -32,6 +33,7 @@ fn main() -> ExitCode {
             .chain(fixture_sdk::tests())
             .chain(forward_agents::tests())
             .chain(forward_real_clients::tests())
+            .chain(model_apis::tests())
             .chain(models_catalog::tests())
             .chain(provisioning::tests()),
     )
