@@ -24,6 +24,7 @@ mod control;
 mod errors;
 mod messages;
 mod model;
+mod model_apis;
 mod prompts;
 mod sessions;
 mod structured;

@@ -178,7 +178,7 @@ fn normalize_event(event: &Value) -> Value {
 
 /// `value` with every string, number and boolean a placeholder of its type (strings under a
 /// key of `words` kept); `null`, keys and array lengths kept.
-fn normalize(value: &Value, key: Option<&str>, words: &[&str]) -> Value {
+pub(crate) fn normalize(value: &Value, key: Option<&str>, words: &[&str]) -> Value {
     match value {
         Value::Object(map) => Value::Object(
             map.iter()
@@ -197,7 +197,7 @@ fn normalize(value: &Value, key: Option<&str>, words: &[&str]) -> Value {
 /// The events of an SSE body in a cassette's form (`{"event"?, "data"}`), read strictly: only
 /// `event: ` and `data: ` lines, every event ended by a blank line, as the relay frames (and
 /// records) the real upstream's stream.
-fn sse_events(body: &str) -> anyhow::Result<Vec<Value>> {
+pub(crate) fn sse_events(body: &str) -> anyhow::Result<Vec<Value>> {
     let Some(events) = body.strip_suffix("\n\n") else {
         anyhow::bail!("the stream does not end with a blank line after its last event: {body:?}");
     };
@@ -228,7 +228,7 @@ fn sse_events(body: &str) -> anyhow::Result<Vec<Value>> {
     Ok(parsed)
 }
 
-fn client() -> reqwest::Client {
+pub(crate) fn client() -> reqwest::Client {
     reqwest::Client::builder()
         .timeout(Duration::from_secs(30))
         .build()
@@ -258,7 +258,7 @@ async fn scripted_stream(model: &ScriptedModel, reply: Reply) -> anyhow::Result<
     ))
 }
 
-fn header(response: &reqwest::Response, name: &str) -> String {
+pub(crate) fn header(response: &reqwest::Response, name: &str) -> String {
     response
         .headers()
         .get(name)
