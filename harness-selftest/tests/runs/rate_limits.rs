@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use harness_runtime::scaled;
 use harness_runtime::testing::MODEL_ID;
-use harness_selftest::prerequisites::{self, Prerequisite::OpenCode, Test};
+use harness_selftest::prerequisites::{Prerequisite::OpenCode, Test};
 use harness_selftest::rate_limits::{self as case, TIMES_DIR, most_at_once, read_times};
 use harness_selftest::run::Finished;
 use harness_selftest::sandbox::run_sandboxed;

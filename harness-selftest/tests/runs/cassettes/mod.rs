@@ -14,7 +14,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use harness_runtime::scaled;
-use harness_selftest::prerequisites::{self, Prerequisite::OpenCode, Test};
+use harness_selftest::prerequisites::{Prerequisite::OpenCode, Test};
 use harness_selftest::round_trip as case;
 use harness_selftest::run::Finished;
 use harness_selftest::sandbox::Sandbox;
