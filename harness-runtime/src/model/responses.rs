@@ -84,6 +84,8 @@ fn response(reply: &Reply, meta: &Meta<'_>, output: Value, done: bool) -> Value 
         "created_at": meta.created,
         "model": meta.model,
         "status": status,
+        // Every response object names its error, `null` but in `response.failed`.
+        "error": Value::Null,
         "incomplete_details": incomplete,
         "output": output,
         "usage": if done { usage(reply) } else { Value::Null },
@@ -119,9 +121,11 @@ fn text_deltas(events: &mut Events, reply: &Reply, meta: &Meta<'_>, text: &str) 
     }
 }
 
-/// OpenAI's error event, as it ends a failed stream.
+/// OpenAI's error event, as it ends a failed stream: the error nested, as OpenAI sends it (the
+/// API reference shows it flat; the SDK reads both).
 pub(crate) fn error_event(message: &str) -> Value {
-    json!({"type": "error", "code": "server_error", "message": message, "param": null})
+    json!({"error": {"type": "server_error", "code": "server_error", "message": message,
+                     "param": null}})
 }
 
 /// The SSE steps of a streamed reply (not for `HttpError`/`Reset`, answered before the body).
@@ -180,8 +184,12 @@ pub(crate) fn stream_steps(reply: &Reply, meta: &Meta<'_>) -> Vec<Step> {
             }
             match end {
                 MidStreamEnd::ErrorChunk(message) => {
-                    let event = error_event(message);
-                    events.push("error", event);
+                    events.push("error", error_event(message));
+                    // Then the response, failed: OpenAI ends a failed stream with both.
+                    let mut failed = response(reply, meta, json!([]), false);
+                    failed["status"] = json!("failed");
+                    failed["error"] = json!({"code": "server_error", "message": message});
+                    events.push("response.failed", json!({"response": failed}));
                 }
                 MidStreamEnd::Abort => events.steps.push(Step::Abort),
             }
@@ -269,11 +277,16 @@ mod tests {
     #[test]
     fn failures_and_the_output_limit_end_as_openai_does() {
         let frames = rendered(&stream_steps(&Reply::error_mid_stream("p", "boom"), &META));
-        let last = frames.last().unwrap();
+        let [.., error, failed] = frames.as_slice() else {
+            panic!("{frames:?}");
+        };
         assert_eq!(
-            (last.0.as_str(), &last.1["message"]),
+            (error.0.as_str(), &error.1["error"]["message"]),
             ("error", &json!("boom"))
         );
+        assert_eq!(failed.0, "response.failed");
+        assert_eq!(failed.1["response"]["status"], "failed");
+        assert_eq!(failed.1["response"]["error"]["message"], "boom");
         let cut = rendered(&stream_steps(&Reply::text("x").at_output_limit(), &META));
         let last = cut.last().unwrap();
         assert_eq!(last.0, "response.incomplete");
