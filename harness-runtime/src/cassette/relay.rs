@@ -219,6 +219,7 @@ impl Relay {
     async fn forward(&self, request: &ChatRequest<'_>) -> Response {
         let normalized = normalize(
             WireApi::from(request.api),
+            &request.path_and_query,
             &request.json,
             &self.redactor.with_fresh_numbering(),
         );

@@ -97,14 +97,15 @@ impl Replay {
         lock(&self.served).clone()
     }
 
-    /// The interaction answering the request body `raw` (marked used), or the request's
+    /// The interaction answering the request body `raw` sent to `path` (marked used), or the request's
     /// normalized form when none does.
     fn take(
         &self,
         api: WireApi,
+        path: &str,
         raw: &Value,
     ) -> Result<(usize, &RecordedResponse), Box<NormalizedRequest>> {
-        let request = normalize(api, raw, &self.redactor.with_fresh_numbering());
+        let request = normalize(api, path, raw, &self.redactor.with_fresh_numbering());
         let mut used = lock(&self.used);
         let index = find_unused(&self.cassette.interactions, &used, &request)
             .ok_or_else(|| Box::new(request))?;
@@ -194,7 +195,11 @@ impl RecordedAnswers for Replay {
     /// logged as one, answered with HTTP 400, and reported at the scenario's end.
     fn answer<'a>(&'a self, request: ChatRequest<'a>) -> BoxFuture<'a, Response> {
         Box::pin(async move {
-            let taken = self.take(WireApi::from(request.api), &request.json);
+            let taken = self.take(
+                WireApi::from(request.api),
+                &request.path_and_query,
+                &request.json,
+            );
             let answer = match &taken {
                 Ok((interaction, _)) => Answer::Cassette {
                     interaction: *interaction,
