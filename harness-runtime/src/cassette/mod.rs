@@ -33,6 +33,8 @@ mod usage;
 mod wire;
 
 #[cfg(test)]
+mod api_round_trip_tests;
+#[cfg(test)]
 mod fault_tests;
 #[cfg(test)]
 mod retry_tests;

@@ -124,3 +124,219 @@ pub(crate) fn stream_of(api: WireApi, data: &Value, path: &[String]) -> Option<S
         WireApi::Gemini => gemini::stream_of(path),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::path::Path;
+
+    fn redactor(workspace: &str) -> Redactor {
+        let redactor = Redactor::default();
+        redactor.add_path(Path::new(workspace), "[workspace]");
+        redactor.with_fresh_numbering()
+    }
+
+    /// A tool turn's second request on `api`, from workspace `ws`, with `system` as its system
+    /// prompt: the tools, the user's text, a tool call and its result.
+    fn second_request(api: WireApi, ws: &str, system: &str) -> Value {
+        match api {
+            WireApi::Anthropic => json!({
+                "model": "claude-sonnet-4-5", "stream": true, "system": system,
+                "tools": [{"name": "bash"}, {"name": "read"}],
+                "messages": [
+                    {"role": "user", "content": [{"type": "text", "text": format!("list {ws}")}]},
+                    {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_abc123",
+                        "name": "bash", "input": {"command": "ls"}}]},
+                    {"role": "user", "content": [{"type": "tool_result",
+                        "tool_use_id": "toolu_abc123", "content": format!("{ws}/a.txt")}]},
+                ],
+            }),
+            WireApi::Responses => json!({
+                "model": "gpt-5", "stream": true, "instructions": system,
+                "tools": [{"type": "function", "name": "bash"}, {"type": "function", "name": "read"}],
+                "input": [
+                    {"role": "user", "content": [{"type": "input_text", "text": format!("list {ws}")}]},
+                    {"type": "function_call", "call_id": "call_abc123", "name": "bash",
+                     "arguments": "{}"},
+                    {"type": "function_call_output", "call_id": "call_abc123",
+                     "output": format!("{ws}/a.txt")},
+                ],
+            }),
+            WireApi::Gemini => json!({
+                "systemInstruction": {"parts": [{"text": system}]},
+                "tools": [{"functionDeclarations": [{"name": "bash"}, {"name": "read"}]}],
+                "contents": [
+                    {"role": "user", "parts": [{"text": format!("list {ws}")}]},
+                    {"role": "model", "parts": [{"functionCall": {"name": "bash", "args": {}}}]},
+                    {"role": "user", "parts": [{"functionResponse": {"name": "bash",
+                        "response": {"name": "bash", "content": format!("{ws}/a.txt")}}}]},
+                ],
+            }),
+            WireApi::OpenAi | WireApi::Ollama => unreachable!("read by chat.rs"),
+        }
+    }
+
+    const PATHS: [(WireApi, &str); 3] = [
+        (WireApi::Anthropic, "/v1/messages"),
+        (WireApi::Responses, "/v1/responses"),
+        (
+            WireApi::Gemini,
+            "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+        ),
+    ];
+
+    #[test]
+    fn each_api_normalizes_alike_across_workspaces_and_system_prompts() {
+        for (api, path) in PATHS {
+            let normalized = |ws: &str, system: &str| {
+                normalize(api, path, &second_request(api, ws, system), &redactor(ws))
+            };
+            let a = normalized(
+                "/tmp/root-a/workspace",
+                "Today is 2026-01-02. cwd /tmp/root-a",
+            );
+            let b = normalized("/tmp/root-b/workspace", "You are another prompt entirely.");
+            assert_eq!(a, b, "{api:?}");
+            assert_eq!(a.api, api);
+            assert!(a.stream, "{api:?}");
+            assert_eq!(a.tools, ["bash", "read"], "{api:?}");
+            assert_eq!(
+                a.last_user_text.as_deref(),
+                Some("list [workspace]"),
+                "{api:?}"
+            );
+            assert_eq!(a.tool_results.len(), 1, "{api:?}");
+            assert!(
+                a.tool_results[0].contains("[workspace]/a.txt"),
+                "{api:?}: {:?}",
+                a.tool_results
+            );
+            assert_eq!(a.roles.len(), 3, "{api:?}: {:?}", a.roles);
+            let text = serde_json::to_string(&a).unwrap();
+            assert!(
+                !text.contains("prompt") && !text.contains("/tmp/"),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_shapes_of_each_api_are_named_in_its_own_terms() {
+        let responses = normalize(
+            WireApi::Responses,
+            "/v1/responses",
+            &second_request(WireApi::Responses, "/w", "s"),
+            &Redactor::default(),
+        );
+        assert_eq!(
+            responses.roles,
+            ["user", "function_call", "function_call_output"]
+        );
+        let gemini = normalize(
+            WireApi::Gemini,
+            "/v1beta/models/gemini-2.5-flash:generateContent",
+            &json!({"contents": [], "generationConfig": {"responseMimeType": "application/json"}}),
+            &Redactor::default(),
+        );
+        assert_eq!(gemini.model, "gemini-2.5-flash");
+        assert!(!gemini.stream, "generateContent is not streamed");
+        assert_eq!(
+            gemini.response_format,
+            Some(json!({"responseMimeType": "application/json"}))
+        );
+        // A user turn of tool results only is not the user's text.
+        let anthropic = second_request(WireApi::Anthropic, "/w", "s");
+        let key = normalize(
+            WireApi::Anthropic,
+            "/v1/messages",
+            &anthropic,
+            &Redactor::default(),
+        );
+        assert_eq!(key.roles, ["user", "assistant", "user"]);
+        assert_eq!(key.last_user_text.as_deref(), Some("list /w"));
+    }
+
+    #[test]
+    fn the_first_token_is_the_first_frame_with_output_per_api() {
+        let cases = [
+            (
+                WireApi::Anthropic,
+                None,
+                json!({"type": "content_block_delta", "index": 0,
+                "delta": {"type": "thinking_delta", "thinking": "hm"}}),
+                true,
+            ),
+            (
+                WireApi::Anthropic,
+                None,
+                json!({"type": "content_block_delta", "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": ""}}),
+                false,
+            ),
+            (
+                WireApi::Anthropic,
+                None,
+                json!({"type": "content_block_start", "index": 0,
+                "content_block": {"type": "tool_use", "id": "t", "name": "bash", "input": {}}}),
+                true,
+            ),
+            (
+                WireApi::Anthropic,
+                None,
+                json!({"type": "message_delta",
+                "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}}),
+                false,
+            ),
+            (
+                WireApi::Responses,
+                Some("response.function_call_arguments.delta"),
+                json!({"delta": "{"}),
+                true,
+            ),
+            (
+                WireApi::Responses,
+                None,
+                json!({"type": "response.reasoning_summary_text.delta",
+                "delta": "thinking"}),
+                true,
+            ),
+            (
+                WireApi::Responses,
+                None,
+                json!({"type": "response.output_text.done",
+                "text": "Hi"}),
+                false,
+            ),
+            (
+                WireApi::Gemini,
+                None,
+                json!({"candidates": [{"content": {"parts": [
+                {"functionCall": {"name": "bash", "args": {}}}]}}]}),
+                true,
+            ),
+            (
+                WireApi::Gemini,
+                None,
+                json!({"candidates": [{"content": {"parts": []},
+                "finishReason": "STOP"}], "usageMetadata": {}}),
+                false,
+            ),
+        ];
+        for (api, event, data, carries) in cases {
+            assert_eq!(carries_output(api, event, &data), carries, "{api:?} {data}");
+        }
+    }
+
+    #[test]
+    fn errors_are_shapes_and_cut_streams_do_not_end_whole() {
+        let anthropic_error = json!({"type": "error",
+            "error": {"type": "overloaded_error", "message": "Overloaded"}});
+        assert!(shape(WireApi::Anthropic, [&anthropic_error]).error);
+        let responses_error = json!({"type": "error", "code": "server_error", "message": "x"});
+        assert!(shape(WireApi::Responses, [&responses_error]).error);
+        let gemini_error = json!({"error": {"code": 500, "status": "INTERNAL"}});
+        assert!(shape(WireApi::Gemini, [&gemini_error]).error);
+        assert!(!ends_whole(WireApi::Responses, &[]));
+    }
+}
