@@ -109,7 +109,7 @@ pub(super) fn carries_output(data: &Value) -> bool {
 pub(super) fn usage(payload: &Value) -> Option<TokenCounts> {
     if let Value::Array(frames) = payload {
         // A whole body may be the stream's frames in one array.
-        return frames.iter().filter_map(usage).last();
+        return frames.iter().rev().find_map(usage);
     }
     let usage = payload.get("usageMetadata").filter(|u| u.is_object())?;
     let read = |pointer: &str| count(usage, pointer).unwrap_or(0);
