@@ -255,8 +255,7 @@ async fn prepare(
         return Err(recorded
             .answer(ChatRequest::new(
                 api,
-                uri.path_and_query()
-                    .map_or_else(|| uri.path().to_owned(), |p| p.to_string()),
+                uri.path_and_query().map_or_else(|| uri.path().to_owned(), |p| p.to_string()),
                 body.clone(),
                 log,
                 reset,

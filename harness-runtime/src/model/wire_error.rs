@@ -102,10 +102,7 @@ pub(crate) fn respond(api: Api, status: StatusCode, kind: Kind, message: &str) -
 /// Anthropic's, `/v1/responses…` OpenAI Responses', anything else OpenAI chat completions'.
 pub(crate) fn api_of(path: &str) -> Api {
     let under = |prefix: &str| {
-        path == prefix
-            || path
-                .strip_prefix(prefix)
-                .is_some_and(|rest| rest.starts_with('/'))
+        path == prefix || path.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('/'))
     };
     if under("/api") {
         Api::Ollama
