@@ -88,16 +88,39 @@ impl Spend {
                 Some(turn(user, list, requests, clock))
             })
             .collect();
+        let reported = turns
+            .iter()
+            .fold(TokenCounts::default(), |sum, t| sum.plus(t.tokens));
+        let reported_cost: f64 = turns.iter().map(|t| t.cost).sum();
+        let (streamed, streamed_cost) = streamed(requests);
+        // OpenCode's figures first; when it reported none (an agent that does not, a turn cut
+        // short), what the model's own answers reported.
+        let tokens = if reported == TokenCounts::default() {
+            streamed
+        } else {
+            reported
+        };
         Spend {
             clock,
-            tokens: turns
-                .iter()
-                .fold(TokenCounts::default(), |sum, t| sum.plus(t.tokens)),
-            cost: turns.iter().map(|t| t.cost).sum(),
+            tokens,
+            cost: if reported_cost == 0.0 {
+                streamed_cost
+            } else {
+                reported_cost
+            },
             turns,
             first_tokens_ms: requests.iter().map(|r| r.first_token_ms).collect(),
         }
     }
+}
+
+/// The tokens and cost the model requests' answers reported, added up.
+fn streamed(requests: &[RequestTiming]) -> (TokenCounts, f64) {
+    let tokens = requests
+        .iter()
+        .filter_map(|r| r.tokens)
+        .fold(TokenCounts::default(), TokenCounts::plus);
+    (tokens, requests.iter().filter_map(|r| r.cost).sum())
 }
 
 /// The spend of the turn of `user` (when reported) answered by `answers`.
@@ -233,6 +256,7 @@ pub(crate) mod tests {
             first_token_ms: Some(first),
             duration_ms: Some(duration),
             served_at_ms: Some(at),
+            ..RequestTiming::default()
         };
         let requests = [
             served(1_020, 700, 300),
@@ -246,5 +270,29 @@ pub(crate) mod tests {
             spend.first_tokens_ms,
             vec![Some(300), Some(2_410), Some(10)]
         );
+    }
+
+    #[test]
+    fn without_opencode_figures_the_answers_reported_usage_counts() {
+        let reported = |input: u64, output: u64, cost: f64| RequestTiming {
+            tokens: Some(TokenCounts {
+                input,
+                output,
+                ..TokenCounts::default()
+            }),
+            cost: Some(cost),
+            ..RequestTiming::default()
+        };
+        let requests = [reported(100, 20, 0.01), reported(50, 5, 0.002)];
+        let unreported = vec![
+            message("msg_u1", None, 1_000, None, None),
+            message("msg_a1", Some("msg_u1"), 1_010, Some(1_900), None),
+        ];
+        let spend = Spend::measure(&unreported, &requests, Clock::Wall);
+        assert_eq!((spend.tokens.input, spend.tokens.output), (150, 25));
+        assert!((spend.cost - 0.012).abs() < 1e-12, "{}", spend.cost);
+        // OpenCode's own figures win when it reported them.
+        let spend = Spend::measure(&two_turns(), &requests, Clock::Wall);
+        assert_eq!(spend.tokens.total(), 640);
     }
 }

@@ -5,7 +5,10 @@
 
 use serde_json::Value;
 
-use super::format::{Interaction, NormalizedRequest, RecordedResponse, StreamEnd, Verdict};
+use super::apis::{self, Shape};
+use super::format::{
+    Interaction, NormalizedRequest, RecordedResponse, StreamEnd, Verdict, WireApi,
+};
 
 /// Every difference between the recording (`recorded`, `recorded_verdict`: `None` when the
 /// cassette has no provenance) and the live run (`live`, `live_verdict`), each as
@@ -29,7 +32,7 @@ pub(crate) fn drift(
         let Some(now) = paired.map(|i| &live[i]) else {
             found.push(format!(
                 "{label}: {} → not sent",
-                response_shape(&was.response)
+                response_shape(was.request.api, &was.response)
             ));
             continue;
         };
@@ -37,8 +40,10 @@ pub(crate) fn drift(
         if was_request != now_request {
             found.push(format!("{label}: {was_request} → {now_request}"));
         }
-        let (was_answer, now_answer) =
-            (response_shape(&was.response), response_shape(&now.response));
+        let (was_answer, now_answer) = (
+            response_shape(was.request.api, &was.response),
+            response_shape(now.request.api, &now.response),
+        );
         if was_answer != now_answer {
             found.push(format!("{label}: {was_answer} → {now_answer}"));
         }
@@ -48,7 +53,7 @@ pub(crate) fn drift(
         found.push(format!(
             "a request more ({}): not recorded → {}",
             request_shape(&now.request),
-            response_shape(&now.response)
+            response_shape(now.request.api, &now.response)
         ));
     }
     found
@@ -91,14 +96,14 @@ fn request_shape(request: &NormalizedRequest) -> String {
 
 /// An answer's structure, without its words: `tool call bash (finish: tool_calls)`,
 /// `text (finish: stop)`, `no text`, `HTTP 500`, `no response`, and how a stream ended when not
-/// complete.
-fn response_shape(response: &RecordedResponse) -> String {
+/// complete, or complete without its API's last frame ([`apis::ends_whole`]).
+fn response_shape(api: WireApi, response: &RecordedResponse) -> String {
     match response {
         RecordedResponse::Dropped { .. } => "no response".to_owned(),
         RecordedResponse::Body { status, .. } if !(200..300).contains(status) => {
             format!("HTTP {status}")
         }
-        RecordedResponse::Body { body, .. } => payload_shape([body]),
+        RecordedResponse::Body { body, .. } => payload_shape(api, [body]),
         RecordedResponse::Stream {
             status,
             chunks,
@@ -106,11 +111,16 @@ fn response_shape(response: &RecordedResponse) -> String {
             ..
         } => {
             let shape = if (200..300).contains(status) {
-                payload_shape(chunks.iter().map(|chunk| &chunk.data))
+                payload_shape(api, chunks.iter().map(|chunk| &chunk.data))
             } else {
                 format!("HTTP {status}")
             };
             match end {
+                StreamEnd::Complete
+                    if (200..300).contains(status) && !apis::ends_whole(api, chunks) =>
+                {
+                    format!("{shape}, no end frame")
+                }
                 StreamEnd::Complete => shape,
                 StreamEnd::Dropped => format!("{shape}, broken off"),
                 StreamEnd::ClientClosed => format!("{shape}, closed by OpenCode"),
@@ -119,44 +129,14 @@ fn response_shape(response: &RecordedResponse) -> String {
     }
 }
 
-/// The structure of an answer's payloads: an OpenAI body or chunks (`choices[0].message` or
-/// `.delta`, `finish_reason`), or Ollama lines (`message`, `done_reason`).
-fn payload_shape<'a>(payloads: impl IntoIterator<Item = &'a Value>) -> String {
-    let mut tools: Vec<String> = Vec::new();
-    let mut text = false;
-    let mut error = false;
-    let mut finish: Option<String> = None;
-    for payload in payloads {
-        let choice = payload.pointer("/choices/0");
-        let message = choice
-            .and_then(|c| c.get("delta").or_else(|| c.get("message")))
-            .or_else(|| payload.get("message"));
-        if let Some(message) = message {
-            if message
-                .get("content")
-                .and_then(Value::as_str)
-                .is_some_and(|content| !content.trim().is_empty())
-            {
-                text = true;
-            }
-            let calls = message.get("tool_calls").and_then(Value::as_array);
-            for call in calls.into_iter().flatten() {
-                if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
-                    if !name.is_empty() {
-                        tools.push(name.to_owned());
-                    }
-                }
-            }
-        }
-        let reason = choice
-            .and_then(|c| c.get("finish_reason"))
-            .or_else(|| payload.get("done_reason"))
-            .and_then(Value::as_str);
-        if let Some(reason) = reason {
-            finish = Some(reason.to_owned());
-        }
-        error |= payload.get("error").is_some();
-    }
+/// The structure of an answer's payloads on `api` ([`apis::shape`]) as words.
+fn payload_shape<'a>(api: WireApi, payloads: impl IntoIterator<Item = &'a Value>) -> String {
+    let Shape {
+        tools,
+        text,
+        error,
+        finish,
+    } = apis::shape(api, payloads);
     let mut shape = if !tools.is_empty() {
         format!("tool call {}", tools.join(", "))
     } else if text {
@@ -176,7 +156,7 @@ fn payload_shape<'a>(payloads: impl IntoIterator<Item = &'a Value>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cassette::format::{Chunk, WireApi};
+    use crate::cassette::format::Chunk;
     use serde_json::json;
 
     fn request(text: &str, tools: &[&str], roles: &[&str]) -> NormalizedRequest {
@@ -223,6 +203,7 @@ mod tests {
             json!({"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"name": "bash", "arguments": ""}}]}}]}),
             json!({"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]}}]}),
             json!({"choices": [{"delta": {}, "finish_reason": "tool_calls"}]}),
+            json!("[DONE]"),
         ])
     }
 
@@ -249,33 +230,45 @@ mod tests {
 
     #[test]
     fn shapes_keep_what_the_model_did_not_its_words() {
-        assert_eq!(response_shape(&text("hi")), "text (finish: stop)");
         assert_eq!(
-            response_shape(&bash_call()),
+            response_shape(WireApi::OpenAi, &text("hi")),
+            "text (finish: stop)"
+        );
+        assert_eq!(
+            response_shape(WireApi::OpenAi, &bash_call()),
             "tool call bash (finish: tool_calls)"
         );
-        assert_eq!(response_shape(&stream(vec![])), "no text");
+        assert_eq!(
+            response_shape(WireApi::OpenAi, &stream(vec![])),
+            "no text, no end frame"
+        );
         let ollama = stream(vec![
             json!({"message": {"role": "assistant", "content": "x"}, "done": false}),
             json!({"message": {"content": ""}, "done": true, "done_reason": "stop"}),
         ]);
-        assert_eq!(response_shape(&ollama), "text (finish: stop)");
+        assert_eq!(
+            response_shape(WireApi::Ollama, &ollama),
+            "text (finish: stop)"
+        );
         let body = RecordedResponse::Body {
             status: 500,
             content_type: "application/json".into(),
             headers: Default::default(),
             body: json!({"error": "x"}),
         };
-        assert_eq!(response_shape(&body), "HTTP 500");
+        assert_eq!(response_shape(WireApi::OpenAi, &body), "HTTP 500");
         let answered = RecordedResponse::Body {
             status: 200,
             content_type: "application/json".into(),
             headers: Default::default(),
             body: json!({"choices": [{"message": {"content": "x"}, "finish_reason": "stop"}]}),
         };
-        assert_eq!(response_shape(&answered), "text (finish: stop)");
+        assert_eq!(
+            response_shape(WireApi::OpenAi, &answered),
+            "text (finish: stop)"
+        );
         let dropped = RecordedResponse::Dropped { detail: "x".into() };
-        assert_eq!(response_shape(&dropped), "no response");
+        assert_eq!(response_shape(WireApi::OpenAi, &dropped), "no response");
         let RecordedResponse::Stream { chunks, .. } = text("x") else {
             unreachable!()
         };
@@ -286,7 +279,10 @@ mod tests {
             chunks,
             end: StreamEnd::Dropped,
         };
-        assert_eq!(response_shape(&broken), "text (finish: stop), broken off");
+        assert_eq!(
+            response_shape(WireApi::OpenAi, &broken),
+            "text (finish: stop), broken off"
+        );
     }
 
     #[test]

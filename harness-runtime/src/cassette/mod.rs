@@ -9,6 +9,7 @@
 //! its model slot (`scenario`). The model server (`crate::model`) knows none of it: it is
 //! handed the replay or the relay as its recorded answers (`crate::model::RecordedAnswers`).
 
+mod apis;
 mod command;
 mod drift;
 mod error;
@@ -28,8 +29,11 @@ mod stream_redaction;
 mod tape;
 mod timing;
 mod upstream;
+mod usage;
 mod wire;
 
+#[cfg(test)]
+mod api_round_trip_tests;
 #[cfg(test)]
 mod fault_tests;
 #[cfg(test)]

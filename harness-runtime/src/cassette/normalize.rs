@@ -2,41 +2,27 @@
 //! scenario's volatile values replaced by placeholders.
 //!
 //! The system prompt is left out (it holds the date and the workspace path, and OpenCode
-//! rewrites it between versions); the offered tools' names stand for it.
+//! rewrites it between versions); the offered tools' names stand for it. On the APIs that send
+//! it apart from the messages (Anthropic's `system`, Responses' `instructions`, Gemini's
+//! `systemInstruction`) not even its role is kept.
 
 use serde_json::Value;
 
+use super::apis;
 use super::format::{NormalizedRequest, WireApi};
-use super::scrub::redact_json;
-use crate::chat_body;
 use crate::redact::Redactor;
 
-/// The normalized form of the request body `raw` that came in on `api`. `redactor` should
-/// number afresh ([`Redactor::with_fresh_numbering`]), so the result does not depend on what
-/// the scenario redacted before.
-pub(crate) fn normalize(api: WireApi, raw: &Value, redactor: &Redactor) -> NormalizedRequest {
-    let ollama = api == WireApi::Ollama;
-    let text = |m: &Value| redactor.redact(&chat_body::text(m));
-    let present = |v: Option<&Value>| v.map(|v| redact_json(redactor, v));
-    let messages = chat_body::messages(raw);
-    NormalizedRequest {
-        api,
-        model: redactor.redact(chat_body::model(raw)),
-        stream: chat_body::stream(raw, ollama),
-        tools: chat_body::tool_names(raw)
-            .into_iter()
-            .map(|name| redactor.redact(name))
-            .collect(),
-        tool_choice: present(chat_body::present(raw, "tool_choice")),
-        response_format: present(chat_body::response_format(raw, ollama)),
-        roles: messages.iter().map(chat_body::role).collect(),
-        last_user_text: chat_body::last_user(raw).map(text),
-        tool_results: messages
-            .iter()
-            .filter(|m| chat_body::has_role(m, "tool"))
-            .map(text)
-            .collect(),
-    }
+/// The normalized form of the request body `raw` that came in on `api` at `path` (its path and
+/// query), read per API ([`apis`]). `redactor` should number afresh
+/// ([`Redactor::with_fresh_numbering`]), so the result does not depend on what the scenario
+/// redacted before.
+pub(crate) fn normalize(
+    api: WireApi,
+    path: &str,
+    raw: &Value,
+    redactor: &Redactor,
+) -> NormalizedRequest {
+    apis::normalize(api, path, raw, redactor)
 }
 
 #[cfg(test)]
@@ -71,11 +57,13 @@ mod tests {
     fn two_runs_in_different_roots_normalize_alike() {
         let a = normalize(
             WireApi::OpenAi,
+            "/v1/chat/completions",
             &request("/tmp/root-a/workspace"),
             &redactor("/tmp/root-a/workspace").with_fresh_numbering(),
         );
         let b = normalize(
             WireApi::OpenAi,
+            "/v1/chat/completions",
             &request("/tmp/root-b/workspace"),
             &redactor("/tmp/root-b/workspace").with_fresh_numbering(),
         );
@@ -104,9 +92,17 @@ mod tests {
     #[test]
     fn ollama_streams_by_default_and_names_its_format() {
         let raw = json!({"model": "m", "format": {"type": "object"}, "messages": []});
-        let n = normalize(WireApi::Ollama, &raw, &Redactor::default());
+        let n = normalize(WireApi::Ollama, "/api/chat", &raw, &Redactor::default());
         assert!(n.stream);
         assert_eq!(n.response_format, Some(json!({"type": "object"})));
-        assert!(!normalize(WireApi::OpenAi, &raw, &Redactor::default()).stream);
+        assert!(
+            !normalize(
+                WireApi::OpenAi,
+                "/v1/chat/completions",
+                &raw,
+                &Redactor::default()
+            )
+            .stream
+        );
     }
 }

@@ -46,6 +46,11 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The response headers a recording keeps: OpenCode's retry timing follows them.
 const KEPT_HEADERS: [&str; 2] = ["retry-after", "retry-after-ms"];
 
+/// The headers an error answer also keeps by their prefix: Anthropic's rate-limit state
+/// (`anthropic-ratelimit-<limit>-limit/-remaining/-reset`), what its 429 is read by. Not on a
+/// success: they change with every request and say nothing of the answer.
+const KEPT_ERROR_PREFIXES: [&str; 1] = ["anthropic-ratelimit-"];
+
 /// A recording in progress.
 pub(crate) struct Relay {
     upstream: Upstream,
@@ -180,7 +185,17 @@ impl Relay {
             if !retry::retryable(status) || self.keep_errors.load(Ordering::Relaxed) {
                 return Ok(response);
             }
-            let Some(wait) = retries.next(response.headers(), SystemTime::now()) else {
+            // An error body is small, and Gemini names its wait there: read it, and give the
+            // answer back whole when it goes to OpenCode.
+            let (code, headers) = (response.status(), response.headers().clone());
+            let body = response.bytes().await?;
+            let response = || {
+                let mut rebuilt = axum::http::Response::new(reqwest::Body::from(body.clone()));
+                *rebuilt.status_mut() = code;
+                *rebuilt.headers_mut() = headers.clone();
+                reqwest::Response::from(rebuilt)
+            };
+            let Some(wait) = retries.next(&headers, &body, SystemTime::now()) else {
                 let errors = retries.done + 1;
                 self.gave_up
                     .lock()
@@ -191,14 +206,13 @@ impl Relay {
                     "model: upstream answered {status} {errors} time(s); no more retries, \
                      relaying it to OpenCode (not recorded)"
                 ));
-                return Ok(response);
+                return Ok(response());
             };
             self.say(&format!(
                 "model: upstream answered {status}, retrying in {} ({} of {MAX_RETRIES})",
                 retry::shown(wait),
                 retries.done
             ));
-            drop(response);
             // The retry's backoff (the upstream's `retry-after` or ours): no synchronisation.
             tokio::time::sleep(wait).await;
             self.tape.restart(index);
@@ -219,6 +233,7 @@ impl Relay {
     async fn forward(&self, request: &ChatRequest<'_>) -> Response {
         let normalized = normalize(
             WireApi::from(request.api),
+            &request.path_and_query,
             &request.json,
             &self.redactor.with_fresh_numbering(),
         );
@@ -397,6 +412,12 @@ fn push_line(lines: &mut std::collections::VecDeque<String>, line: &[u8]) {
     }
 }
 
+/// Whether the header `name` of an answer (a `success` or not) is recorded.
+fn kept(name: &str, success: bool) -> bool {
+    KEPT_HEADERS.contains(&name)
+        || (!success && KEPT_ERROR_PREFIXES.iter().any(|p| name.starts_with(p)))
+}
+
 /// The recorded head of an upstream response.
 fn head_of(response: &reqwest::Response) -> Head {
     let headers = response.headers();
@@ -407,12 +428,27 @@ fn head_of(response: &reqwest::Response) -> Head {
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default()
             .to_owned(),
-        headers: KEPT_HEADERS
+        headers: headers
             .iter()
-            .filter_map(|name| {
-                let value = headers.get(*name)?.to_str().ok()?;
-                Some(((*name).to_owned(), value.to_owned()))
+            .filter(|(name, _)| kept(name.as_str(), response.status().is_success()))
+            .filter_map(|(name, value)| {
+                Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned()))
             })
             .collect::<BTreeMap<_, _>>(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kept;
+
+    #[test]
+    fn retry_headers_are_kept_and_anthropic_rate_limits_on_errors_only() {
+        for success in [true, false] {
+            assert!(kept("retry-after", success) && kept("retry-after-ms", success));
+            assert!(!kept("x-request-id", success));
+        }
+        assert!(kept("anthropic-ratelimit-tokens-reset", false));
+        assert!(!kept("anthropic-ratelimit-tokens-reset", true));
     }
 }

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use axum::body::Body as AxumBody;
 use axum::http::header;
 use axum::response::Response;
+use bytes::Bytes;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
@@ -16,7 +17,7 @@ use super::command::{display_path, rerecord_command};
 use super::error::{CassetteError, Miss};
 use super::file::load;
 use super::format::{
-    Cassette, NormalizedRequest, RecordedResponse, StreamEnd, WireApi, chunk_text,
+    Cassette, Chunk, NormalizedRequest, RecordedResponse, StreamEnd, WireApi, chunk_text,
 };
 use super::matching::{diagnose, find_unused};
 use super::normalize::normalize;
@@ -97,14 +98,15 @@ impl Replay {
         lock(&self.served).clone()
     }
 
-    /// The interaction answering the request body `raw` (marked used), or the request's
+    /// The interaction answering the request body `raw` sent to `path` (marked used), or the request's
     /// normalized form when none does.
     fn take(
         &self,
         api: WireApi,
+        path: &str,
         raw: &Value,
     ) -> Result<(usize, &RecordedResponse), Box<NormalizedRequest>> {
-        let request = normalize(api, raw, &self.redactor.with_fresh_numbering());
+        let request = normalize(api, path, raw, &self.redactor.with_fresh_numbering());
         let mut used = lock(&self.used);
         let index = find_unused(&self.cassette.interactions, &used, &request)
             .ok_or_else(|| Box::new(request))?;
@@ -162,17 +164,9 @@ impl Replay {
                 chunks,
                 end,
             } => {
-                let sse = is_sse(content_type);
-                let mut steps: Vec<Step> = chunks
-                    .iter()
-                    .map(|chunk| {
-                        let text = chunk_text(&restore_json(&self.redactor, &chunk.data));
-                        Step::Frame(if sse {
-                            sse_event(chunk.event.as_deref(), &text)
-                        } else {
-                            ndjson_line(&text)
-                        })
-                    })
+                let mut steps: Vec<Step> = replayed_frames(&self.redactor, content_type, chunks)
+                    .into_iter()
+                    .map(Step::Frame)
                     .collect();
                 match end {
                     StreamEnd::Complete => {}
@@ -189,12 +183,37 @@ impl Replay {
     }
 }
 
+/// The bytes of each of `chunks` as a replay sends them, this scenario's paths restored with
+/// `redactor`: SSE events with their recorded names, or NDJSON lines, by `content_type`.
+pub(super) fn replayed_frames(
+    redactor: &Redactor,
+    content_type: &str,
+    chunks: &[Chunk],
+) -> Vec<Bytes> {
+    let sse = is_sse(content_type);
+    chunks
+        .iter()
+        .map(|chunk| {
+            let text = chunk_text(&restore_json(redactor, &chunk.data));
+            if sse {
+                sse_event(chunk.event.as_deref(), &text)
+            } else {
+                ndjson_line(&text)
+            }
+        })
+        .collect()
+}
+
 impl RecordedAnswers for Replay {
     /// The first unused interaction whose request equals this one, as recorded; a miss is
     /// logged as one, answered with HTTP 400, and reported at the scenario's end.
     fn answer<'a>(&'a self, request: ChatRequest<'a>) -> BoxFuture<'a, Response> {
         Box::pin(async move {
-            let taken = self.take(WireApi::from(request.api), &request.json);
+            let taken = self.take(
+                WireApi::from(request.api),
+                &request.path_and_query,
+                &request.json,
+            );
             let answer = match &taken {
                 Ok((interaction, _)) => Answer::Cassette {
                     interaction: *interaction,

@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use super::apis::stream_of;
+use super::format::WireApi;
 use super::scrub::redact_leaf;
 use crate::redact::Redactor;
 
@@ -15,20 +17,22 @@ use crate::redact::Redactor;
 struct Leaf {
     /// The object key it is the value of.
     key: Option<String>,
-    /// The streamed text it belongs to, when it is a delta (`choices/#0/delta/content`).
+    /// The streamed text it belongs to, when it is a delta (`choices/#0/delta/content`; each
+    /// API names its own, [`stream_of`]).
     stream: Option<String>,
     text: String,
 }
 
-/// `chunks` (the payloads of one response, in order) redacted: streamed text fields as the
-/// whole they form (each with its own numbering), every other string on its own with `ids`
+/// `chunks` (the payloads of one response on `api`, in order) redacted: streamed text fields as
+/// the whole they form (each with its own numbering), every other string on its own with `ids`
 /// (one numbering for the cassette, so tool-call ids stay distinct).
-pub(crate) fn redact_stream(ids: &Redactor, chunks: &[Value]) -> Vec<Value> {
+pub(crate) fn redact_stream(api: WireApi, ids: &Redactor, chunks: &[Value]) -> Vec<Value> {
     let leaves: Vec<Vec<Leaf>> = chunks
         .iter()
         .map(|chunk| {
             let mut found = Vec::new();
-            collect(chunk, &mut Vec::new(), None, &mut found);
+            let streamed = |path: &[String]| stream_of(api, chunk, path);
+            collect(chunk, &mut Vec::new(), None, &streamed, &mut found);
             found
         })
         .collect();
@@ -68,35 +72,19 @@ pub(crate) fn redact_stream(ids: &Redactor, chunks: &[Value]) -> Vec<Value> {
         .collect()
 }
 
-/// The text fields a delta streams piece by piece (ids, names and types come whole).
-const STREAMED_FIELDS: [&str; 7] = [
-    "content",
-    "reasoning_content",
-    "reasoning",
-    "thinking",
-    "text",
-    "refusal",
-    "arguments",
-];
-
-/// Whether the string at `path` is streamed text: OpenAI's `…/delta/…/<field>` (content,
-/// reasoning, tool-call arguments), Ollama's `message/content` and `message/thinking`.
-fn is_streamed(path: &[String]) -> bool {
-    let Some(field) = path.last() else {
-        return false;
-    };
-    let in_delta = path.iter().any(|segment| segment == "delta");
-    let ollama = matches!(path, [message, _] if message == "message");
-    (in_delta || ollama) && STREAMED_FIELDS.contains(&field.as_str())
-}
-
 /// The strings of `value` in traversal order. Array items with an `index` field are named by it
 /// (OpenAI's tool-call deltas), so each call's arguments form their own text.
-fn collect(value: &Value, path: &mut Vec<String>, key: Option<&str>, out: &mut Vec<Leaf>) {
+fn collect(
+    value: &Value,
+    path: &mut Vec<String>,
+    key: Option<&str>,
+    streamed: &dyn Fn(&[String]) -> Option<String>,
+    out: &mut Vec<Leaf>,
+) {
     match value {
         Value::String(text) => out.push(Leaf {
             key: key.map(str::to_owned),
-            stream: is_streamed(path).then(|| path.join("/")),
+            stream: streamed(path),
             text: text.clone(),
         }),
         Value::Array(items) => {
@@ -106,14 +94,14 @@ fn collect(value: &Value, path: &mut Vec<String>, key: Option<&str>, out: &mut V
                     None => format!("[{position}]"),
                 };
                 path.push(segment);
-                collect(item, path, None, out);
+                collect(item, path, None, streamed, out);
                 path.pop();
             }
         }
         Value::Object(map) => {
             for (k, v) in map {
                 path.push(k.clone());
-                collect(v, path, Some(k), out);
+                collect(v, path, Some(k), streamed, out);
                 path.pop();
             }
         }
@@ -229,7 +217,7 @@ mod tests {
             json!({"model": "m", "created_at": "2025-01-01T00:00:00Z",
                    "message": {"content": "call_abc123"}}),
         ];
-        let out = redact_stream(&redactor(), &chunks);
+        let out = redact_stream(WireApi::OpenAi, &redactor(), &chunks);
         let text = |i: usize| out[i]["choices"][0]["delta"]["content"].clone();
         assert_eq!((text(0), text(1)), (json!("see [workspace]"), json!("")));
         let args = |i: usize| {

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::format::{Chunk, Interaction, NormalizedRequest, RecordedResponse, StreamEnd};
+use super::format::{Chunk, Interaction, NormalizedRequest, RecordedResponse, StreamEnd, WireApi};
 use super::scrub::redact_json;
 use super::stream_redaction::redact_stream;
 use crate::redact::Redactor;
@@ -136,15 +136,15 @@ impl Tape {
                     None => RecordedResponse::Dropped {
                         detail: "no response had arrived when the client went away".into(),
                     },
-                    Some(response) => redacted(response, &ids),
+                    Some(response) => redacted(entry.request.api, response, &ids),
                 },
             })
             .collect()
     }
 }
 
-/// `response` redacted with `ids`.
-fn redacted(response: &RecordedResponse, ids: &Redactor) -> RecordedResponse {
+/// `response`, an answer on `api`, redacted with `ids`.
+fn redacted(api: WireApi, response: &RecordedResponse, ids: &Redactor) -> RecordedResponse {
     match response {
         RecordedResponse::Body {
             status,
@@ -167,7 +167,7 @@ fn redacted(response: &RecordedResponse, ids: &Redactor) -> RecordedResponse {
             let data: Vec<Value> = chunks.iter().map(|c| c.data.clone()).collect();
             let chunks = chunks
                 .iter()
-                .zip(redact_stream(ids, &data))
+                .zip(redact_stream(api, ids, &data))
                 .map(|(chunk, data)| Chunk {
                     after_ms: chunk.after_ms,
                     event: chunk.event.as_deref().map(|e| ids.redact(e)),
@@ -191,7 +191,6 @@ fn redacted(response: &RecordedResponse, ids: &Redactor) -> RecordedResponse {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cassette::format::WireApi;
     use serde_json::json;
 
     fn request(text: &str) -> NormalizedRequest {

@@ -3,40 +3,61 @@
 //! own pace); replaying, the cassette's served interactions (what the model took when it was
 //! recorded: a replay sends without the recorded pauses).
 
-use super::format::{Interaction, RecordedResponse};
+use super::apis::carries_output;
+use super::format::{Interaction, Recorded, RecordedResponse};
 use super::relay::Relay;
 use super::replay::Replay;
+use super::usage::request_usage;
+use crate::client::TokenCounts;
 use crate::model::{ModelSlot, ScriptedModel};
 
 /// One model request's timing.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct RequestTiming {
     /// From the request to the first chunk carrying model output (text, reasoning or a tool
-    /// call); `None` when no chunk did (an HTTP error, a whole body, a dropped request).
+    /// call, as its API streams them: [`carries_output`]); `None` when no chunk did (an HTTP error, a whole body, a dropped request).
     pub(crate) first_token_ms: Option<u64>,
     /// From the request to the stream's last chunk; `None` for an answer not streamed.
     pub(crate) duration_ms: Option<u64>,
     /// When a replay served it (ms since the epoch), to place it in a turn; `None` recording.
     pub(crate) served_at_ms: Option<u64>,
+    /// The tokens its answer reported, in its own API ([`request_usage`]); `None` when it
+    /// reported none, or the model was scripted.
+    pub(crate) tokens: Option<TokenCounts>,
+    /// Their cost, when the recorded model entry prices the model.
+    pub(crate) cost: Option<f64>,
 }
 
-/// The timing of `interaction`'s response, as recorded.
-pub(crate) fn timing(interaction: &Interaction) -> RequestTiming {
+/// The timing of `interaction`'s response, as recorded, with the usage it reported (priced by
+/// `recorded`'s model entry).
+pub(crate) fn timing(interaction: &Interaction, recorded: &Recorded) -> RequestTiming {
+    let (tokens, cost) =
+        request_usage(interaction, recorded).map_or((None, None), |(t, c)| (Some(t), c));
+    RequestTiming {
+        tokens,
+        cost,
+        ..stream_timing(interaction)
+    }
+}
+
+/// When `interaction`'s stream carried its first output, and when it ended.
+fn stream_timing(interaction: &Interaction) -> RequestTiming {
     let RecordedResponse::Stream { chunks, .. } = &interaction.response else {
         return RequestTiming::default();
     };
+    let api = interaction.request.api;
     let mut elapsed = 0u64;
     let mut first_token_ms = None;
     for chunk in chunks {
         elapsed = elapsed.saturating_add(chunk.after_ms);
-        if first_token_ms.is_none() && crate::model::carries_output(&chunk.data) {
+        if first_token_ms.is_none() && carries_output(api, chunk.event.as_deref(), &chunk.data) {
             first_token_ms = Some(elapsed);
         }
     }
     RequestTiming {
         first_token_ms,
         duration_ms: (!chunks.is_empty()).then_some(elapsed),
-        served_at_ms: None,
+        ..RequestTiming::default()
     }
 }
 
@@ -56,13 +77,20 @@ pub(crate) fn model_requests(slot: &ModelSlot) -> Vec<RequestTiming> {
                 let interaction = interactions.get(index)?;
                 Some(RequestTiming {
                     served_at_ms: Some(at),
-                    ..timing(interaction)
+                    ..timing(interaction, &replay.cassette().recorded)
                 })
             })
             .collect();
     }
     match ScriptedModel::recorded::<Relay>(model) {
-        Some(relay) => relay.interactions().iter().map(timing).collect(),
+        Some(relay) => {
+            let recorded = &relay.upstream().recorded;
+            relay
+                .interactions()
+                .iter()
+                .map(|interaction| timing(interaction, recorded))
+                .collect()
+        }
         None => model
             .first_tokens_ms()
             .into_iter()
@@ -79,6 +107,17 @@ mod tests {
     use super::*;
     use crate::cassette::format::{Chunk, NormalizedRequest, StreamEnd, WireApi};
     use serde_json::{Value, json};
+
+    /// `interaction`'s timing, recorded from a model without prices.
+    fn at(interaction: &Interaction) -> RequestTiming {
+        let recorded = Recorded {
+            api: interaction.request.api,
+            npm: "p".into(),
+            model: "m".into(),
+            model_entry: json!({}),
+        };
+        timing(interaction, &recorded)
+    }
 
     fn stream(chunks: &[(u64, Value)]) -> Interaction {
         Interaction {
@@ -123,11 +162,13 @@ mod tests {
             (5, json!("[DONE]")),
         ]);
         assert_eq!(
-            timing(&interaction),
+            at(&interaction),
             RequestTiming {
                 first_token_ms: Some(2450),
                 duration_ms: Some(2485),
-                served_at_ms: None
+                served_at_ms: None,
+                tokens: None,
+                cost: None,
             }
         );
     }
@@ -141,13 +182,13 @@ mod tests {
             json!({"message": {"role": "assistant", "content": "", "thinking": "hm"}}),
         ] {
             assert_eq!(
-                timing(&stream(&[(7, data.clone())])).first_token_ms,
+                at(&stream(&[(7, data.clone())])).first_token_ms,
                 Some(7),
                 "{data}"
             );
         }
         let silent = stream(&[(7, json!({"message": {"role": "assistant", "content": ""}}))]);
-        assert_eq!(timing(&silent).first_token_ms, None);
+        assert_eq!(at(&silent).first_token_ms, None);
     }
 
     /// The scripted model times its streams as they go out: a slow reply's first token comes
@@ -187,6 +228,6 @@ mod tests {
         interaction.response = RecordedResponse::Dropped {
             detail: "reset".into(),
         };
-        assert_eq!(timing(&interaction), RequestTiming::default());
+        assert_eq!(at(&interaction), RequestTiming::default());
     }
 }
