@@ -224,6 +224,15 @@ fn write(
     end: RunEnd,
     progress: &dyn Fn(&str),
 ) -> Result<(), CassetteError> {
+    // A recording of the wrong API, or of failed handshakes, is no recording of the model.
+    let problems = relay.problems();
+    if !problems.is_empty() {
+        return Err(CassetteError::Upstream(format!(
+            "no cassette written ({} is unchanged): {}",
+            display_path(path),
+            problems.join("; ")
+        )));
+    }
     let passed = end.verdict != Verdict::Failed;
     let recorded = relay.upstream().recorded.clone();
     let interactions = relay.interactions();
