@@ -194,3 +194,129 @@ fn unusable_root_files_are_errors_naming_the_variable() {
     // Empty values are unset.
     assert_eq!(Roots::from_env(&|_| Some(String::new())), Roots::default());
 }
+
+/// A TLS front for the plain-HTTP server at `backend` (`127.0.0.1:<port>`), as a hosted
+/// provider's: HTTP/1.1 only (the bytes pass through to a server speaking HTTP/1.1).
+async fn tls_front(pki: &Pki, backend: String) -> u16 {
+    let mut config = rustls::ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(vec![pki.leaf.clone()], pki.key.clone_key())
+        .unwrap();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let (acceptor, backend) = (acceptor.clone(), backend.clone());
+            tokio::spawn(async move {
+                let Ok(mut tls) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                let Ok(mut plain) = tokio::net::TcpStream::connect(&backend).await else {
+                    return;
+                };
+                let _ = tokio::io::copy_bidirectional(&mut tls, &mut plain).await;
+            });
+        }
+    });
+    port
+}
+
+mod recording {
+    use super::super::super::test_support::*;
+    use super::*;
+    use crate::model::Reply;
+
+    /// The scripted upstream behind a TLS front at `https://localhost:<port>/v1`, and the
+    /// user's config naming it with the canary key.
+    async fn hosted(
+        pki: &Pki,
+    ) -> (
+        crate::model::ModelSlot,
+        crate::model::ScriptedModel,
+        serde_json::Value,
+    ) {
+        let (slot, upstream) = upstream();
+        let backend = upstream
+            .base_url()
+            .trim_start_matches("http://")
+            .trim_end_matches("/v1")
+            .to_owned();
+        let port = tls_front(pki, backend).await;
+        let config = user_config(
+            &format!("https://localhost:{port}/v1"),
+            "@ai-sdk/openai-compatible",
+        );
+        (slot, upstream, config)
+    }
+
+    #[tokio::test]
+    async fn a_recording_through_https_trusts_the_ca_of_ssl_cert_file_and_keeps_no_key() {
+        let pki = pki();
+        let (_slot, upstream, config) = hosted(&pki).await;
+        let dir = tempfile::tempdir().unwrap();
+        let ca = dir.path().join("ca.pem");
+        std::fs::write(&ca, &pki.ca_pem).unwrap();
+        let env = |name: &str| (name == CERT_FILE_ENV).then(|| ca.display().to_string());
+        let path = cassette_path(dir.path());
+        let (mut recording, relay_config) = Side::recording_with(&path, &config, &env);
+        assert!(
+            relay_config["provider"]["real"]["options"]["baseURL"]
+                .as_str()
+                .unwrap()
+                .starts_with("http://127.0.0.1:")
+        );
+        upstream.reply(Reply::text("Hello over TLS!").in_deltas(2));
+        let body = chat(&recording.workspace(), "Say hello", &["bash"], true);
+        let received = send(&chat_url(&relay_config, "real"), &body).await.unwrap();
+        assert_eq!(received.status, 200, "{received:?}");
+        let text: String = received
+            .events()
+            .iter()
+            .filter_map(|e| {
+                e.pointer("/choices/0/delta/content")?
+                    .as_str()
+                    .map(str::to_owned)
+            })
+            .collect();
+        assert_eq!(text, "Hello over TLS!");
+        // The request reached the upstream through the TLS front.
+        let seen = upstream.requests();
+        assert_eq!(seen.len(), 1);
+        recording.finish(true).unwrap();
+        let text = cassette_text(&path);
+        let cassette: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            cassette["interactions"].as_array().map(Vec::len),
+            Some(1),
+            "{text}"
+        );
+        assert_no_canary(&text);
+        for line in recording.progress.borrow().iter() {
+            assert_no_canary(line);
+        }
+    }
+
+    #[tokio::test]
+    async fn without_the_ca_the_recording_fails_naming_the_host_and_ssl_cert_file() {
+        let pki = pki();
+        let (_slot, upstream, config) = hosted(&pki).await;
+        let dir = tempfile::tempdir().unwrap();
+        let path = cassette_path(dir.path());
+        let (mut recording, relay_config) = Side::recording_with(&path, &config, &|_| None);
+        let body = chat(&recording.workspace(), "Say hello", &["bash"], true);
+        // OpenCode sees what a handshake failure is to it: a reset connection.
+        assert!(send(&chat_url(&relay_config, "real"), &body).await.is_err());
+        assert!(upstream.requests().is_empty());
+        let error = recording.finish(true).unwrap_err().to_string();
+        assert!(
+            error.contains("localhost: the TLS handshake failed")
+                && error.contains("set SSL_CERT_FILE to the CA's PEM")
+                && error.contains("no cassette written"),
+            "{error}"
+        );
+        assert_no_canary(&error);
+        assert!(!path.exists());
+    }
+}

@@ -107,8 +107,7 @@ impl Relay {
         scenario: &str,
         keep_errors: Arc<AtomicBool>,
     ) -> Result<Self, CassetteError> {
-        let roots = https::Roots::from_env(&crate::settings::unicode);
-        let client = https::client(&roots, crate::settings::scaled(CONNECT_TIMEOUT))?;
+        let client = https::client(&upstream.roots, crate::settings::scaled(CONNECT_TIMEOUT))?;
         Ok(Self {
             upstream,
             client,

@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 
 use super::error::CassetteError;
 use super::format::{Recorded, WireApi};
+use super::https::Roots;
 use crate::providers::{self, ANTHROPIC_VERSION, KeyHeader, Package};
 
 /// The provider package OpenCode uses when a provider names none.
@@ -39,6 +40,8 @@ pub(crate) struct Upstream {
     /// One of OpenCode's built-in providers: its config entry may be missing, its key was
     /// perhaps read from a variable, OpenCode would pick a small model of its own.
     built_in: bool,
+    /// The TLS roots the relay trusts, read with the same environment.
+    pub(crate) roots: Roots,
 }
 
 impl fmt::Debug for Upstream {
@@ -244,6 +247,7 @@ impl Upstream {
             },
             secrets,
             built_in: built_in.is_some(),
+            roots: Roots::from_env(env),
         })
     }
 

@@ -143,8 +143,9 @@ fn choose_with(
             });
             match model.live(config.clone(), redactor) {
                 Ok(relayed) => Ok(relayed),
-                // An `https://` provider, or a config naming no model: talked to directly, as
-                // before the relay, without its retries and timing.
+                // A provider the relay cannot take (signed per request, an API it does not
+                // speak), or a config naming no model: talked to directly, without the relay's
+                // retries and timing.
                 Err(CassetteError::Upstream(why)) => {
                     let line = format!(
                         "model: live, directly (the relay cannot take this provider: {why}): \
