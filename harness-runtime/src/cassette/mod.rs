@@ -15,6 +15,7 @@ mod drift;
 mod error;
 mod file;
 mod format;
+mod https;
 mod matching;
 mod normalize;
 mod plan;
@@ -47,7 +48,7 @@ mod verify_tests;
 
 pub(crate) use command::rerecord_command;
 pub(crate) use error::CassetteError;
-pub(crate) use format::Verdict;
+pub(crate) use format::{Verdict, WireApi};
 // `testing::read_cassette` reads a file as a replay does.
 #[cfg(feature = "testing")]
 pub(crate) use file::load;

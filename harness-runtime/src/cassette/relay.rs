@@ -31,10 +31,11 @@ use futures::{Stream, StreamExt};
 
 use super::error::CassetteError;
 use super::format::{Interaction, StreamEnd, WireApi, chunk_data};
+use super::https;
 use super::normalize::normalize;
 use super::retry::{self, MAX_RETRIES, Retries};
 use super::tape::{Head, Tape};
-use super::upstream::Upstream;
+use super::upstream::{self, Upstream};
 use super::wire::{is_sse, ndjson_line, response_head, sse_event};
 use crate::model::{Answer, ChatRequest, RecordedAnswers};
 use crate::redact::Redactor;
@@ -65,6 +66,9 @@ pub(crate) struct Relay {
     keep_errors: Arc<AtomicBool>,
     /// The requests whose retries were spent: what the scenario's failure says.
     gave_up: Mutex<Vec<GaveUp>>,
+    /// What makes this recording wrong (a TLS failure, another API than expected): it is not
+    /// written, and the scenario's failure says why.
+    problems: Arc<Mutex<Vec<String>>>,
 }
 
 /// A request the relay stopped retrying.
@@ -108,14 +112,7 @@ impl Relay {
         scenario: &str,
         keep_errors: Arc<AtomicBool>,
     ) -> Result<Self, CassetteError> {
-        let client = reqwest::Client::builder()
-            .connect_timeout(crate::settings::scaled(CONNECT_TIMEOUT))
-            // The upstream is named by the user's config, not by proxy variables.
-            .no_proxy()
-            .build()
-            .map_err(|e| {
-                CassetteError::Upstream(format!("could not build the HTTP client: {e}"))
-            })?;
+        let client = https::client(&upstream.roots, crate::settings::scaled(CONNECT_TIMEOUT))?;
         Ok(Self {
             upstream,
             client,
@@ -124,11 +121,33 @@ impl Relay {
             scenario: scenario.to_owned(),
             keep_errors,
             gave_up: Mutex::default(),
+            problems: Arc::default(),
         })
     }
 
-    /// When the relay gave up retrying some request: which answers, how often, and what to do.
+    /// What makes the recording wrong, if anything.
+    pub(crate) fn problems(&self) -> Vec<String> {
+        self.problems
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn problem(&self, what: String) {
+        self.say(&format!("model: {what}"));
+        let mut problems = self.problems.lock().unwrap_or_else(|e| e.into_inner());
+        if !problems.contains(&what) {
+            problems.push(what);
+        }
+    }
+
+    /// When the relay gave up retrying some request, or found the upstream unusable: which
+    /// answers, how often, and what to do.
     pub(crate) fn gave_up(&self) -> Option<String> {
+        let problems = self.problems();
+        if !problems.is_empty() {
+            return Some(problems.join("; "));
+        }
         let gave_up = self
             .gave_up
             .lock()
@@ -175,7 +194,7 @@ impl Relay {
         loop {
             let response = self
                 .client
-                .post(&self.upstream.chat_url)
+                .post(self.upstream.url(&request.path_and_query))
                 .headers(self.upstream.headers.clone())
                 .header(header::CONTENT_TYPE, "application/json")
                 .body(request.body.clone())
@@ -242,11 +261,27 @@ impl Relay {
         let response = match sent {
             Ok(response) => response,
             Err(error) => {
+                let sent = https::send_error(&self.upstream.url(&request.path_and_query), &error);
+                if sent.tls {
+                    self.problem(sent.message);
+                }
                 self.tape.dropped(index, detail(&error));
                 return request.reset().await;
             }
         };
         let head = head_of(&response);
+        let asked_stream = request
+            .json
+            .get("stream")
+            .and_then(serde_json::Value::as_bool)
+            == Some(true)
+            || request.path_and_query.contains("alt=sse");
+        let api = self.upstream.recorded.api;
+        if response.status().is_success()
+            && let Some(what) = upstream::answer_mismatch(api, &head.content_type, asked_stream)
+        {
+            self.problem(what);
+        }
         let streamed = response.status().is_success()
             && (is_sse(&head.content_type) || head.content_type.contains("ndjson"));
         if !streamed {
@@ -286,6 +321,7 @@ impl Relay {
             tape: Arc::clone(&self.tape),
             index,
             sse,
+            check: Some((api, Arc::clone(&self.problems))),
         };
         response_head(head.status, &head.content_type, &head.headers)
             .header(header::CACHE_CONTROL, "no-cache")
@@ -315,11 +351,21 @@ struct Recorder {
     tape: Arc<Tape>,
     index: usize,
     sse: bool,
+    /// Until the first frame: the API expected, and where a mismatch goes.
+    check: Option<(WireApi, Arc<Mutex<Vec<String>>>)>,
 }
 
 impl Recorder {
     /// Records `frame` and returns its bytes for OpenCode.
-    fn relay(&self, (event, data): Frame) -> Bytes {
+    fn relay(&mut self, (event, data): Frame) -> Bytes {
+        if let Some((api, problems)) = self.check.take()
+            && let Some(what) = upstream::frame_mismatch(api, event.as_deref(), &data)
+        {
+            let mut problems = problems.lock().unwrap_or_else(|e| e.into_inner());
+            if !problems.contains(&what) {
+                problems.push(what);
+            }
+        }
         let bytes = if self.sse {
             sse_event(event.as_deref(), &data)
         } else {
@@ -338,7 +384,7 @@ fn relayed(
     recorder: Recorder,
 ) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static {
     futures::stream::unfold(Some((frames, recorder)), |state| async move {
-        let (mut frames, recorder) = state?;
+        let (mut frames, mut recorder) = state?;
         match frames.next().await {
             Some(Ok(frame)) => {
                 let bytes = recorder.relay(frame);

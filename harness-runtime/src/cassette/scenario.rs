@@ -51,10 +51,20 @@ pub(crate) fn record_config(
     user_config: Value,
     redactor: &Arc<Redactor>,
 ) -> Result<Value, CassetteError> {
+    record_config_with(slot, user_config, redactor, &crate::settings::unicode)
+}
+
+/// [`record_config`] with the environment (`{env:NAME}`, key variables, `SSL_CERT_FILE`) given.
+pub(super) fn record_config_with(
+    slot: &ModelSlot,
+    user_config: Value,
+    redactor: &Arc<Redactor>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Value, CassetteError> {
     if !matches!(slot.plan(), ModelPlan::Record { .. }) {
         panic!("record_config for a scenario planned as {:?}", slot.plan());
     }
-    let upstream = Upstream::from_config(&user_config, &crate::settings::unicode)?;
+    let upstream = Upstream::from_config(&user_config, env)?;
     for secret in &upstream.secrets {
         redactor.add_secret(secret);
     }
@@ -63,8 +73,8 @@ pub(crate) fn record_config(
 
 /// Live: like [`record_config`] (the same relay, its retries and timing), but nothing is ever
 /// written: [`finish_scenario`] writes for [`ModelPlan::Record`] only. `Err` when the provider
-/// cannot be relayed (an `https://` one: the relay speaks plain HTTP); the caller then talks to
-/// it directly.
+/// cannot be relayed (one signed per request, or of an API the relay does not speak); the
+/// caller then talks to it directly.
 ///
 /// Panics unless the plan is [`ModelPlan::Live`] (the caller routes by plan).
 pub(crate) fn live_config(
@@ -224,6 +234,15 @@ fn write(
     end: RunEnd,
     progress: &dyn Fn(&str),
 ) -> Result<(), CassetteError> {
+    // A recording of the wrong API, or of failed handshakes, is no recording of the model.
+    let problems = relay.problems();
+    if !problems.is_empty() {
+        return Err(CassetteError::Upstream(format!(
+            "no cassette written ({} is unchanged): {}",
+            display_path(path),
+            problems.join("; ")
+        )));
+    }
     let passed = end.verdict != Verdict::Failed;
     let recorded = relay.upstream().recorded.clone();
     let interactions = relay.interactions();

@@ -84,6 +84,21 @@ impl Side {
         (side, config)
     }
 
+    /// [`Side::recording`] with the relay's environment given (`SSL_CERT_FILE`).
+    pub(super) fn recording_with(
+        path: &Path,
+        config: &Value,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> (Self, Value) {
+        let side = Self::new(ModelPlan::Record {
+            path: path.to_path_buf(),
+        });
+        let config =
+            super::scenario::record_config_with(&side.slot, config.clone(), &side.redactor, env)
+                .expect("the relay starts");
+        (side, config)
+    }
+
     /// A replaying side serving `path`; also returns the config OpenCode would get.
     pub(super) fn replaying(path: &Path) -> (Self, Value) {
         let side = Self::new(ModelPlan::Replay {

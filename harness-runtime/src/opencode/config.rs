@@ -138,10 +138,14 @@ fn choose_with(
         ModelPlan::Live => {
             let config = user_config(options, scenario, &lookup)?;
             register_secrets(&config, redactor);
+            register_key_variables(&config, redactor, &|name| {
+                lookup(name).and_then(|v| v.into_string().ok())
+            });
             match model.live(config.clone(), redactor) {
                 Ok(relayed) => Ok(relayed),
-                // An `https://` provider, or a config naming no model: talked to directly, as
-                // before the relay, without its retries and timing.
+                // A provider the relay cannot take (signed per request, an API it does not
+                // speak), or a config naming no model: talked to directly, without the relay's
+                // retries and timing.
                 Err(CassetteError::Upstream(why)) => {
                     let line = format!(
                         "model: live, directly (the relay cannot take this provider: {why}): \
@@ -162,6 +166,9 @@ fn choose_with(
             };
             // The config handed on has its credentials removed: register them while they show.
             register_secrets(&config, redactor);
+            register_key_variables(&config, redactor, &|name| {
+                lookup(name).and_then(|v| v.into_string().ok())
+            });
             model
                 .record(config, redactor)
                 .map_err(|e| cassette_error(Cassette::Record, &e, name, redactor))
@@ -189,7 +196,8 @@ fn user_config(
         Ok(model) if names_model => Some(model),
         _ => None,
     };
-    adapt_user_config(&mut config, model.as_deref(), &options.permission)?;
+    let env = |name: &str| lookup(name).and_then(|v| v.into_string().ok());
+    adapt_user_config(&mut config, model.as_deref(), &options.permission, &env)?;
     Ok(config)
 }
 
@@ -245,12 +253,16 @@ fn cassette_error(
 pub(crate) use crate::settings::MODEL as MODEL_ENV;
 
 /// Makes the user's config serve a scenario: the scenario's permission policy, the harness's
-/// hermetic switches, and `model` pointing at `TEST_OLLAMA_MODEL`, which must be one of the
-/// providers' models. Errors name models and providers, never option values (secrets live there).
+/// hermetic switches, and `model` pointing at `TEST_OLLAMA_MODEL`: a bare name among the
+/// config's providers' models, or OpenCode's `provider/model`, whose provider is one of the
+/// config's or one of OpenCode's built-in providers ([`crate::providers`], which need no
+/// `models` list, their key read from `options.apiKey` or their variables through `env`).
+/// Errors name models, providers and variables, never option or key values (secrets).
 fn adapt_user_config(
     config: &mut Value,
     model: Option<&str>,
     permission: &Value,
+    env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<(), ProvisionError> {
     let Some(object) = config.as_object_mut() else {
         return Err(ProvisionError::Config(format!(
@@ -258,49 +270,198 @@ fn adapt_user_config(
         )));
     };
     if let Some(model) = model {
-        let providers = object.get("provider").and_then(Value::as_object);
-        let owner = providers.and_then(|providers| {
-            providers.iter().find_map(|(id, provider)| {
-                provider
-                    .get("models")
-                    .and_then(Value::as_object)
-                    .filter(|models| models.contains_key(model))
-                    .map(|_| id.clone())
-            })
-        });
-        let Some(provider) = owner else {
-            let found: Vec<String> = providers
-                .map(|providers| {
-                    providers
-                        .iter()
-                        .map(|(id, provider)| {
-                            let models: Vec<&str> = provider
-                                .get("models")
-                                .and_then(Value::as_object)
-                                .map(|m| m.keys().map(String::as_str).collect())
-                                .unwrap_or_default();
-                            format!("{id}: [{}]", models.join(", "))
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            return Err(ProvisionError::Config(format!(
-                "the model `{model}` named by {MODEL_ENV} is not among the models of \
-                 {CONFIG_ENV}'s providers (found: {}); add it under provider.<id>.models or \
-                 fix {MODEL_ENV}",
-                if found.is_empty() {
-                    "no providers".to_string()
-                } else {
-                    found.join("; ")
-                }
-            )));
-        };
-        object.insert("model".into(), Value::String(format!("{provider}/{model}")));
+        let named = resolve_model(object, model, env)?;
+        object.insert("model".into(), Value::String(named));
     }
     object.insert("permission".into(), permission.clone());
     object.insert("autoupdate".into(), Value::Bool(false));
     object.insert("share".into(), Value::String("disabled".into()));
     Ok(())
+}
+
+/// How many of a built-in provider's models an error lists.
+const SHOWN_MODELS: usize = 12;
+
+/// `"<provider>/<model>"` for the `model` of `TEST_OLLAMA_MODEL`, checked against `config`'s
+/// providers and OpenCode's catalog.
+fn resolve_model(
+    config: &serde_json::Map<String, Value>,
+    model: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, ProvisionError> {
+    let catalog = crate::providers::catalog();
+    let providers = config.get("provider").and_then(Value::as_object);
+    let configured_models = |id: &str| -> Vec<String> {
+        providers
+            .and_then(|p| p.get(id))
+            .and_then(|p| p.get("models"))
+            .and_then(Value::as_object)
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    let found = || -> String {
+        let found: Vec<String> = providers
+            .map(|providers| {
+                providers
+                    .keys()
+                    .map(|id| format!("{id}: [{}]", configured_models(id).join(", ")))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if found.is_empty() {
+            "no providers".to_string()
+        } else {
+            found.join("; ")
+        }
+    };
+    // `provider/model`, when `provider` is the config's or a built-in one (a bare name may hold
+    // `/` too: `hf.co/org/model` of an Ollama provider).
+    if let Some((id, name)) = model.split_once('/') {
+        let configured = providers.and_then(|p| p.get(id));
+        let built_in = catalog.provider(id);
+        if configured.is_some() || built_in.is_some() {
+            let listed = configured_models(id);
+            let known = listed.iter().any(|m| m == name)
+                || built_in.is_some_and(|b| b.has_model(name))
+                // A provider of the user's own with no `models` list: its server decides.
+                || (built_in.is_none() && listed.is_empty());
+            if !known {
+                let mut models: Vec<&str> = listed.iter().map(String::as_str).collect();
+                if let Some(b) = built_in {
+                    models.extend(b.models.iter().map(String::as_str));
+                }
+                let more = models.len().saturating_sub(SHOWN_MODELS);
+                models.truncate(SHOWN_MODELS);
+                let more = if more > 0 {
+                    format!(", and {more} more")
+                } else {
+                    String::new()
+                };
+                return Err(ProvisionError::Config(format!(
+                    "the model `{name}` named by {MODEL_ENV} (`{model}`) is not among the models \
+                     of the provider `{id}` ({}; looked in {CONFIG_ENV}'s provider.{id}.models{}) \
+                     (found: {}{more}); fix {MODEL_ENV} or add the model under \
+                     provider.{id}.models",
+                    if built_in.is_some() {
+                        "an OpenCode built-in provider"
+                    } else {
+                        "a provider of the config"
+                    },
+                    if built_in.is_some() {
+                        format!(" and OpenCode {}'s models catalog", catalog.opencode)
+                    } else {
+                        String::new()
+                    },
+                    models.join(", "),
+                )));
+            }
+            if let Some(b) = built_in {
+                check_key(b, configured, env)?;
+            }
+            return Ok(model.to_owned());
+        }
+    }
+    let owner = providers.and_then(|providers| {
+        providers.iter().find_map(|(id, provider)| {
+            provider
+                .get("models")
+                .and_then(Value::as_object)
+                .filter(|models| models.contains_key(model))
+                .map(|_| id.clone())
+        })
+    });
+    if let Some(provider) = owner {
+        return Ok(format!("{provider}/{model}"));
+    }
+    // A bare name of a built-in provider's model: say how to name it.
+    // Those whose key is set first: the one the user most likely means.
+    let mut built_in: Vec<(bool, &str)> = catalog
+        .ids()
+        .filter_map(|id| catalog.provider(id).filter(|p| p.has_model(model)))
+        .map(|p| (!p.env.iter().any(|name| env(name).is_some()), p.id.as_str()))
+        .collect();
+    built_in.sort();
+    let built_in: Vec<&str> = built_in.into_iter().take(5).map(|(_, id)| id).collect();
+    let hint = match (model.split_once('/'), built_in.first()) {
+        (Some((id, _)), _) => format!(
+            "; `{id}` is neither one of its providers nor one of OpenCode {}'s built-in \
+             providers ({})",
+            catalog.opencode,
+            catalog.ids().collect::<Vec<_>>().join(", ")
+        ),
+        (None, Some(first)) => format!(
+            "; it is a model of OpenCode's built-in provider(s) {}: name it as \
+             `{first}/{model}`",
+            built_in.join(", ")
+        ),
+        (None, None) => "; a model of one of OpenCode's built-in providers is named as \
+             `provider/model` (`anthropic/claude-sonnet-4-5`), its key in the provider's \
+             variable (ANTHROPIC_API_KEY) or options.apiKey"
+            .to_owned(),
+    };
+    Err(ProvisionError::Config(format!(
+        "the model `{model}` named by {MODEL_ENV} is not among the models of {CONFIG_ENV}'s \
+         providers (found: {}){hint}; add it under provider.<id>.models or fix {MODEL_ENV}",
+        found()
+    )))
+}
+
+/// A built-in provider at its hosted address needs its key: in `options.apiKey`, or in one of
+/// the variables OpenCode reads for it. Providers signed per request (their own credentials)
+/// and addresses of the user's own are not checked.
+fn check_key(
+    provider: &crate::providers::CatalogProvider,
+    configured: Option<&Value>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(), ProvisionError> {
+    let options = configured.and_then(|c| c.get("options"));
+    let has = |key: &str| options.is_some_and(|o| o.get(key).is_some());
+    let npm = configured
+        .and_then(|c| c.get("npm"))
+        .and_then(Value::as_str)
+        .unwrap_or(&provider.npm);
+    let relayed = matches!(
+        crate::providers::package(npm, None),
+        crate::providers::Package::Relayed { .. }
+    );
+    if !relayed || has("apiKey") || has("baseURL") || provider.env.is_empty() {
+        return Ok(());
+    }
+    if provider
+        .env
+        .iter()
+        .any(|name| env(name).is_some_and(|v| !v.is_empty()))
+    {
+        return Ok(());
+    }
+    Err(ProvisionError::Config(format!(
+        "the provider `{}` of {MODEL_ENV} has no key: OpenCode looks for it in \
+         provider.{}.options.apiKey of {CONFIG_ENV}, then in {}; set {}",
+        provider.id,
+        provider.id,
+        provider.env.join(", "),
+        provider.env[0],
+    )))
+}
+
+/// Registers the values of the key variables of `config`'s model's built-in provider as
+/// secrets of `redactor` (whatever their names: `GEMINI_API_KEY` is caught by its name, a
+/// gateway's own variable might not be).
+fn register_key_variables(
+    config: &Value,
+    redactor: &Redactor,
+    env: &dyn Fn(&str) -> Option<String>,
+) {
+    let provider = config
+        .get("model")
+        .and_then(Value::as_str)
+        .and_then(|m| m.split_once('/'))
+        .and_then(|(id, _)| crate::providers::catalog().provider(id));
+    for name in provider.iter().flat_map(|p| p.env.iter()) {
+        if let Some(value) = env(name) {
+            redactor.add_secret(&value);
+        }
+    }
 }
 
 /// Registers every credential of `config` ([`config_layer::secrets`](super::config_layer::secrets))
@@ -323,7 +484,7 @@ mod tests {
             "options": {"apiKey": "sk-canary-123456"},
             "models": {"gemma3:270m": {}}
         }}});
-        let error = adapt_user_config(&mut config.clone(), Some("qwen"), &json!({}))
+        let error = adapt_user_config(&mut config.clone(), Some("qwen"), &json!({}), &|_| None)
             .unwrap_err()
             .to_string();
         assert!(
@@ -331,9 +492,108 @@ mod tests {
             "{error}"
         );
         assert!(!error.contains("sk-canary"), "{error}");
-        adapt_user_config(&mut config, Some("gemma3:270m"), &json!({"bash": "ask"})).unwrap();
+        adapt_user_config(
+            &mut config,
+            Some("gemma3:270m"),
+            &json!({"bash": "ask"}),
+            &|_| None,
+        )
+        .unwrap();
         assert_eq!(config["model"], "ollama/gemma3:270m");
         assert_eq!(config["permission"], json!({"bash": "ask"}));
+    }
+
+    fn keys(name: &str) -> Option<String> {
+        match name {
+            "ANTHROPIC_API_KEY" => Some("sk-ant-canary-4242".into()),
+            "GEMINI_API_KEY" => Some("goog-canary-4343".into()),
+            _ => None,
+        }
+    }
+
+    fn adapted(config: Value, model: &str) -> Result<Value, String> {
+        let mut config = config;
+        adapt_user_config(&mut config, Some(model), &json!({}), &keys)
+            .map(|()| config)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_provider_slash_model_names_a_built_in_provider_configured_as_opencode_documents_it() {
+        // The key in its variable, no entry at all.
+        let config = adapted(json!({}), "anthropic/claude-sonnet-4-5").unwrap();
+        assert_eq!(config["model"], "anthropic/claude-sonnet-4-5");
+        // An entry with options only (no `models`, no `baseURL`); Google's third variable.
+        let config = adapted(
+            json!({"provider": {"google": {"options": {"timeout": 60000}}}}),
+            "google/gemini-2.5-flash",
+        )
+        .unwrap();
+        assert_eq!(config["model"], "google/gemini-2.5-flash");
+        let config = adapted(
+            json!({"provider": {"openrouter": {"options": {"apiKey": "{env:MINE}"}}}}),
+            "openrouter/anthropic/claude-sonnet-4.5",
+        )
+        .unwrap();
+        assert_eq!(config["model"], "openrouter/anthropic/claude-sonnet-4.5");
+        // The config's own provider by `provider/model`, and its bare name, as before.
+        let own = json!({"provider": {"local": {"models": {"gemma3:270m": {}}}}});
+        assert_eq!(
+            adapted(own.clone(), "local/gemma3:270m").unwrap()["model"],
+            "local/gemma3:270m"
+        );
+        assert_eq!(
+            adapted(own, "gemma3:270m").unwrap()["model"],
+            "local/gemma3:270m"
+        );
+    }
+
+    #[test]
+    fn unknown_models_providers_and_missing_keys_say_where_they_were_looked_for() {
+        let unknown_model = adapted(json!({}), "anthropic/claude-nonesuch").unwrap_err();
+        assert!(
+            unknown_model.contains("`claude-nonesuch`")
+                && unknown_model.contains("OpenCode 1.18.33's models catalog")
+                && unknown_model.contains("claude-sonnet-4-5"),
+            "{unknown_model}"
+        );
+        let unknown_provider = adapted(json!({}), "nosuch/m").unwrap_err();
+        assert!(
+            unknown_provider.contains(
+                "`nosuch` is neither one of its providers nor one of \
+                 OpenCode 1.18.33's built-in providers ("
+            ) && unknown_provider.contains("anthropic, "),
+            "{unknown_provider}"
+        );
+        let no_key = adapted(json!({}), "openai/gpt-5").unwrap_err();
+        assert!(
+            no_key.contains("the provider `openai` of TEST_OLLAMA_MODEL has no key")
+                && no_key.contains("provider.openai.options.apiKey")
+                && no_key.ends_with("set OPENAI_API_KEY"),
+            "{no_key}"
+        );
+        let bare = adapted(json!({}), "claude-sonnet-4-5").unwrap_err();
+        assert!(
+            bare.contains(
+                "the model `claude-sonnet-4-5` named by TEST_OLLAMA_MODEL is not among the \
+                 models of OPENCODE_CONFIG_CONTENT's providers (found: no providers)"
+            ) && bare.contains("name it as `anthropic/claude-sonnet-4-5`"),
+            "{bare}"
+        );
+        for message in [unknown_model, unknown_provider, no_key, bare] {
+            assert!(!message.contains("canary"), "{message}");
+        }
+    }
+
+    #[test]
+    fn the_built_in_providers_key_variables_are_secrets() {
+        let redactor = Redactor::for_scenario();
+        register_key_variables(
+            &json!({"model": "google/gemini-2.5-flash"}),
+            &redactor,
+            &keys,
+        );
+        assert_eq!(redactor.redact("k=goog-canary-4343"), "k=[secret]");
     }
 
     /// A stand-in for the slot: says which of its configs was asked for, with what.
