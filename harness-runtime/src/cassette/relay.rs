@@ -262,10 +262,12 @@ impl Relay {
             Ok(response) => response,
             Err(error) => {
                 let sent = https::send_error(&self.upstream.url(&request.path_and_query), &error);
-                if sent.tls {
-                    self.problem(sent.message);
-                }
                 self.tape.dropped(index, detail(&error));
+                if sent.tls {
+                    // No retry mends an untrusted certificate: the turn ends at once, saying so.
+                    self.problem(sent.message.clone());
+                    return request.refused(&sent.message);
+                }
                 return request.reset().await;
             }
         };

@@ -7,6 +7,8 @@ use super::format::Cassette;
 
 /// The provider id a replay's config uses.
 pub(crate) const PROVIDER_ID: &str = "cassette";
+/// The key a replay's provider sends (any will do).
+const REPLAY_API_KEY: &str = "cassette-replay";
 
 /// The config for `cassette` served at `base_url` (`http://127.0.0.1:<port>/v1`, or `/api`
 /// for Ollama's API), with the scenario's `permission`.
@@ -33,7 +35,9 @@ pub(crate) fn opencode_config(cassette: &Cassette, base_url: &str, permission: V
         "provider": {PROVIDER_ID: {
             "npm": recorded.npm,
             "name": "Cassette",
-            "options": {"baseURL": base_url},
+            // A placeholder key: the Anthropic, OpenAI and Google packages send nothing without
+            // one; the replay ignores it.
+            "options": {"baseURL": base_url, "apiKey": REPLAY_API_KEY},
             "models": models,
         }},
         "model": format!("{PROVIDER_ID}/{}", recorded.model),

@@ -82,6 +82,18 @@ impl<'a> ChatRequest<'a> {
         reset_now(self.reset).await
     }
 
+    /// The answer to a request the real provider cannot be asked at all (its TLS cannot be
+    /// trusted): HTTP 400 with `message`, so OpenCode ends the turn at once instead of retrying
+    /// for a minute what no retry mends.
+    pub(crate) fn refused(&self, message: &str) -> Response {
+        wire_error::respond(
+            self.api,
+            StatusCode::BAD_REQUEST,
+            Kind::UpstreamUnusable,
+            message,
+        )
+    }
+
     /// The answer to a request nothing recorded answers: HTTP 400 with `message`, in the shape
     /// of the API asked. A 400, as for a scripted miss: OpenCode ends the turn at once instead
     /// of retrying a 5xx for about a minute.

@@ -28,6 +28,8 @@ pub(crate) enum Kind {
     ModelNotFound,
     /// A request body the scripted model cannot read.
     BadRequest,
+    /// The real provider cannot be asked at all (its certificate is not trusted).
+    UpstreamUnusable,
 }
 
 impl Kind {
@@ -44,6 +46,7 @@ impl Kind {
             Self::ServerError => ("server_error", None),
             Self::InvalidUrl | Self::BadRequest => ("invalid_request_error", None),
             Self::ModelNotFound => ("invalid_request_error", Some("model_not_found")),
+            Self::UpstreamUnusable => ("upstream_unusable", Some("upstream_unusable")),
         }
     }
 }
