@@ -306,8 +306,16 @@ mod recording {
         let path = cassette_path(dir.path());
         let (mut recording, relay_config) = Side::recording_with(&path, &config, &|_| None);
         let body = chat(&recording.workspace(), "Say hello", &["bash"], true);
-        // OpenCode sees what a handshake failure is to it: a reset connection.
-        assert!(send(&chat_url(&relay_config, "real"), &body).await.is_err());
+        // OpenCode gets a 400 saying what to set: no retry mends an untrusted certificate.
+        let received = send(&chat_url(&relay_config, "real"), &body)
+            .await
+            .expect("the relay answers");
+        let answer = String::from_utf8_lossy(&received.body);
+        assert!(
+            received.status == 400 && answer.contains("set SSL_CERT_FILE to the CA's PEM"),
+            "{} {answer}",
+            received.status
+        );
         assert!(upstream.requests().is_empty());
         let error = recording.finish(true).unwrap_err().to_string();
         assert!(
