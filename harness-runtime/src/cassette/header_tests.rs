@@ -87,8 +87,14 @@ async fn allowed_headers_reach_the_upstream_and_opencodes_dummy_key_does_not() {
         ]
     );
     assert_eq!(all("openai-beta"), ["responses=v1"]);
-    assert_eq!(all("user-agent"), ["opencode/1.0.0 ai-sdk/openai-compatible"]);
-    assert_eq!(all("authorization"), [format!("Bearer {CANARY_KEY}").as_str()]);
+    assert_eq!(
+        all("user-agent"),
+        ["opencode/1.0.0 ai-sdk/openai-compatible"]
+    );
+    assert_eq!(
+        all("authorization"),
+        [format!("Bearer {CANARY_KEY}").as_str()]
+    );
     assert_eq!(all("x-canary"), [CANARY_HEADER]);
     for name in ["x-api-key", "x-goog-api-key", "api-key", "x-not-allowed"] {
         assert!(headers.get(name).is_none(), "{name} reached the upstream");

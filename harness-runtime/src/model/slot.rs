@@ -43,9 +43,12 @@ pub struct ModelSlot {
     relay_env: Option<RelayEnv>,
 }
 
+/// A variable's value by its name, `None` when unset.
+pub(crate) type EnvFn = dyn Fn(&str) -> Option<String> + Send + Sync;
+
 /// An environment given to the relay in place of the process's.
 #[derive(Clone)]
-pub(crate) struct RelayEnv(pub(crate) Arc<dyn Fn(&str) -> Option<String> + Send + Sync>);
+pub(crate) struct RelayEnv(pub(crate) Arc<EnvFn>);
 
 impl std::fmt::Debug for RelayEnv {
     /// Nothing of it: its values may be keys.
