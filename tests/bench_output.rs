@@ -157,6 +157,7 @@ fn every_ratio_is_measured_by_a_section() {
         "provisioning",
         "turn",
         "replay_turn",
+        "relayed_turn",
         "shared_speedup",
         "nextest_default",
         "shared_scenario_cpu",

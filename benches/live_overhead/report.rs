@@ -125,7 +125,7 @@ pub struct Ratio {
 }
 
 /// Every ratio, in the order the sections run.
-pub const RATIOS: [Ratio; 10] = [
+pub const RATIOS: [Ratio; 11] = [
     Ratio {
         name: "turn",
         section: "turn",
@@ -142,6 +142,12 @@ pub const RATIOS: [Ratio; 10] = [
         name: "explored_schedule",
         section: "explored_schedule",
         target: None,
+    },
+    // Through the recording relay to a local HTTPS upstream / straight to it.
+    Ratio {
+        name: "relayed_turn",
+        section: "relayed_turn",
+        target: Some(Target::AtMost(1.02)),
     },
     Ratio {
         name: "replay_turn",
