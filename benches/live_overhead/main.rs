@@ -90,8 +90,8 @@ fn main() -> ExitCode {
          relayed_turn: session.prompt() through the recording relay to a local HTTPS upstream / \
          straight to it, each on a server of its own ({t} per side)\n  \
          replay_turn: session.prompt() answered from a cassette (recorded first, in this run) / \
-         the same turn answered by the scripted model, each on a server of its own ({t} per \
-         side)\n  \
+         the same turn answered by the scripted model, each on a server of its own, per API \
+         (chat completions, .anthropic, .responses, .gemini; {t} per side each)\n  \
          scenario_cpu: a shared server's CPU per one-turn scenario / a fresh directory's on a \
          bare server ({cpu_rounds} rounds of {cpu_per_round} per side)\n  \
          shared_speedup: live suite wall time, LIVE_ISOLATION=server / shared, medians of {s} \

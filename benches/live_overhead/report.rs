@@ -125,7 +125,7 @@ pub struct Ratio {
 }
 
 /// Every ratio, in the order the sections run.
-pub const RATIOS: [Ratio; 11] = [
+pub const RATIOS: [Ratio; 14] = [
     Ratio {
         name: "turn",
         section: "turn",
@@ -149,8 +149,24 @@ pub const RATIOS: [Ratio; 11] = [
         section: "relayed_turn",
         target: Some(Target::AtMost(1.02)),
     },
+    // A turn replayed from a cassette / scripted, per API recorded: chat completions first.
     Ratio {
         name: "replay_turn",
+        section: "replay_turn",
+        target: Some(Target::AtMost(1.05)),
+    },
+    Ratio {
+        name: "replay_turn.anthropic",
+        section: "replay_turn",
+        target: Some(Target::AtMost(1.05)),
+    },
+    Ratio {
+        name: "replay_turn.responses",
+        section: "replay_turn",
+        target: Some(Target::AtMost(1.05)),
+    },
+    Ratio {
+        name: "replay_turn.gemini",
         section: "replay_turn",
         target: Some(Target::AtMost(1.05)),
     },
