@@ -1,4 +1,4 @@
-// Rewrites harness-runtime/src/providers/catalog.json from the models.dev catalog that the
+// Rewrites harness-runtime/src/cassette/providers/catalog.json from the models.dev catalog that the
 // pinned OpenCode binary bundles (a JavaScript object literal in the binary, not JSON), reduced
 // to what the harness reads: each provider's id, npm package, key variables, API address and
 // model ids (with per-model provider overrides). Run after `npm ci`:
@@ -34,7 +34,7 @@ const lines = Object.keys(catalog).sort().map((id) => {
   return "  " + JSON.stringify(entry);
 });
 writeFileSync(
-  "harness-runtime/src/providers/catalog.json",
+  "harness-runtime/src/cassette/providers/catalog.json",
   `{\n"source": "the models.dev catalog bundled in opencode-ai ${version}, reduced to what the harness reads (scripts/models-catalog.mjs makes it)",\n"opencode": "${version}",\n"providers": [\n${lines.join(",\n")}\n]\n}\n`,
 );
 console.log(`${lines.length} providers from opencode-ai ${version}`);

@@ -110,7 +110,6 @@ pub mod opencode;
 mod process;
 pub mod product;
 mod progress;
-mod providers;
 pub mod redact;
 mod report;
 mod requirements;

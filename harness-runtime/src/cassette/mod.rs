@@ -20,6 +20,8 @@ mod matching;
 mod normalize;
 mod plan;
 mod provenance;
+// `pub(crate)`: the model check (`opencode::config`) reads OpenCode's catalog too.
+pub(crate) mod providers;
 mod relay;
 mod replay;
 mod replay_config;
@@ -50,7 +52,7 @@ mod verify_tests;
 
 pub(crate) use command::rerecord_command;
 pub(crate) use error::CassetteError;
-pub(crate) use format::{Verdict, WireApi};
+pub(crate) use format::Verdict;
 // `testing::read_cassette` reads a file as a replay does.
 #[cfg(feature = "testing")]
 pub(crate) use file::load;

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use super::error::CassetteError;
 use super::format::{Recorded, WireApi};
 use super::https::Roots;
-use crate::providers::{self, ANTHROPIC_VERSION, KeyHeader, Package};
+use super::providers::{self, ANTHROPIC_VERSION, KeyHeader, Package};
 
 /// The provider package OpenCode uses when a provider names none.
 const DEFAULT_NPM: &str = "@ai-sdk/openai-compatible";

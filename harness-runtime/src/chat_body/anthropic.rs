@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::{Read, Turn, array, joined_text, present};
 
-pub(super) fn read(raw: &Value) -> Read {
+pub(crate) fn read(raw: &Value) -> Read {
     let mut turns = Vec::new();
     match raw.get("system") {
         Some(Value::String(text)) => turns.push(Turn::new("system", text.clone())),

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{Read, Turn, array, joined_text};
 
-pub(super) fn read(path: &str, raw: &Value) -> Read {
+pub(crate) fn read(path: &str, raw: &Value) -> Read {
     let (model, action) = model_and_action(path);
     let mut turns = Vec::new();
     if let Some(system) = raw.get("systemInstruction") {

@@ -9,11 +9,12 @@ mod anthropic;
 mod gemini;
 mod responses;
 
+pub(crate) use anthropic::read as read_anthropic;
 pub(crate) use gemini::model_and_action as gemini_model_and_action;
+pub(crate) use gemini::read as read_gemini;
+pub(crate) use responses::read as read_responses;
 
 use serde_json::Value;
-
-use crate::model::Api;
 
 /// The body's `messages`, empty when missing.
 pub(crate) fn messages(raw: &Value) -> &[Value] {
@@ -120,29 +121,23 @@ pub(crate) struct Read {
     pub(crate) response_format: Option<Value>,
 }
 
-/// Reads a request of `api` at `path` (Gemini names the model and the streaming mode there).
-pub(crate) fn read(api: Api, path: &str, raw: &Value) -> Read {
-    match api {
-        Api::OpenAi | Api::Ollama => {
-            let ollama = api == Api::Ollama;
-            Read {
-                model: model(raw).to_owned(),
-                stream: stream(raw, ollama),
-                tools: owned(tool_names(raw)),
-                tool_choice: present(raw, "tool_choice").cloned(),
-                turns: messages(raw)
-                    .iter()
-                    .map(|m| Turn {
-                        role: role(m),
-                        text: text(m),
-                    })
-                    .collect(),
-                response_format: response_format(raw, ollama).cloned(),
-            }
-        }
-        Api::Responses => responses::read(raw),
-        Api::Anthropic => anthropic::read(raw),
-        Api::Gemini => gemini::read(path, raw),
+/// Reads a chat-completions request (`ollama`: Ollama's `/api/chat`, which streams unless told
+/// not to and names its schema `format`). The other APIs' readers: [`read_responses`],
+/// [`read_anthropic`], [`read_gemini`] (which API a request is on is the model's to say).
+pub(crate) fn read_chat(raw: &Value, ollama: bool) -> Read {
+    Read {
+        model: model(raw).to_owned(),
+        stream: stream(raw, ollama),
+        tools: owned(tool_names(raw)),
+        tool_choice: present(raw, "tool_choice").cloned(),
+        turns: messages(raw)
+            .iter()
+            .map(|m| Turn {
+                role: role(m),
+                text: text(m),
+            })
+            .collect(),
+        response_format: response_format(raw, ollama).cloned(),
     }
 }
 

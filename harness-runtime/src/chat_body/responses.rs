@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::{Read, Turn, array, joined_text, present};
 
-pub(super) fn read(raw: &Value) -> Read {
+pub(crate) fn read(raw: &Value) -> Read {
     let mut turns = Vec::new();
     if let Some(instructions) = raw.get("instructions").and_then(Value::as_str) {
         turns.push(Turn::new("system", instructions.to_owned()));

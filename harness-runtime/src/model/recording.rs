@@ -135,7 +135,13 @@ impl ModelRequest {
     /// Parses a request body that came in at `path` (with its query): Gemini names the model
     /// and the streaming mode there.
     pub(crate) fn parse_at(seq: usize, api: Api, path: &str, raw: Value) -> Self {
-        let read = chat_body::read(api, path, &raw);
+        let read = match api {
+            Api::OpenAi => chat_body::read_chat(&raw, false),
+            Api::Ollama => chat_body::read_chat(&raw, true),
+            Api::Responses => chat_body::read_responses(&raw),
+            Api::Anthropic => chat_body::read_anthropic(&raw),
+            Api::Gemini => chat_body::read_gemini(path, &raw),
+        };
         let asks_title = read
             .turns
             .iter()

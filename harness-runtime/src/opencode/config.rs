@@ -289,7 +289,7 @@ fn resolve_model(
     model: &str,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<String, ProvisionError> {
-    let catalog = crate::providers::catalog();
+    let catalog = crate::cassette::providers::catalog();
     let providers = config.get("provider").and_then(Value::as_object);
     let configured_models = |id: &str| -> Vec<String> {
         providers
@@ -410,7 +410,7 @@ fn resolve_model(
 /// the variables OpenCode reads for it. Providers signed per request (their own credentials)
 /// and addresses of the user's own are not checked.
 fn check_key(
-    provider: &crate::providers::CatalogProvider,
+    provider: &crate::cassette::providers::CatalogProvider,
     configured: Option<&Value>,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<(), ProvisionError> {
@@ -421,8 +421,8 @@ fn check_key(
         .and_then(Value::as_str)
         .unwrap_or(&provider.npm);
     let relayed = matches!(
-        crate::providers::package(npm, None),
-        crate::providers::Package::Relayed { .. }
+        crate::cassette::providers::package(npm, None),
+        crate::cassette::providers::Package::Relayed { .. }
     );
     if !relayed || has("apiKey") || has("baseURL") || provider.env.is_empty() {
         return Ok(());
@@ -456,7 +456,7 @@ fn register_key_variables(
         .get("model")
         .and_then(Value::as_str)
         .and_then(|m| m.split_once('/'))
-        .and_then(|(id, _)| crate::providers::catalog().provider(id));
+        .and_then(|(id, _)| crate::cassette::providers::catalog().provider(id));
     for name in provider.iter().flat_map(|p| p.env.iter()) {
         if let Some(value) = env(name) {
             redactor.add_secret(&value);

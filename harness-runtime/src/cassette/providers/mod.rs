@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-use crate::cassette::WireApi;
+use super::format::WireApi;
 
 /// The catalog as committed.
 const CATALOG: &str = include_str!("catalog.json");
