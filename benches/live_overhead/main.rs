@@ -19,6 +19,7 @@ mod nextest_output;
 mod proc_cpu;
 mod provisioning;
 mod raw;
+mod relayed_turn;
 mod replay_turn;
 mod report;
 mod report_overhead;
@@ -86,9 +87,11 @@ fn main() -> ExitCode {
          agent, same server ({t} per side)\n  \
          explored_schedule: that bare reqwest turn through a forwarder with an exploring \
          run's scheduler (quiet {q:?}) / through one without, same server ({e} per side)\n  \
+         relayed_turn: session.prompt() through the recording relay to a local HTTPS upstream / \
+         straight to it, each on a server of its own ({t} per side)\n  \
          replay_turn: session.prompt() answered from a cassette (recorded first, in this run) / \
-         the same turn answered by the scripted model, each on a server of its own ({t} per \
-         side)\n  \
+         the same turn answered by the scripted model, each on a server of its own, per API \
+         (chat completions, .anthropic, .responses, .gemini; {t} per side each)\n  \
          scenario_cpu: a shared server's CPU per one-turn scenario / a fresh directory's on a \
          bare server ({cpu_rounds} rounds of {cpu_per_round} per side)\n  \
          shared_speedup: live suite wall time, LIVE_ISOLATION=server / shared, medians of {s} \
@@ -198,6 +201,7 @@ fn run(bench: &Bench) -> (Vec<Figure>, Vec<(&'static str, BenchError)>) {
             "turn" => runtime.block_on(turn::measure(bench)),
             "forwarded_turn" => runtime.block_on(forwarded_turn::measure(bench)),
             "explored_schedule" => runtime.block_on(explored_schedule::measure(bench)),
+            "relayed_turn" => runtime.block_on(relayed_turn::measure(bench)),
             "replay_turn" => runtime.block_on(replay_turn::measure(bench)),
             "provisioning" => runtime.block_on(provisioning::measure(bench)),
             "scenario_cpu" => runtime.block_on(scenario_cpu::measure(bench)),

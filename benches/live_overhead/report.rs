@@ -125,7 +125,7 @@ pub struct Ratio {
 }
 
 /// Every ratio, in the order the sections run.
-pub const RATIOS: [Ratio; 10] = [
+pub const RATIOS: [Ratio; 14] = [
     Ratio {
         name: "turn",
         section: "turn",
@@ -143,8 +143,30 @@ pub const RATIOS: [Ratio; 10] = [
         section: "explored_schedule",
         target: None,
     },
+    // Through the recording relay to a local HTTPS upstream / straight to it.
+    Ratio {
+        name: "relayed_turn",
+        section: "relayed_turn",
+        target: Some(Target::AtMost(1.02)),
+    },
+    // A turn replayed from a cassette / scripted, per API recorded: chat completions first.
     Ratio {
         name: "replay_turn",
+        section: "replay_turn",
+        target: Some(Target::AtMost(1.05)),
+    },
+    Ratio {
+        name: "replay_turn.anthropic",
+        section: "replay_turn",
+        target: Some(Target::AtMost(1.05)),
+    },
+    Ratio {
+        name: "replay_turn.responses",
+        section: "replay_turn",
+        target: Some(Target::AtMost(1.05)),
+    },
+    Ratio {
+        name: "replay_turn.gemini",
         section: "replay_turn",
         target: Some(Target::AtMost(1.05)),
     },

@@ -15,12 +15,13 @@ pub const SUITE_FILTER_ENV: &str = "LIVE_BENCH_SUITE_FILTER";
 const QUICK_NEXTEST_FILTER: &str = "isolation::cross_talk_";
 
 /// The sections, in the order they run.
-pub const SECTIONS: [&str; 11] = [
+pub const SECTIONS: [&str; 12] = [
     "model",
     "fixture",
     "turn",
     "forwarded_turn",
     "explored_schedule",
+    "relayed_turn",
     "replay_turn",
     "provisioning",
     "scenario_cpu",

@@ -72,6 +72,9 @@ pub(crate) struct RunSetup {
     /// A later run of the same trial (a verdict's, an exploration's): provisioning's progress
     /// lines said it once already.
     pub(crate) repeated: bool,
+    /// The environment the scenario's relay reads instead of the process's
+    /// (`testing::live_with_cassette_env`).
+    pub(crate) relay_env: Option<crate::model::slot::RelayEnv>,
     /// One run of an exploring scenario: the scheduler ordering the decision points of its
     /// products' traffic, and the evidence every run must agree on.
     pub(crate) explore: Option<(
@@ -167,6 +170,9 @@ impl Live {
         });
         model.set_plan(plan, &info.name);
         model.set_api(info.options.model_api);
+        if let Some(env) = run.relay_env {
+            model.set_relay_env(env);
+        }
         let gates = Arc::new(
             // The attribute's gate names were validated at compile time by the macro.
             crate::gates::Gates::from_names(info.options.gates)

@@ -85,16 +85,38 @@ pub enum CassettePlan {
     Replay(PathBuf),
 }
 
+impl CassettePlan {
+    fn plan(self) -> crate::cassette::ModelPlan {
+        match self {
+            CassettePlan::Record(path) => crate::cassette::ModelPlan::Record { path },
+            CassettePlan::Replay(path) => crate::cassette::ModelPlan::Replay { path },
+        }
+    }
+}
+
 /// A scenario context for `info` whose model is served per `cassette`: a tool that builds a
 /// cassette in-process (the benchmark's `replay_turn`) records one from a scripted upstream,
 /// then replays it. End it with [`finish`].
 pub fn live_with_cassette(info: ScenarioInfo, cassette: CassettePlan) -> Live {
-    let plan = match cassette {
-        CassettePlan::Record(path) => crate::cassette::ModelPlan::Record { path },
-        CassettePlan::Replay(path) => crate::cassette::ModelPlan::Replay { path },
-    };
     let run = crate::live::RunSetup {
-        plan: Some(plan),
+        plan: Some(cassette.plan()),
+        ..Default::default()
+    };
+    Live::for_run(info, Default::default(), run)
+}
+
+/// [`live_with_cassette`] whose relay reads `env` instead of the process's environment:
+/// `SSL_CERT_FILE`/`SSL_CERT_DIR` (the roots it trusts upstream: a test's own CA), key
+/// variables and `{env:NAME}` in the recorded config. For a tool that records from an HTTPS
+/// upstream of its own (the benchmark's `relayed_turn`) without setting process variables.
+pub fn live_with_cassette_env(
+    info: ScenarioInfo,
+    cassette: CassettePlan,
+    env: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
+) -> Live {
+    let run = crate::live::RunSetup {
+        plan: Some(cassette.plan()),
+        relay_env: Some(crate::model::slot::RelayEnv(std::sync::Arc::new(env))),
         ..Default::default()
     };
     Live::for_run(info, Default::default(), run)

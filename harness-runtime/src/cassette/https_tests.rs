@@ -299,6 +299,28 @@ mod recording {
     }
 
     #[tokio::test]
+    async fn a_relay_env_given_to_the_slot_names_the_ca_without_the_process_env() {
+        let pki = pki();
+        let (_slot, upstream, config) = hosted(&pki).await;
+        let dir = tempfile::tempdir().unwrap();
+        let ca = dir.path().join("ca.pem");
+        std::fs::write(&ca, &pki.ca_pem).unwrap();
+        let ca_path = ca.display().to_string();
+        let env = crate::model::slot::RelayEnv(Arc::new(move |name: &str| {
+            (name == CERT_FILE_ENV).then(|| ca_path.clone())
+        }));
+        let path = cassette_path(dir.path());
+        let (mut recording, relay_config) = Side::recording_with_slot_env(&path, &config, env);
+        upstream.reply(Reply::text("trusted"));
+        let body = chat(&recording.workspace(), "Say hello", &["bash"], true);
+        let received = send(&chat_url(&relay_config, "real"), &body).await.unwrap();
+        assert_eq!(received.status, 200, "{received:?}");
+        assert_eq!(upstream.requests().len(), 1);
+        recording.finish(true).unwrap();
+        assert!(path.exists());
+    }
+
+    #[tokio::test]
     async fn without_the_ca_the_recording_fails_naming_the_host_and_ssl_cert_file() {
         let pki = pki();
         let (_slot, upstream, config) = hosted(&pki).await;
@@ -306,14 +328,16 @@ mod recording {
         let path = cassette_path(dir.path());
         let (mut recording, relay_config) = Side::recording_with(&path, &config, &|_| None);
         let body = chat(&recording.workspace(), "Say hello", &["bash"], true);
-        // OpenCode gets a 400 saying what to set (no retry mends an untrusted certificate).
+        // OpenCode gets a 400 saying what to set: no retry mends an untrusted certificate.
         let received = send(&chat_url(&relay_config, "real"), &body)
             .await
             .expect("the relay answers");
-        let said = String::from_utf8_lossy(&received.body);
-        assert_eq!(received.status, 400, "{received:?}");
-        assert!(said.contains("set SSL_CERT_FILE to the CA's PEM"), "{said}");
-        assert_no_canary(&said);
+        let answer = String::from_utf8_lossy(&received.body);
+        assert!(
+            received.status == 400 && answer.contains("set SSL_CERT_FILE to the CA's PEM"),
+            "{} {answer}",
+            received.status
+        );
         assert!(upstream.requests().is_empty());
         let error = recording.finish(true).unwrap_err().to_string();
         assert!(

@@ -40,6 +40,8 @@ mod api_round_trip_tests;
 #[cfg(test)]
 mod fault_tests;
 #[cfg(test)]
+mod header_tests;
+#[cfg(test)]
 mod retry_tests;
 #[cfg(test)]
 mod round_trip_tests;

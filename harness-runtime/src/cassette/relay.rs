@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use axum::body::Body as AxumBody;
-use axum::http::header;
+use axum::http::{HeaderMap, header};
 use axum::response::Response;
 use bytes::Bytes;
 use eventsource_stream::Eventsource;
@@ -51,6 +51,23 @@ const KEPT_HEADERS: [&str; 2] = ["retry-after", "retry-after-ms"];
 /// (`anthropic-ratelimit-<limit>-limit/-remaining/-reset`), what its 429 is read by. Not on a
 /// success: they change with every request and say nothing of the answer.
 const KEPT_ERROR_PREFIXES: [&str; 1] = ["anthropic-ratelimit-"];
+
+/// The request headers OpenCode sends that go upstream as they came: what its provider packages
+/// ask features with (`anthropic-beta`: fine-grained tool streaming, interleaved thinking…;
+/// `openai-beta`), the API version, who is asking (`user-agent`, OpenRouter's `http-referer` and
+/// `x-title`, Google's `x-goog-api-client`). Nothing else: not OpenCode's dummy key
+/// (`authorization`, `x-api-key`, `x-goog-api-key`, `api-key`: the relay sends the real one), not
+/// hop-by-hop headers, `host` or `content-length` (the relay's own connection's). The relay's
+/// key and configured headers replace any of the same name.
+pub(crate) const FORWARDED_HEADERS: [&str; 7] = [
+    "anthropic-beta",
+    "anthropic-version",
+    "openai-beta",
+    "user-agent",
+    "http-referer",
+    "x-title",
+    "x-goog-api-client",
+];
 
 /// A recording in progress.
 pub(crate) struct Relay {
@@ -195,6 +212,8 @@ impl Relay {
             let response = self
                 .client
                 .post(self.upstream.url(&request.path_and_query))
+                // Then the relay's own: a header of the same name replaces the forwarded one.
+                .headers(forwarded(&request.headers))
                 .headers(self.upstream.headers.clone())
                 .header(header::CONTENT_TYPE, "application/json")
                 .body(request.body.clone())
@@ -330,6 +349,17 @@ impl Relay {
             .body(AxumBody::from_stream(relayed(frames, recorder)))
             .expect("response parts are checked")
     }
+}
+
+/// The headers of `received` that go upstream: those [`FORWARDED_HEADERS`] names, every value.
+fn forwarded(received: &HeaderMap) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    for name in FORWARDED_HEADERS {
+        for value in received.get_all(name) {
+            headers.append(name, value.clone());
+        }
+    }
+    headers
 }
 
 /// What went wrong, without the upstream's address (a secret): the innermost cause.

@@ -51,10 +51,14 @@ pub(crate) fn record_config(
     user_config: Value,
     redactor: &Arc<Redactor>,
 ) -> Result<Value, CassetteError> {
-    record_config_with(slot, user_config, redactor, &crate::settings::unicode)
+    match slot.relay_env() {
+        Some(env) => record_config_with(slot, user_config, redactor, &*env.0),
+        None => record_config_with(slot, user_config, redactor, &crate::settings::unicode),
+    }
 }
 
-/// [`record_config`] with the environment (`{env:NAME}`, key variables, `SSL_CERT_FILE`) given.
+/// [`record_config`] with the environment (`{env:NAME}`, key variables, `SSL_CERT_FILE`) given
+/// (the slot's, when it was given one, else the process's, as [`record_config`] picks).
 pub(super) fn record_config_with(
     slot: &ModelSlot,
     user_config: Value,
@@ -85,7 +89,10 @@ pub(crate) fn live_config(
     if !matches!(slot.plan(), ModelPlan::Live) {
         panic!("live_config for a scenario planned as {:?}", slot.plan());
     }
-    let upstream = Upstream::from_config(&user_config, &crate::settings::unicode)?;
+    let upstream = match slot.relay_env() {
+        Some(env) => Upstream::from_config(&user_config, &*env.0)?,
+        None => Upstream::from_config(&user_config, &crate::settings::unicode)?,
+    };
     for secret in &upstream.secrets {
         redactor.add_secret(secret);
     }

@@ -99,6 +99,22 @@ impl Side {
         (side, config)
     }
 
+    /// [`Side::recording`] whose slot was given `env` for its relay, as
+    /// `testing::live_with_cassette_env` gives one: `record_config` reads it, not the process's.
+    pub(super) fn recording_with_slot_env(
+        path: &Path,
+        config: &Value,
+        env: crate::model::slot::RelayEnv,
+    ) -> (Self, Value) {
+        let mut side = Self::new(ModelPlan::Record {
+            path: path.to_path_buf(),
+        });
+        side.slot.set_relay_env(env);
+        let config =
+            record_config(&side.slot, config.clone(), &side.redactor).expect("the relay starts");
+        (side, config)
+    }
+
     /// A replaying side serving `path`; also returns the config OpenCode would get.
     pub(super) fn replaying(path: &Path) -> (Self, Value) {
         let side = Self::new(ModelPlan::Replay {

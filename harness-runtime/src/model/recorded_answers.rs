@@ -10,7 +10,7 @@
 use std::any::Any;
 use std::fmt;
 
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use bytes::Bytes;
 use futures::future::BoxFuture;
@@ -39,6 +39,8 @@ pub(crate) struct ChatRequest<'a> {
     /// The path and query it was sent to (`/v1/chat/completions`; Gemini's names the model and
     /// the streaming mode: `/v1beta/models/<model>:streamGenerateContent?alt=sse`).
     pub(crate) path_and_query: String,
+    /// The headers as received (OpenCode's dummy key among them: whoever forwards them picks).
+    pub(crate) headers: HeaderMap,
     /// The body as received.
     pub(crate) body: Bytes,
     /// The body as JSON, `null` when it is not.
@@ -48,11 +50,12 @@ pub(crate) struct ChatRequest<'a> {
 }
 
 impl<'a> ChatRequest<'a> {
-    /// The request `body` that came in on `api` at `path_and_query`, logged with `log`, its connection reset
-    /// through `reset`.
+    /// The request (`headers`, `body`) that came in on `api` at `path_and_query`, logged with
+    /// `log`, its connection reset through `reset`.
     pub(super) fn new(
         api: Api,
         path_and_query: String,
+        headers: HeaderMap,
         body: Bytes,
         log: &'a Log<'a>,
         reset: &'a ResetConnection,
@@ -61,6 +64,7 @@ impl<'a> ChatRequest<'a> {
         Self {
             api,
             path_and_query,
+            headers,
             body,
             json,
             log,

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::body::Body as AxumBody;
 use axum::extract::State;
-use axum::http::{Method, StatusCode, Uri, header};
+use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
@@ -250,6 +250,7 @@ async fn prepare(
     shared: &Shared,
     api: Api,
     uri: &Uri,
+    headers: HeaderMap,
     body: &Bytes,
     reset: &ResetConnection,
 ) -> Result<(ModelRequest, Reply, String), Response> {
@@ -262,6 +263,7 @@ async fn prepare(
             .answer(ChatRequest::new(
                 api,
                 path.clone(),
+                headers,
                 body.clone(),
                 log,
                 reset,
@@ -290,10 +292,11 @@ async fn chat(
     shared: Arc<Shared>,
     reset: ResetConnection,
     uri: Uri,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Response {
     let arrived = std::time::Instant::now();
-    let (request, reply, model) = match prepare(&shared, api, &uri, &body, &reset).await {
+    let (request, reply, model) = match prepare(&shared, api, &uri, headers, &body, &reset).await {
         Ok(prepared) => prepared,
         Err(response) => return response,
     };
@@ -334,36 +337,40 @@ async fn openai_chat(
     State(shared): State<Arc<Shared>>,
     Extension(reset): Extension<ResetConnection>,
     uri: Uri,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    chat(Api::OpenAi, shared, reset, uri, body).await
+    chat(Api::OpenAi, shared, reset, uri, headers, body).await
 }
 
 async fn ollama_chat(
     State(shared): State<Arc<Shared>>,
     Extension(reset): Extension<ResetConnection>,
     uri: Uri,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    chat(Api::Ollama, shared, reset, uri, body).await
+    chat(Api::Ollama, shared, reset, uri, headers, body).await
 }
 
 async fn responses_chat(
     State(shared): State<Arc<Shared>>,
     Extension(reset): Extension<ResetConnection>,
     uri: Uri,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    chat(Api::Responses, shared, reset, uri, body).await
+    chat(Api::Responses, shared, reset, uri, headers, body).await
 }
 
 async fn anthropic_chat(
     State(shared): State<Arc<Shared>>,
     Extension(reset): Extension<ResetConnection>,
     uri: Uri,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    chat(Api::Anthropic, shared, reset, uri, body).await
+    chat(Api::Anthropic, shared, reset, uri, headers, body).await
 }
 
 /// `POST /v1beta/models/<model>:<action>`: axum captures `<model>:<action>` as one segment;
@@ -373,11 +380,12 @@ async fn gemini_chat(
     Extension(reset): Extension<ResetConnection>,
     method: Method,
     uri: Uri,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Response {
     let (_, action) = crate::chat_body::gemini_model_and_action(uri.path());
     if !matches!(action, "streamGenerateContent" | "generateContent") {
         return unserved::unknown_route(method, uri).await;
     }
-    chat(Api::Gemini, shared, reset, uri, body).await
+    chat(Api::Gemini, shared, reset, uri, headers, body).await
 }

@@ -38,6 +38,23 @@ pub struct ModelSlot {
     upstream_errors: Arc<AtomicBool>,
     /// The provider package OpenCode talks to the scripted model with (`model_api = "…"`).
     api: ModelApi,
+    /// The environment a relay of this slot reads (`SSL_CERT_FILE`, key variables,
+    /// `{env:NAME}`) instead of the process's: a test's own CA without touching the process.
+    relay_env: Option<RelayEnv>,
+}
+
+/// A variable's value by its name, `None` when unset.
+pub(crate) type EnvFn = dyn Fn(&str) -> Option<String> + Send + Sync;
+
+/// An environment given to the relay in place of the process's.
+#[derive(Clone)]
+pub(crate) struct RelayEnv(pub(crate) Arc<EnvFn>);
+
+impl std::fmt::Debug for RelayEnv {
+    /// Nothing of it: its values may be keys.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RelayEnv(..)")
+    }
 }
 
 impl ModelSlot {
@@ -86,6 +103,16 @@ impl ModelSlot {
     pub(crate) fn set_plan(&mut self, plan: ModelPlan, scenario: &str) {
         self.plan = plan;
         self.scenario = scenario.to_string();
+    }
+
+    /// Makes the relay (recording or live) read `env` instead of the process's environment.
+    pub(crate) fn set_relay_env(&mut self, env: RelayEnv) {
+        self.relay_env = Some(env);
+    }
+
+    /// The environment set by [`set_relay_env`](Self::set_relay_env), if any.
+    pub(crate) fn relay_env(&self) -> Option<RelayEnv> {
+        self.relay_env.clone()
     }
 
     /// Asks the relay (recording or live) to relay and record the upstream's 429 and 5xx

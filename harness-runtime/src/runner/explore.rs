@@ -284,6 +284,7 @@ impl Runs<'_> {
             plan: None,
             repeated: self.runs > 0,
             explore: Some((scheduler.clone(), self.baseline.clone())),
+            relay_env: None,
         };
         let mut live = setup::new_live(self.runtime, self.scenario, self.name, self.pool, run);
         self.runs += 1;

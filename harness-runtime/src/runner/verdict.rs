@@ -90,6 +90,7 @@ pub(super) fn execute(
             plan: Some(resolution.plan.clone()),
             repeated: number > 1,
             explore: None,
+            relay_env: None,
         };
         let mut live = setup::new_live(&runtime, scenario, &name, pool, run);
         let redactor = Arc::clone(live.redactor());
