@@ -10,6 +10,7 @@ pub mod budgets;
 pub mod files;
 pub mod hosted;
 pub mod prerequisites;
+pub mod probe_model;
 pub mod procs;
 pub mod rate_limits;
 pub mod report;

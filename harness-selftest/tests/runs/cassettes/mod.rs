@@ -7,6 +7,7 @@
 
 mod files;
 mod hosted;
+mod probes;
 mod provenance;
 mod upstream;
 
@@ -21,6 +22,7 @@ use harness_selftest::sandbox::Sandbox;
 use harness_selftest::test;
 
 use hosted::each_package_records_over_https_and_replays_without_the_upstream;
+use probes::the_root_probes_record_from_builtin_anthropic_over_https_and_replay;
 use upstream::{CANARIES, MODEL};
 
 /// The scenario binary.
@@ -43,6 +45,7 @@ pub(crate) fn tests() -> Vec<Test> {
         test!(recorded_turns_replay_as_recorded_without_a_model).needs(OpenCode),
         test!(a_scenario_failing_while_recorded_writes_a_pending_cassette).needs(OpenCode),
         test!(each_package_records_over_https_and_replays_without_the_upstream).needs(OpenCode),
+        test!(the_root_probes_record_from_builtin_anthropic_over_https_and_replay).needs(OpenCode),
     ]
 }
 
