@@ -210,8 +210,9 @@ async fn answer_common(
     }
 }
 
-/// The streamed answer of `steps`, noting in `timer`'s model when its first output went out.
+/// The streamed answer of `steps` on `api`, noting in `timer`'s model when its first output went out.
 fn streaming(
+    api: Api,
     content_type: &'static str,
     steps: Vec<frames::Step>,
     reply: &Reply,
@@ -221,7 +222,7 @@ fn streaming(
     let mut noted = false;
     let body = frames::body(steps, reply.delay).inspect(move |frame| {
         if let (false, Ok(bytes)) = (noted, frame)
-            && super::output::frame_carries_output(bytes)
+            && super::output::frame_carries_output(api, bytes)
         {
             noted = true;
             let ms = u64::try_from(timer.arrived.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -330,7 +331,7 @@ async fn chat(
         seq: request.seq,
         arrived,
     };
-    streaming(content_type, steps, &reply, timer)
+    streaming(api, content_type, steps, &reply, timer)
 }
 
 async fn openai_chat(

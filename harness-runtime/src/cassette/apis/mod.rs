@@ -1,5 +1,6 @@
 //! What each chat API says, read per API: a request's matching key, which streamed frame
-//! carries the model's output (its first token), the usage a response reports, the structure of
+//! carries the model's output (its first token: read in `crate::stream_output`, which the
+//! scripted model shares), the usage a response reports, the structure of
 //! an answer (for `verify`), whether a stream ended as the API ends a whole answer, and which
 //! strings of a frame are streamed text (redacted as the text they form).
 //!
@@ -18,6 +19,7 @@ use serde_json::Value;
 use super::format::{Chunk, NormalizedRequest, WireApi};
 use crate::client::TokenCounts;
 use crate::redact::Redactor;
+use crate::stream_output;
 
 /// The structure of an answer, without its words: what `verify` compares.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -49,13 +51,14 @@ pub(crate) fn normalize(
 }
 
 /// Whether the streamed frame `data` (SSE event `event`) of `api` carries model output: text,
-/// reasoning or a tool call. What a stream's first token is timed by.
+/// reasoning or a tool call, as [`stream_output`] reads each API (the scripted model's streams
+/// too). What a stream's first token is timed by.
 pub(crate) fn carries_output(api: WireApi, event: Option<&str>, data: &Value) -> bool {
     match api {
-        WireApi::OpenAi | WireApi::Ollama => crate::model::carries_output(data),
-        WireApi::Anthropic => anthropic::carries_output(data),
-        WireApi::Responses => responses::carries_output(event, data),
-        WireApi::Gemini => gemini::carries_output(data),
+        WireApi::OpenAi | WireApi::Ollama => stream_output::chat(data),
+        WireApi::Anthropic => stream_output::anthropic(data),
+        WireApi::Responses => stream_output::responses(event, data),
+        WireApi::Gemini => stream_output::gemini(data),
     }
 }
 
