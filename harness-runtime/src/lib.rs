@@ -118,6 +118,7 @@ mod sandbox;
 mod scenario;
 mod settings;
 mod sse;
+mod stream_output;
 mod test_target;
 #[cfg(feature = "testing")]
 pub mod testing;

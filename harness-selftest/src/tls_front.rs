@@ -5,7 +5,8 @@
 //! Each connection's TLS is ended here and its bytes spliced to the plain upstream, so the
 //! scripted model behind it answers every API it speaks, over HTTPS, unchanged. A connection the
 //! upstream resets ends without TLS's `close_notify`: the client sees a broken connection, as it
-//! would from a provider that dropped it. ALPN offers HTTP/1.1 only (the scripted model's).
+//! would from a provider that dropped it. ALPN offers HTTP/1.1 only (the scripted model's), unless
+//! the front is started offering others ([`TlsFront::start_offering`]).
 
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -28,6 +29,13 @@ pub struct TlsFront {
 impl TlsFront {
     /// Starts a front on 127.0.0.1 for `upstream`, on the current tokio runtime, with a new CA.
     pub fn start(upstream: SocketAddr) -> Self {
+        Self::start_offering(upstream, &[b"http/1.1"])
+    }
+
+    /// Starts a front as [`start`](Self::start) does, offering the ALPN protocols `alpn` in its
+    /// order of preference: with `h2` among them, a client may speak HTTP/2, which passes to
+    /// `upstream` as it is (the upstream speaks HTTP/2 with prior knowledge).
+    pub fn start_offering(upstream: SocketAddr, alpn: &[&[u8]]) -> Self {
         let (ca_pem, chain, key) = certificates();
         let mut ca = tempfile::Builder::new()
             .prefix("live-test-ca-")
@@ -46,7 +54,7 @@ impl TlsFront {
             .with_no_client_auth()
             .with_single_cert(chain, key)
             .expect("the generated certificate and key match");
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        config.alpn_protocols = alpn.iter().map(|protocol| protocol.to_vec()).collect();
         let acceptor = TlsAcceptor::from(Arc::new(config));
         let listener = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
             .expect("the front binds a loopback port");

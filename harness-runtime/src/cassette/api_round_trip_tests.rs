@@ -14,11 +14,11 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 
 use super::apis;
+use super::apis::normalize;
 use super::file::{load, save};
 use super::format::{
     Cassette, FORMAT, Interaction, Recorded, RecordedResponse, StreamEnd, WireApi, chunk_data,
 };
-use super::normalize::normalize;
 use super::replay::replayed_frames;
 use super::tape::{Head, Tape};
 use super::timing::timing;

@@ -1,15 +1,16 @@
-//! The relay's client against a local HTTPS server whose CA the test makes: trusted only
-//! through the roots named as `SSL_CERT_FILE` would name them, refused without, HTTP/2 when
-//! offered, one connection for several requests.
+//! The relay's client against a local HTTPS server (a plain one behind a [`TlsFront`], whose CA
+//! is made for the test): trusted only through the roots named as `SSL_CERT_FILE` would name
+//! them, refused without, HTTP/2 when offered, one connection for several requests.
 
 use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use axum::body::Body;
+use harness_selftest::tls_front::TlsFront;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio::net::TcpListener;
 
 use super::*;
@@ -17,56 +18,20 @@ use super::*;
 /// The Messages API's first frame, as a provider streams it.
 const FRAME: &str = "event: message_start\ndata: {\"type\":\"message_start\"}\n\n";
 
-/// A CA, and a certificate for `localhost` signed by it.
-struct Pki {
-    ca_pem: String,
-    leaf: CertificateDer<'static>,
-    key: PrivateKeyDer<'static>,
-}
-
-fn pki() -> Pki {
-    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca.distinguished_name
-        .push(rcgen::DnType::CommonName, "harness relay test CA");
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let ca = ca.self_signed(&ca_key).unwrap();
-    let leaf_key = rcgen::KeyPair::generate().unwrap();
-    let leaf = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
-        .unwrap()
-        .signed_by(&leaf_key, &ca, &ca_key)
-        .unwrap();
-    Pki {
-        ca_pem: ca.pem(),
-        leaf: leaf.der().clone(),
-        key: PrivatePkcs8KeyDer::from(leaf_key.serialize_der()).into(),
-    }
-}
-
-/// A server answering every request with [`FRAME`] as an event stream, offering `alpn`; returns
-/// its port and the count of connections it accepted.
-async fn serve(pki: &Pki, alpn: &[&[u8]]) -> (u16, Arc<AtomicUsize>) {
-    // rustls's one provider here (ring, as reqwest's), picked from its features.
-    let mut config = rustls::ServerConfig::builder()
-        .with_no_client_auth()
-        .with_single_cert(vec![pki.leaf.clone()], pki.key.clone_key())
-        .unwrap();
-    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+/// A server answering every request with [`FRAME`] as an event stream, behind a TLS front with a
+/// CA of its own offering `alpn`; the front, and the count of connections the server accepted
+/// (one per connection the front's handshake let through). With `h2` offered a client speaks
+/// HTTP/2, which the front passes on as it is: the server behind it speaks HTTP/2 then.
+async fn serve(alpn: &[&[u8]]) -> (TlsFront, Arc<AtomicUsize>) {
+    let h2 = alpn.contains(&&b"h2"[..]);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
+    let addr = listener.local_addr().unwrap();
     let connections = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&connections);
     tokio::spawn(async move {
         while let Ok((tcp, _)) = listener.accept().await {
             counted.fetch_add(1, Ordering::SeqCst);
-            let acceptor = acceptor.clone();
             tokio::spawn(async move {
-                // A client refusing the certificate ends the handshake: nothing to serve.
-                let Ok(tls) = acceptor.accept(tcp).await else {
-                    return;
-                };
-                let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
                 let service = service_fn(|_request| async {
                     let response = hyper::Response::builder()
                         .header("content-type", "text/event-stream")
@@ -74,7 +39,7 @@ async fn serve(pki: &Pki, alpn: &[&[u8]]) -> (u16, Arc<AtomicUsize>) {
                         .unwrap();
                     Ok::<_, Infallible>(response)
                 });
-                let io = TokioIo::new(tls);
+                let io = TokioIo::new(tcp);
                 let _ = if h2 {
                     hyper::server::conn::http2::Builder::new(TokioExecutor::new())
                         .serve_connection(io, service)
@@ -87,29 +52,25 @@ async fn serve(pki: &Pki, alpn: &[&[u8]]) -> (u16, Arc<AtomicUsize>) {
             });
         }
     });
-    (port, connections)
+    (TlsFront::start_offering(addr, alpn), connections)
 }
 
-/// `roots` naming only the test's CA, as `SSL_CERT_FILE` would.
-fn ca_file(pki: &Pki) -> (tempfile::TempDir, Roots) {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("ca.pem");
-    std::fs::write(&file, &pki.ca_pem).unwrap();
+/// `roots` naming only the front's CA, as `SSL_CERT_FILE` would.
+fn ca_file(front: &TlsFront) -> Roots {
+    let file = front.ca_file();
     let env = |name: &str| (name == CERT_FILE_ENV).then(|| file.display().to_string());
     let roots = Roots::from_env(&env);
-    assert_eq!(roots.file.as_deref(), Some(file.as_path()));
-    (dir, roots)
+    assert_eq!(roots.file.as_deref(), Some(file));
+    roots
 }
 
 const TIMEOUT: Duration = Duration::from_secs(10);
 
 #[tokio::test]
 async fn a_ca_named_by_ssl_cert_file_is_trusted_over_http2_and_one_connection() {
-    let pki = pki();
-    let (port, connections) = serve(&pki, &[b"h2", b"http/1.1"]).await;
-    let (_dir, roots) = ca_file(&pki);
-    let client = client(&roots, TIMEOUT).unwrap();
-    let url = format!("https://localhost:{port}/v1/messages");
+    let (front, connections) = serve(&[b"h2", b"http/1.1"]).await;
+    let client = client(&ca_file(&front), TIMEOUT).unwrap();
+    let url = format!("https://localhost:{}/v1/messages", front.addr().port());
     for _ in 0..3 {
         let response = client.post(&url).body("{}").send().await.unwrap();
         assert_eq!(response.version(), reqwest::Version::HTTP_2);
@@ -121,11 +82,9 @@ async fn a_ca_named_by_ssl_cert_file_is_trusted_over_http2_and_one_connection() 
 
 #[tokio::test]
 async fn a_server_without_http2_is_spoken_to_in_http1_on_one_connection() {
-    let pki = pki();
-    let (port, connections) = serve(&pki, &[b"http/1.1"]).await;
-    let (_dir, roots) = ca_file(&pki);
-    let client = client(&roots, TIMEOUT).unwrap();
-    let url = format!("https://localhost:{port}/v1/messages");
+    let (front, connections) = serve(&[b"http/1.1"]).await;
+    let client = client(&ca_file(&front), TIMEOUT).unwrap();
+    let url = format!("https://localhost:{}/v1/messages", front.addr().port());
     for _ in 0..2 {
         let response = client.post(&url).body("{}").send().await.unwrap();
         assert_eq!(response.version(), reqwest::Version::HTTP_11);
@@ -136,11 +95,13 @@ async fn a_server_without_http2_is_spoken_to_in_http1_on_one_connection() {
 
 #[tokio::test]
 async fn without_the_ca_the_handshake_fails_naming_the_host_and_ssl_cert_file() {
-    let pki = pki();
-    let (port, _) = serve(&pki, &[b"h2", b"http/1.1"]).await;
-    // The platform's roots: the test's CA is not among them.
+    let (front, _) = serve(&[b"h2", b"http/1.1"]).await;
+    // The platform's roots: the front's CA is not among them.
     let client = client(&Roots::default(), TIMEOUT).unwrap();
-    let url = format!("https://localhost:{port}/v1/messages?key=canary-query-key");
+    let url = format!(
+        "https://localhost:{}/v1/messages?key=canary-query-key",
+        front.addr().port()
+    );
     let error = client.post(&url).body("{}").send().await.unwrap_err();
     let sent = send_error(&url, &error);
     assert!(sent.tls);
@@ -156,8 +117,8 @@ async fn without_the_ca_the_handshake_fails_naming_the_host_and_ssl_cert_file() 
     );
 }
 
-#[test]
-fn unusable_root_files_are_errors_naming_the_variable() {
+#[tokio::test]
+async fn unusable_root_files_are_errors_naming_the_variable() {
     let error = |roots: Roots| client(&roots, TIMEOUT).unwrap_err().to_string();
     let dir = tempfile::tempdir().unwrap();
     let missing = Roots {
@@ -182,7 +143,9 @@ fn unusable_root_files_are_errors_naming_the_variable() {
     });
     assert!(message.contains(": SSL_CERT_DIR names "), "{message}");
     // A folder: its PEM files are taken, the rest skipped.
-    std::fs::write(dir.path().join("ca.pem"), pki().ca_pem).unwrap();
+    // A CA's PEM, from a front nothing connects to.
+    let front = TlsFront::start(SocketAddr::from(([127, 0, 0, 1], 9)));
+    std::fs::copy(front.ca_file(), dir.path().join("ca.pem")).unwrap();
     client(
         &Roots {
             file: None,
@@ -195,69 +158,40 @@ fn unusable_root_files_are_errors_naming_the_variable() {
     assert_eq!(Roots::from_env(&|_| Some(String::new())), Roots::default());
 }
 
-/// A TLS front for the plain-HTTP server at `backend` (`127.0.0.1:<port>`), as a hosted
-/// provider's: HTTP/1.1 only (the bytes pass through to a server speaking HTTP/1.1).
-async fn tls_front(pki: &Pki, backend: String) -> u16 {
-    let mut config = rustls::ServerConfig::builder()
-        .with_no_client_auth()
-        .with_single_cert(vec![pki.leaf.clone()], pki.key.clone_key())
-        .unwrap();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        while let Ok((tcp, _)) = listener.accept().await {
-            let (acceptor, backend) = (acceptor.clone(), backend.clone());
-            tokio::spawn(async move {
-                let Ok(mut tls) = acceptor.accept(tcp).await else {
-                    return;
-                };
-                let Ok(mut plain) = tokio::net::TcpStream::connect(&backend).await else {
-                    return;
-                };
-                let _ = tokio::io::copy_bidirectional(&mut tls, &mut plain).await;
-            });
-        }
-    });
-    port
-}
-
 mod recording {
     use super::super::super::test_support::*;
     use super::*;
     use crate::model::Reply;
 
-    /// The scripted upstream behind a TLS front at `https://localhost:<port>/v1`, and the
-    /// user's config naming it with the canary key.
-    async fn hosted(
-        pki: &Pki,
-    ) -> (
+    /// The scripted upstream behind a TLS front (HTTP/1.1 only, as a hosted provider's
+    /// passing its bytes to a server speaking HTTP/1.1) at `https://localhost:<port>/v1`, and
+    /// the user's config naming it with the canary key.
+    fn hosted() -> (
         crate::model::ModelSlot,
         crate::model::ScriptedModel,
+        TlsFront,
         serde_json::Value,
     ) {
         let (slot, upstream) = upstream();
-        let backend = upstream
+        let backend: SocketAddr = upstream
             .base_url()
             .trim_start_matches("http://")
             .trim_end_matches("/v1")
-            .to_owned();
-        let port = tls_front(pki, backend).await;
+            .parse()
+            .unwrap();
+        let front = TlsFront::start(backend);
         let config = user_config(
-            &format!("https://localhost:{port}/v1"),
+            &format!("https://localhost:{}/v1", front.addr().port()),
             "@ai-sdk/openai-compatible",
         );
-        (slot, upstream, config)
+        (slot, upstream, front, config)
     }
 
     #[tokio::test]
     async fn a_recording_through_https_trusts_the_ca_of_ssl_cert_file_and_keeps_no_key() {
-        let pki = pki();
-        let (_slot, upstream, config) = hosted(&pki).await;
+        let (_slot, upstream, front, config) = hosted();
         let dir = tempfile::tempdir().unwrap();
-        let ca = dir.path().join("ca.pem");
-        std::fs::write(&ca, &pki.ca_pem).unwrap();
+        let ca = front.ca_file();
         let env = |name: &str| (name == CERT_FILE_ENV).then(|| ca.display().to_string());
         let path = cassette_path(dir.path());
         let (mut recording, relay_config) = Side::recording_with(&path, &config, &env);
@@ -300,12 +234,9 @@ mod recording {
 
     #[tokio::test]
     async fn a_relay_env_given_to_the_slot_names_the_ca_without_the_process_env() {
-        let pki = pki();
-        let (_slot, upstream, config) = hosted(&pki).await;
+        let (_slot, upstream, front, config) = hosted();
         let dir = tempfile::tempdir().unwrap();
-        let ca = dir.path().join("ca.pem");
-        std::fs::write(&ca, &pki.ca_pem).unwrap();
-        let ca_path = ca.display().to_string();
+        let ca_path = front.ca_file().display().to_string();
         let env = crate::model::slot::RelayEnv(Arc::new(move |name: &str| {
             (name == CERT_FILE_ENV).then(|| ca_path.clone())
         }));
@@ -322,8 +253,7 @@ mod recording {
 
     #[tokio::test]
     async fn without_the_ca_the_recording_fails_naming_the_host_and_ssl_cert_file() {
-        let pki = pki();
-        let (_slot, upstream, config) = hosted(&pki).await;
+        let (_slot, upstream, _front, config) = hosted();
         let dir = tempfile::tempdir().unwrap();
         let path = cassette_path(dir.path());
         let (mut recording, relay_config) = Side::recording_with(&path, &config, &|_| None);

@@ -4,7 +4,7 @@
 //! [`plan`]: replay (its cassette exists), record (`LIVE_CASSETTE=record` with the real-model
 //! variables), or live (the real model, nothing recorded). Everything a cassette takes is
 //! here: finding it (`plan`), its file and format (`file`, `format`), the normalized requests
-//! and their matching (`normalize`, `matching`), serving it (`replay`), the relay that records
+//! and their matching (`apis`, `matching`), serving it (`replay`), the relay that records
 //! one and its upstream (`relay`, `tape`, `upstream`), and a scenario's use of them through
 //! its model slot (`scenario`). The model server (`crate::model`) knows none of it: it is
 //! handed the replay or the relay as its recorded answers (`crate::model::RecordedAnswers`).
@@ -17,7 +17,6 @@ mod file;
 mod format;
 mod https;
 mod matching;
-mod normalize;
 mod plan;
 mod provenance;
 // `pub(crate)`: the model check (`opencode::config`) reads OpenCode's catalog too.

@@ -29,10 +29,10 @@ use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use futures::{Stream, StreamExt};
 
+use super::apis::normalize;
 use super::error::CassetteError;
 use super::format::{Interaction, StreamEnd, WireApi, chunk_data};
 use super::https;
-use super::normalize::normalize;
 use super::retry::{self, MAX_RETRIES, Retries};
 use super::tape::{Head, Tape};
 use super::upstream::{self, Upstream};

@@ -13,6 +13,7 @@ use bytes::Bytes;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
+use super::apis::normalize;
 use super::command::{display_path, rerecord_command};
 use super::error::{CassetteError, Miss};
 use super::file::load;
@@ -20,7 +21,6 @@ use super::format::{
     Cassette, Chunk, NormalizedRequest, RecordedResponse, StreamEnd, WireApi, chunk_text,
 };
 use super::matching::{diagnose, find_unused};
-use super::normalize::normalize;
 use super::scrub::restore_json;
 use super::wire::{is_sse, ndjson_line, response_head, sse_event};
 use crate::model::frames::{self, Step};

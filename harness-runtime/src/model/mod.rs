@@ -35,7 +35,6 @@ mod wire_error;
 pub(crate) mod slot;
 
 pub use error::ModelError;
-pub(crate) use output::carries_output;
 pub(crate) use plan::ModelPlan;
 pub(crate) use recorded_answers::{ChatRequest, RecordedAnswers};
 pub use recording::{Answer, Api, ModelRequest, ModelRequestSummary};

@@ -8,7 +8,7 @@ use axum::body::Body as AxumBody;
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{MethodRouter, get, post};
 use axum::{Extension, Json, Router};
 use bytes::Bytes;
 use hyper::body::Incoming;
@@ -68,13 +68,13 @@ pub(crate) fn start(model_name: &str) -> Result<(ScriptedModel, ServerGuard), Mo
 /// Every route of [`unserved::SERVED`]; anything else answers a JSON error saying so.
 fn router(shared: Arc<Shared>) -> Router {
     Router::new()
-        .route("/v1/chat/completions", post(openai_chat))
+        .route("/v1/chat/completions", chat_route(Api::OpenAi))
         .route("/v1/models", get(catalog::openai_models))
         .route("/v1/models/{id}", get(catalog::openai_model))
-        .route("/v1/responses", post(responses_chat))
-        .route("/v1/messages", post(anthropic_chat))
-        .route("/v1beta/models/{model_action}", post(gemini_chat))
-        .route("/api/chat", post(ollama_chat))
+        .route("/v1/responses", chat_route(Api::Responses))
+        .route("/v1/messages", chat_route(Api::Anthropic))
+        .route("/v1beta/models/{model_action}", chat_route(Api::Gemini))
+        .route("/api/chat", chat_route(Api::Ollama))
         .route("/api/tags", get(catalog::ollama_tags))
         .route("/api/show", post(catalog::ollama_show))
         .route("/api/ps", get(catalog::ollama_ps))
@@ -210,8 +210,9 @@ async fn answer_common(
     }
 }
 
-/// The streamed answer of `steps`, noting in `timer`'s model when its first output went out.
+/// The streamed answer of `steps` on `api`, noting in `timer`'s model when its first output went out.
 fn streaming(
+    api: Api,
     content_type: &'static str,
     steps: Vec<frames::Step>,
     reply: &Reply,
@@ -221,7 +222,7 @@ fn streaming(
     let mut noted = false;
     let body = frames::body(steps, reply.delay).inspect(move |frame| {
         if let (false, Ok(bytes)) = (noted, frame)
-            && super::output::frame_carries_output(bytes)
+            && super::output::frame_carries_output(api, bytes)
         {
             noted = true;
             let ms = u64::try_from(timer.arrived.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -330,62 +331,27 @@ async fn chat(
         seq: request.seq,
         arrived,
     };
-    streaming(content_type, steps, &reply, timer)
+    streaming(api, content_type, steps, &reply, timer)
 }
 
-async fn openai_chat(
-    State(shared): State<Arc<Shared>>,
-    Extension(reset): Extension<ResetConnection>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    chat(Api::OpenAi, shared, reset, uri, headers, body).await
-}
-
-async fn ollama_chat(
-    State(shared): State<Arc<Shared>>,
-    Extension(reset): Extension<ResetConnection>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    chat(Api::Ollama, shared, reset, uri, headers, body).await
-}
-
-async fn responses_chat(
-    State(shared): State<Arc<Shared>>,
-    Extension(reset): Extension<ResetConnection>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    chat(Api::Responses, shared, reset, uri, headers, body).await
-}
-
-async fn anthropic_chat(
-    State(shared): State<Arc<Shared>>,
-    Extension(reset): Extension<ResetConnection>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    chat(Api::Anthropic, shared, reset, uri, headers, body).await
-}
-
-/// `POST /v1beta/models/<model>:<action>`: axum captures `<model>:<action>` as one segment;
-/// only the two chat actions are served.
-async fn gemini_chat(
-    State(shared): State<Arc<Shared>>,
-    Extension(reset): Extension<ResetConnection>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let (_, action) = crate::chat_body::gemini_model_and_action(uri.path());
-    if !matches!(action, "streamGenerateContent" | "generateContent") {
-        return unserved::unknown_route(method, uri).await;
-    }
-    chat(Api::Gemini, shared, reset, uri, headers, body).await
+/// The route of `api`'s chat requests, all answered by [`chat`]. Gemini's path is
+/// `POST /v1beta/models/<model>:<action>`, which axum captures as one segment: only its two
+/// chat actions are served.
+fn chat_route(api: Api) -> MethodRouter<Arc<Shared>> {
+    post(
+        move |State(shared): State<Arc<Shared>>,
+              Extension(reset): Extension<ResetConnection>,
+              method: Method,
+              uri: Uri,
+              headers: HeaderMap,
+              body: Bytes| async move {
+            if api == Api::Gemini {
+                let (_, action) = crate::chat_body::gemini_model_and_action(uri.path());
+                if !matches!(action, "streamGenerateContent" | "generateContent") {
+                    return unserved::unknown_route(method, uri).await;
+                }
+            }
+            chat(api, shared, reset, uri, headers, body).await
+        },
+    )
 }

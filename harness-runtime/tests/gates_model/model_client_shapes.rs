@@ -139,6 +139,11 @@ async fn an_unknown_route_names_itself_and_what_is_served_in_the_apis_shape() {
     let (status, body) = get(model, "/api/chat").await;
     assert_eq!(status, 405);
     assert!(ollama_error(&body).contains("GET /api/chat"), "{body}");
+    // Of Gemini's actions on a model's path, only the two chat ones are served.
+    let path = "/v1beta/models/gemini-2.5-flash:countTokens";
+    let (status, body) = post(model, path, json!({"contents": []})).await;
+    assert_eq!(status, 404);
+    assert!(body.to_string().contains(&format!("POST {path}")), "{body}");
     assert!(
         model.requests().is_empty(),
         "none of these is a chat request"

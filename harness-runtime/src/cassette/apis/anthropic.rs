@@ -41,22 +41,6 @@ pub(super) fn normalize(raw: &Value, redactor: &Redactor) -> NormalizedRequest {
     }
 }
 
-/// A `content_block_delta` with text, thinking or a tool's input, or the start of a
-/// `tool_use` block (the call's name comes first, its input after).
-pub(super) fn carries_output(data: &Value) -> bool {
-    match kind(None, data) {
-        "content_block_delta" => data.get("delta").is_some_and(|delta| {
-            ["text", "thinking", "partial_json"]
-                .iter()
-                .any(|field| non_empty(delta, field).is_some())
-        }),
-        "content_block_start" => data.get("content_block").is_some_and(|block| {
-            kind(None, block).ends_with("tool_use") || non_empty(block, "text").is_some()
-        }),
-        _ => false,
-    }
-}
-
 /// `message_start`'s `message.usage` (input and cache counts), then each `message_delta`'s
 /// `usage` (the running output count, and any input count it restates) over what `before`
 /// held; a whole `message` body's `usage`. Anthropic's `input_tokens` leaves the cache's out.

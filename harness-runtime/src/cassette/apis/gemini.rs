@@ -99,11 +99,6 @@ fn parts(data: &Value) -> impl Iterator<Item = &Value> {
         .flatten()
 }
 
-/// A candidate's part with text (a thought's too) or a function call.
-pub(super) fn carries_output(data: &Value) -> bool {
-    parts(data).any(|part| non_empty(part, "text").is_some() || part.get("functionCall").is_some())
-}
-
 /// `usageMetadata`: `promptTokenCount` with `cachedContentTokenCount` of it,
 /// `candidatesTokenCount` and, apart from it, `thoughtsTokenCount`.
 pub(super) fn usage(payload: &Value) -> Option<TokenCounts> {

@@ -1,5 +1,6 @@
 //! What each chat API says, read per API: a request's matching key, which streamed frame
-//! carries the model's output (its first token), the usage a response reports, the structure of
+//! carries the model's output (its first token: read in `crate::stream_output`, which the
+//! scripted model shares), the usage a response reports, the structure of
 //! an answer (for `verify`), whether a stream ended as the API ends a whole answer, and which
 //! strings of a frame are streamed text (redacted as the text they form).
 //!
@@ -18,6 +19,7 @@ use serde_json::Value;
 use super::format::{Chunk, NormalizedRequest, WireApi};
 use crate::client::TokenCounts;
 use crate::redact::Redactor;
+use crate::stream_output;
 
 /// The structure of an answer, without its words: what `verify` compares.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -33,7 +35,15 @@ pub(crate) struct Shape {
 }
 
 /// The request body `raw`, sent to `path` (path and query: Gemini names the model and the
-/// streaming mode there) on `api`, as its matching key; every string redacted with `redactor`.
+/// streaming mode there) on `api`, as its matching key: what decides the model's answer, every
+/// string redacted with `redactor`. `redactor` should number afresh
+/// ([`Redactor::with_fresh_numbering`]), so the key does not depend on what the scenario
+/// redacted before.
+///
+/// The system prompt is left out (it holds the date and the workspace path, and OpenCode
+/// rewrites it between versions); the offered tools' names stand for it. On the APIs that send
+/// it apart from the messages (Anthropic's `system`, Responses' `instructions`, Gemini's
+/// `systemInstruction`) not even its role is kept.
 pub(crate) fn normalize(
     api: WireApi,
     path: &str,
@@ -49,13 +59,14 @@ pub(crate) fn normalize(
 }
 
 /// Whether the streamed frame `data` (SSE event `event`) of `api` carries model output: text,
-/// reasoning or a tool call. What a stream's first token is timed by.
+/// reasoning or a tool call, as [`stream_output`] reads each API (the scripted model's streams
+/// too). What a stream's first token is timed by.
 pub(crate) fn carries_output(api: WireApi, event: Option<&str>, data: &Value) -> bool {
     match api {
-        WireApi::OpenAi | WireApi::Ollama => crate::model::carries_output(data),
-        WireApi::Anthropic => anthropic::carries_output(data),
-        WireApi::Responses => responses::carries_output(event, data),
-        WireApi::Gemini => gemini::carries_output(data),
+        WireApi::OpenAi | WireApi::Ollama => stream_output::chat(data),
+        WireApi::Anthropic => stream_output::anthropic(data),
+        WireApi::Responses => stream_output::responses(event, data),
+        WireApi::Gemini => stream_output::gemini(data),
     }
 }
 
@@ -338,5 +349,81 @@ mod tests {
         let gemini_error = json!({"error": {"code": 500, "status": "INTERNAL"}});
         assert!(shape(WireApi::Gemini, [&gemini_error]).error);
         assert!(!ends_whole(WireApi::Responses, &[]));
+    }
+
+    fn chat_request(workspace: &str) -> Value {
+        json!({
+            "model": "gemma3:270m", "stream": true, "tool_choice": "auto",
+            "tools": [{"type": "function", "function": {"name": "bash"}},
+                      {"type": "function", "function": {"name": "read"}}],
+            "messages": [
+                {"role": "system", "content": format!("Today is 2026-01-02. cwd {workspace}")},
+                {"role": "user", "content": [{"type": "text", "text": format!("list {workspace}")}]},
+                {"role": "assistant", "content": "", "tool_calls": [{"id": "call_abc123"}]},
+                {"role": "tool", "tool_call_id": "call_abc123", "content": "a.txt call_zzz999"},
+            ]
+        })
+    }
+
+    /// A redactor that has numbered ids before the request.
+    fn seen_redactor(workspace: &str) -> Redactor {
+        let redactor = Redactor::default();
+        redactor.add_path(Path::new(workspace), "[workspace]");
+        // Ids the scenario saw before the request must not shift the request's numbering.
+        redactor.redact("call_earlier1 call_earlier2");
+        redactor
+    }
+
+    #[test]
+    fn two_runs_in_different_roots_normalize_alike() {
+        let a = normalize(
+            WireApi::OpenAi,
+            "/v1/chat/completions",
+            &chat_request("/tmp/root-a/workspace"),
+            &seen_redactor("/tmp/root-a/workspace").with_fresh_numbering(),
+        );
+        let b = normalize(
+            WireApi::OpenAi,
+            "/v1/chat/completions",
+            &chat_request("/tmp/root-b/workspace"),
+            &seen_redactor("/tmp/root-b/workspace").with_fresh_numbering(),
+        );
+        assert_eq!(a, b);
+        assert_eq!(
+            a,
+            NormalizedRequest {
+                api: WireApi::OpenAi,
+                model: "gemma3:270m".into(),
+                stream: true,
+                tools: vec!["bash".into(), "read".into()],
+                tool_choice: Some(json!("auto")),
+                response_format: None,
+                roles: vec![
+                    "system".into(),
+                    "user".into(),
+                    "assistant".into(),
+                    "tool".into()
+                ],
+                last_user_text: Some("list [workspace]".into()),
+                tool_results: vec!["a.txt [call-1]".into()],
+            }
+        );
+    }
+
+    #[test]
+    fn ollama_streams_by_default_and_names_its_format() {
+        let raw = json!({"model": "m", "format": {"type": "object"}, "messages": []});
+        let n = normalize(WireApi::Ollama, "/api/chat", &raw, &Redactor::default());
+        assert!(n.stream);
+        assert_eq!(n.response_format, Some(json!({"type": "object"})));
+        assert!(
+            !normalize(
+                WireApi::OpenAi,
+                "/v1/chat/completions",
+                &raw,
+                &Redactor::default()
+            )
+            .stream
+        );
     }
 }

@@ -13,15 +13,6 @@ use crate::chat_body;
 use crate::client::TokenCounts;
 use crate::redact::Redactor;
 
-/// The deltas that carry output: text, a tool call's arguments, reasoning, a refusal.
-const OUTPUT_DELTAS: [&str; 5] = [
-    "response.output_text.delta",
-    "response.function_call_arguments.delta",
-    "response.reasoning_summary_text.delta",
-    "response.reasoning_text.delta",
-    "response.refusal.delta",
-];
-
 /// The events that end a response, each carrying it whole (`response.usage` among it).
 const ENDS: [&str; 3] = [
     "response.completed",
@@ -73,19 +64,6 @@ pub(super) fn normalize(raw: &Value, redactor: &Redactor) -> NormalizedRequest {
 
 fn items_of(value: &Value) -> &[Value] {
     value.as_array().map(Vec::as_slice).unwrap_or_default()
-}
-
-/// A delta of text, arguments or reasoning, or a function call's item being added (its name
-/// comes first, its arguments after).
-pub(super) fn carries_output(event: Option<&str>, data: &Value) -> bool {
-    let name = kind(event, data);
-    if OUTPUT_DELTAS.contains(&name) {
-        return non_empty(data, "delta").is_some();
-    }
-    name == "response.output_item.added"
-        && data
-            .get("item")
-            .is_some_and(|item| kind(None, item).ends_with("call"))
 }
 
 /// The usage of the response an ending event carries (or a whole body is): `input_tokens`
