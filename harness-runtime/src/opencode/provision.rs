@@ -81,13 +81,14 @@ pub(crate) async fn provision(
         AgentKind::Fixture => Vec::new(),
     };
     let plan = model.plan();
+    let shareable = pool::check(scenario.options, plan, &options, scenario.agents.len()).and(
+        match packages.is_empty() {
+            true => Ok(()),
+            false => Err(provider_package::OWN_CACHE),
+        },
+    );
     let share = pool::level(scenario.options) == Isolation::Shared
-        && match pool::check(scenario.options, plan, &options, scenario.agents.len()).and_then(
-            |()| match packages.is_empty() {
-                true => Ok(()),
-                false => Err(provider_package::OWN_CACHE),
-            },
-        ) {
+        && match shareable {
             Ok(()) => true,
             Err(reason) => {
                 (scenario.progress)(&format!("a server of its own: {reason}"));
