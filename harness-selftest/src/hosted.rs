@@ -8,12 +8,15 @@ use harness_runtime::model::{Matcher, Reply, Rule, ScriptedModel};
 use serde_json::json;
 
 /// OpenCode's provider packages a recording goes through, by the name its cassette folder
-/// takes: OpenAI chat completions, the Responses API, Anthropic's Messages, Google's Gemini.
-pub const PACKAGES: [(&str, &str); 4] = [
+/// takes: OpenAI chat completions, the Responses API, Anthropic's Messages, Google's Gemini,
+/// Ollama's native `/api/chat`. The Ollama one is not bundled in OpenCode: the checkout's
+/// `package.json` pins it, and the harness seeds each server's cache with it.
+pub const PACKAGES: [(&str, &str); 5] = [
     ("chat_completions", "@ai-sdk/openai-compatible"),
     ("responses", "@ai-sdk/openai"),
     ("anthropic", "@ai-sdk/anthropic"),
     ("gemini", "@ai-sdk/google"),
+    ("ollama", "ollama-ai-provider-v2"),
 ];
 
 /// A text turn, whose answer reports [`USAGE`].

@@ -12,6 +12,7 @@ mod options;
 mod pool;
 mod port;
 mod project;
+mod provider_package;
 mod provision;
 mod ready;
 mod root;

@@ -7,7 +7,8 @@ use super::pool::{self, PoolLease, SharedPool};
 use super::root::AgentRoot;
 use super::server_process::{Launch, ServerProcess};
 use super::{
-    Agent, AgentOptions, AgentSlot, ModelsCatalog, ProvisionError, config, discover, sandbox_plan,
+    Agent, AgentOptions, AgentSlot, ModelsCatalog, ProvisionError, config, discover,
+    provider_package, sandbox_plan,
 };
 use crate::Isolation;
 use crate::fixture::FixtureControl;
@@ -70,9 +71,24 @@ pub(crate) async fn provision(
         scenario.redactor.add_env(name, value);
     }
 
+    // OpenCode's provider packages it would install at run time, installed beside it: its own
+    // cache gets them, so they are never fetched.
+    let packages = match kind {
+        AgentKind::OpenCode => provider_package::to_seed(
+            &config,
+            crate::sandbox::program_node_modules(&program).as_deref(),
+        ),
+        AgentKind::Fixture => Vec::new(),
+    };
     let plan = model.plan();
+    let shareable = pool::check(scenario.options, plan, &options, scenario.agents.len()).and(
+        match packages.is_empty() {
+            true => Ok(()),
+            false => Err(provider_package::OWN_CACHE),
+        },
+    );
     let share = pool::level(scenario.options) == Isolation::Shared
-        && match pool::check(scenario.options, plan, &options, scenario.agents.len()) {
+        && match shareable {
             Ok(()) => true,
             Err(reason) => {
                 (scenario.progress)(&format!("a server of its own: {reason}"));
@@ -125,6 +141,13 @@ pub(crate) async fn provision(
         if let Err(e) = scenario.fixture.attach_home(&root.home) {
             let _ = std::fs::remove_dir_all(&root.root);
             return Err(ProvisionError::io("prepare the fixture agent's home", e));
+        }
+    }
+    for package in &packages {
+        if let Err(e) = package.seed(&root.xdg_cache) {
+            let _ = std::fs::remove_dir_all(&root.root);
+            let what = format!("seed OpenCode's cache with {}", package.spec());
+            return Err(ProvisionError::io(&what, e));
         }
     }
     env.extend(root.hermetic_env(&config.to_string(), ModelsCatalog::for_config(&config)));

@@ -23,7 +23,7 @@ pub(crate) use error::SandboxError;
 pub(crate) use launch::Launch;
 pub(crate) use launcher::run_launcher;
 pub(crate) use policy::Policy;
-pub(crate) use program::program_paths;
+pub(crate) use program::{program_node_modules, program_paths};
 pub(crate) use spawn::{SpawnError, Start};
 pub(crate) use state::current;
 pub(crate) use wrapper::script as wrapper_script;

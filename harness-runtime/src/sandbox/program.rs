@@ -20,6 +20,18 @@ pub(crate) fn program_paths(program: &Path) -> Vec<PathBuf> {
     paths
 }
 
+/// The `node_modules` holding the npm package of `program` (the checkout's, for the pinned
+/// OpenCode of `node_modules/.bin/opencode`), where the packages installed beside it are.
+/// `None` for a program outside any npm package.
+pub(crate) fn program_node_modules(program: &Path) -> Option<PathBuf> {
+    let package = npm_package(&resolve(program)?)?;
+    package
+        .ancestors()
+        .skip(1)
+        .find(|dir| dir.file_name() == Some("node_modules".as_ref()))
+        .map(Path::to_path_buf)
+}
+
 /// `program` with its symlinks resolved; a bare name is looked up in `PATH` first.
 fn resolve(program: &Path) -> Option<PathBuf> {
     if program.components().count() > 1 || program.is_absolute() {

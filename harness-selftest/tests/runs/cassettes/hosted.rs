@@ -37,7 +37,8 @@ fn run(args: &[&str], env: &[(&str, &str)]) -> Finished {
 /// The model of OpenCode's built-in `anthropic` provider the built-in case names.
 const ANTHROPIC_MODEL: &str = "anthropic/claude-sonnet-4-5";
 
-/// Records and replays the `hosted::` scenarios through each package, then through OpenCode's
+/// Records and replays the `hosted::` scenarios through each package (Ollama's installed into
+/// each server's cache by the harness, OpenCode not bundling it), then through OpenCode's
 /// built-in `anthropic` provider configured as OpenCode documents it: no `models` list, the
 /// key in `ANTHROPIC_API_KEY`, only its `baseURL` changed.
 pub fn each_package_records_over_https_and_replays_without_the_upstream() {
