@@ -63,13 +63,19 @@ fn assert_clean(sandbox: &Sandbox, finished: &Finished, ceiling: Duration) -> Du
 /// with `isolation = "server"` between them gets its own), the second in the first's warm
 /// workspace, each sees only its own sessions and files and runs its tools in its own
 /// workspace (checked inside the scenarios), and after the run no process is left and no root
-/// either: the scenarios', the warm workspaces' nor the shared server's.
+/// either: the scenarios', the warm workspaces' nor the shared server's. The ask `first` left
+/// unanswered does not cost `second` a new boot of the workspace's instance: the seat went back
+/// warm (the release's note in the run report).
 fn shared_scenarios_lease_one_server_and_leave_nothing() {
     let sandbox = Sandbox::new();
+    let report = tempfile::tempdir().unwrap();
     let out = run(
         &sandbox,
         &["--test-threads", "1", "shared::"],
-        &[("LIVE_ISOLATION", "shared")],
+        &[
+            ("LIVE_ISOLATION", "shared"),
+            ("LIVE_REPORT", report.path().to_str().unwrap()),
+        ],
     );
     for name in ["shared::first", "shared::own", "shared::second"] {
         out.assert_result(name, "ok");
@@ -99,6 +105,19 @@ fn shared_scenarios_lease_one_server_and_leave_nothing() {
             .unwrap_or_else(|| panic!("no {label} pid in {pids:?}\n{out}"))
     };
     assert_eq!(pid("first"), pid("second"), "two shared servers\n{out}");
+    let first = files_under(report.path())
+        .into_iter()
+        .find(|file| file.to_string_lossy().ends_with("shared__first.json"))
+        .unwrap_or_else(|| panic!("no report of shared::first\n{out}"));
+    let first = std::fs::read_to_string(&first).unwrap();
+    assert!(
+        first.contains("seat released") && first.contains("Warm (instance holds []"),
+        "shared::first's seat was not handed on warm: {}\n{out}",
+        first.find("seat released").map_or_else(
+            || "no release noted".to_owned(),
+            |at| first[at..].chars().take(200).collect()
+        )
+    );
     assert_ne!(
         pid("own"),
         pid("first"),

@@ -9,6 +9,7 @@
 //! Every shared server and every leasing scenario's root lives in one directory of the pool's
 //! (`live-shared-pool-<pid>-<nonce>`): a shared server's sandbox writes beneath it alone.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -224,9 +225,12 @@ impl Lease {
             return false;
         }
         let client = self.client(&seat.root.workspace);
-        if !delete_sessions(&client).await {
+        let Some(deleted) = delete_sessions(&client).await else {
             return false;
-        }
+        };
+        // An ask the scenario left unanswered (a product that stopped rather than replied) would
+        // make the instance be disposed and booted again for the next lessee.
+        warm::reject_asks_of(&client, &deleted).await;
         let held = warm::instance_state(&client).await.held;
         let left = seat.boot_inputs_left();
         if self.warm && !left.is_empty() {
@@ -289,7 +293,7 @@ impl Lease {
     /// Anything that fails retires the server instead.
     async fn dispose(&self, workspace: &Path) -> bool {
         let client = self.client(workspace);
-        delete_sessions(&client).await && client.dispose().await.is_ok()
+        delete_sessions(&client).await.is_some() && client.dispose().await.is_ok()
     }
 
     /// The synchronous fallback (a scenario's slot dropped without `finish`): retire the server.
@@ -341,20 +345,20 @@ impl Lease {
 
 /// Deletes every session of `client`'s directory. OpenCode looks a session up by id in the whole
 /// server's database, whatever the directory: deleted, a session the next scenario learns the
-/// id of answers 404, as on a server of its own.
-async fn delete_sessions(client: &crate::client::Client) -> bool {
-    let Ok(sessions) = client.list_sessions().await else {
-        return false;
-    };
+/// id of answers 404, as on a server of its own. The ids deleted; `None` when one failed.
+async fn delete_sessions(client: &crate::client::Client) -> Option<HashSet<String>> {
+    let sessions = client.list_sessions().await.ok()?;
+    let mut deleted = HashSet::new();
     for session in sessions {
         match client.delete_session(&session.id).await {
             Ok(_) => {}
             // A child session goes with its parent.
             Err(e) if e.is_not_found() => {}
-            Err(_) => return false,
+            Err(_) => return None,
         }
+        deleted.insert(session.id);
     }
-    true
+    Some(deleted)
 }
 
 /// Boots a disposed seat's instance again in the background, so its next lessee finds it warm.

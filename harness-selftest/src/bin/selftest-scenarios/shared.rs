@@ -1,13 +1,29 @@
 //! Shared isolation (`LIVE_ISOLATION=shared`), driven by `tests/shared.rs` with one trial at a
 //! time: `first` and `second` lease the same server yet each sees only its own sessions and runs
 //! its tools in its own workspace; `own` refuses sharing (`isolation = "server"`) and gets a
-//! server of its own. Each records `<label> <server pid>` in the scratch dir.
+//! server of its own. Each records `<label> <server pid>` in the scratch dir. `first` ends with
+//! an ask left unanswered, which the pool rejects at release: `second` gets the workspace warm.
 
-use harness_runtime::client::ToolStatus;
+use std::time::Duration;
+
+use harness_runtime::client::{Prompt, ToolStatus};
 use harness_runtime::opencode::Agent;
 use harness_runtime::prelude::*;
 use harness_runtime::testing::owner_token;
 use harness_selftest::scratch::{record_owned, record_pid};
+
+/// The shared scenarios' policy (one config, so they share a warm workspace): everything
+/// allowed but [`PENDING`], which asks.
+fn policy() -> serde_json::Value {
+    json!({
+        "*": "allow",
+        "external_directory": "deny",
+        "bash": {"*": "allow", "echo pending*": "ask"},
+    })
+}
+
+/// The command `first` is left asking about.
+const PENDING: &str = "echo pending";
 
 /// One turn whose bash tool writes the directory it ran in to `where.txt`; then the checks every
 /// shared scenario makes: the tool ran in this scenario's workspace, and the server lists this
@@ -18,7 +34,9 @@ async fn turn_in_own_directory(live: &mut Live, label: &str) -> anyhow::Result<A
         json!({"command": "pwd > where.txt", "description": "Write the directory"}),
     ));
     live.model().reply(Reply::text("Written."));
-    let agent = live.opencode().await?;
+    let agent = live
+        .opencode_with(AgentOptions::default().permission(policy()))
+        .await?;
     // New, or a warm workspace reset: nothing of an earlier scenario's.
     let mut found: Vec<String> = std::fs::read_dir(agent.workspace())?
         .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
@@ -61,6 +79,24 @@ async fn turn_in_own_directory(live: &mut Live, label: &str) -> anyhow::Result<A
 async fn first(live: &mut Live) -> anyhow::Result<()> {
     let agent = turn_in_own_directory(live, "first").await?;
     anyhow::ensure!(agent.is_shared(), "not on a shared server");
+    // A second turn left waiting on its ask, as a product that stopped rather than replied.
+    live.model().reply(Reply::tool_call(
+        "bash",
+        json!({"command": PENDING, "description": "Ask and wait"}),
+    ));
+    let client = agent.client();
+    let session = agent.create_session().await?;
+    client
+        .prompt_async(session.id(), &Prompt::new("Ask me"))
+        .await?;
+    let asked = tokio::time::Instant::now() + Duration::from_secs(30);
+    while client.permissions().await?.is_empty() {
+        anyhow::ensure!(
+            tokio::time::Instant::now() < asked,
+            "no ask pending 30 s after the prompt"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     Ok(())
 }
 

@@ -121,6 +121,31 @@ pub(crate) async fn instance_state(client: &crate::client::Client) -> InstanceSt
     InstanceState { held }
 }
 
+/// Rejects the asks still pending for `sessions` (deleted ones): OpenCode keeps an ask of a
+/// deleted session pending, and a pending ask is what only a dispose clears otherwise. An ask
+/// of another session is left alone; a failed reply leaves the ask to [`instance_state`].
+pub(crate) async fn reject_asks_of(
+    client: &crate::client::Client,
+    sessions: &std::collections::HashSet<String>,
+) {
+    use crate::client::PermissionReply;
+    if let Ok(asks) = client.permissions().await {
+        for ask in asks.iter().filter(|a| sessions.contains(&a.session_id)) {
+            let _ = client
+                .reply_permission(&ask.session_id, &ask.id, PermissionReply::Reject, None)
+                .await;
+        }
+    }
+    if let Ok(questions) = client.questions().await {
+        for question in questions
+            .iter()
+            .filter(|q| sessions.contains(&q.session_id))
+        {
+            let _ = client.reject_question(&question.id).await;
+        }
+    }
+}
+
 fn is_empty(value: &Value) -> bool {
     match value {
         Value::Array(a) => a.is_empty(),
