@@ -465,12 +465,16 @@ fn explore_runs(value: &Expr) -> syn::Result<u32> {
 }
 
 /// Checks a decision point of `explore_points`: a wire or product point in a gate's spelling;
-/// client points and heartbeats are refused (the scheduler never holds them).
+/// `model` (the scripted model's answers); client points and heartbeats are refused (the
+/// scheduler never holds them).
 pub(crate) fn check_explore_point(name: &str) -> Result<(), String> {
+    if name == harness_opencode_api::spelling::MODEL_POINT {
+        return Ok(());
+    }
     match harness_opencode_api::spelling::parse(name) {
         Ok(harness_opencode_api::spelling::Spelled::Client(client)) => Err(format!(
             "`{client}` is {}: explore_points takes the wire and product points the scheduler \
-             orders, {}",
+             orders, {}, or `model`",
             if CLIENT_POINTS.contains(&client) {
                 "a client gate point, not a decision point"
             } else {

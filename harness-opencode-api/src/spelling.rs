@@ -18,6 +18,10 @@ pub const CLIENT_POINTS: [&str; 8] = [
     "stop",
 ];
 
+/// The decision point of an exploration (`explore_points`) that is the scripted model's answers
+/// to the agent: the agent's progress as a step of the schedule. Not a gate point.
+pub const MODEL_POINT: &str = "model";
+
 /// The wire and product forms, for error messages.
 pub const FORMS: &str =
     "`request <METHOD> <route>`, `response <METHOD> <route>`, `event <type>`, `product <name>`";

@@ -179,6 +179,7 @@ impl Live {
                 .unwrap_or_else(|e| panic!("invalid `gate` option: {e}")),
         );
         let baseline = run.explore.map(|(scheduler, baseline)| {
+            model.explore_with(scheduler.clone());
             gates.explore_with(scheduler);
             baseline
         });

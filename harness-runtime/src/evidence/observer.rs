@@ -126,6 +126,8 @@ struct Shared {
     approved_always: std::sync::atomic::AtomicBool,
     /// The message of the observer's own `tui.toast.show` probes: never part of the record.
     probe: String,
+    /// An exploring run's scheduler, told of each of the agent's events: its progress.
+    scheduler: Option<Arc<crate::explore::Scheduler>>,
 }
 
 impl Shared {
@@ -150,8 +152,12 @@ struct Link {
 impl Observer {
     /// An observer of an agent whose events are every directory's of its server (`None`: a
     /// server of its own), or those of `workspace` and below (a shared server). It subscribes
-    /// at [`attach`](Self::attach).
-    pub(crate) fn new(redactor: Arc<Redactor>, workspace: Option<&Path>) -> Self {
+    /// at [`attach`](Self::attach). In an exploring run, `scheduler` hears of each event.
+    pub(crate) fn new(
+        redactor: Arc<Redactor>,
+        workspace: Option<&Path>,
+        scheduler: Option<Arc<crate::explore::Scheduler>>,
+    ) -> Self {
         let scope = match workspace {
             None => Scope::Server,
             Some(workspace) => {
@@ -175,6 +181,7 @@ impl Observer {
                 wake: Notify::new(),
                 approved_always: std::sync::atomic::AtomicBool::new(false),
                 probe: format!("live-observer-probe-{}", crate::process::new_token()),
+                scheduler,
             }),
             task: Mutex::new(None),
         }
@@ -581,6 +588,9 @@ fn apply(shared: &Shared, data: &str, unreadable: &mut HashSet<String>) {
     {
         shared.link.send_modify(|l| l.probes += 1);
         return;
+    }
+    if let Some(scheduler) = &shared.scheduler {
+        scheduler.agent_event(kind);
     }
     if kind == "permission.replied"
         && payload.pointer("/properties/reply").and_then(Value::as_str) == Some("always")

@@ -1,5 +1,5 @@
 //! Which steps are decision points: by default every request, response and product point pass,
-//! and the events about sessions; a scenario's `explore_points` narrow it (the runner turns
+//! the events about sessions and the scripted model's answers; a scenario's `explore_points` narrow it (the runner turns
 //! their gate spellings into a [`Focus::only`]).
 
 /// The event families about sessions: their events are decision points by default. Events about
@@ -19,6 +19,8 @@ pub(crate) enum Point<'a> {
     Event(&'a str),
     /// A pass of the product point of this name.
     Product(&'a str),
+    /// The scripted model's answer to an agent's request.
+    Model,
 }
 
 type Holds = Box<dyn Fn(&Point<'_>) -> bool + Send + Sync>;
@@ -39,7 +41,8 @@ impl std::fmt::Debug for Focus {
 }
 
 impl Focus {
-    /// Every request, response and product point pass, and the events about sessions.
+    /// Every request, response and product point pass, the events about sessions, and the
+    /// scripted model's answers.
     pub(crate) fn all() -> Focus {
         Focus { only: None }
     }
@@ -78,5 +81,7 @@ mod tests {
         let only = Focus::only(|point| matches!(point, Point::Event("plugin.added")));
         assert!(only.holds(&Point::Event("plugin.added")));
         assert!(!only.holds(&Point::Product("before_reply")));
+        assert!(all.holds(&Point::Model));
+        assert!(!only.holds(&Point::Model));
     }
 }

@@ -16,7 +16,7 @@ mod trace;
 
 pub(crate) use focus::{Focus, Point};
 pub(crate) use schedule::{Choice, Schedule, fnv1a64};
-pub(crate) use scheduler::Scheduler;
+pub(crate) use scheduler::{SETTLE_CEILING, Scheduler};
 pub(crate) use step::Step;
 pub(crate) use strategy::Plan;
 pub(crate) use trace::RunRecord;

@@ -18,6 +18,25 @@ use crate::timeline::{Lane, note};
 /// The event type sent every few seconds: never a decision point (its number depends on time).
 const HEARTBEAT: &str = "server.heartbeat";
 
+/// How long the scheduler waits for the agent to settle after a step set it working (scaled by
+/// the runner, and within the run's own ceiling): past it, the next step goes anyway and the
+/// run's record says so. An agent always settles (its next model request, an ask, idle, an
+/// error); on a loaded machine that can take seconds, and going on earlier would make the
+/// machine's load, not the schedule, decide whether the product's step came first.
+pub(crate) const SETTLE_CEILING: Duration = Duration::from_secs(30);
+
+/// The agent's events after which it waits on someone else (the product, or nobody): it settled.
+/// A model request it sends settles it too (the scripted model holds the answer).
+const SETTLED_BY: [&str; 4] = [
+    "session.idle",
+    "permission.asked",
+    "question.asked",
+    "session.error",
+];
+
+/// The routes of requests that set the agent working (a turn starts), by how they end.
+const PROMPT_ROUTES: [&str; 4] = ["/prompt_async", "/message", "/command", "/shell"];
+
 /// A request that went through its decision point: its response's step belongs to it.
 #[derive(Clone, Debug)]
 pub(crate) struct Exchange {
@@ -33,6 +52,10 @@ pub(crate) struct Scheduler {
     changed: Notify,
     quiet: Duration,
     focus: Focus,
+    /// The agent's progress is a dimension of the schedule: the scripted model's answers are
+    /// decision points, and after a step that sets the agent working nothing else goes until it
+    /// settled (or this ceiling passed).
+    progress: Option<Duration>,
     driver: Mutex<Option<AbortHandle>>,
 }
 
@@ -60,33 +83,72 @@ struct State {
     passes: HashMap<String, u32>,
     /// Events seen so far on each stream (index: stream number - 1).
     streams: Vec<u32>,
+    /// The scripted model's answers so far (title requests not counted).
+    models: u32,
+    /// The agent works on what a released step set off: what, and since when.
+    working: Option<(Instant, String)>,
 }
 
 struct Held {
     step: Step,
     /// How many steps had gone when it arrived.
     epoch: u64,
+    /// What the agent works on once this step went (the agent's progress as a dimension).
+    sets_working: Option<String>,
     release: oneshot::Sender<()>,
 }
 
 impl Held {
-    /// The canonical order: steps that arrived before a release come before those that came
-    /// after it; among those that arrived between the same two releases (set off by one cause,
-    /// their arrival order is the machine's load, not the product's), by tag, then place.
-    fn key(&self) -> (u64, u16, u32) {
+    /// The canonical order: the model's answers after everything else (by default the agent is
+    /// slower than its product: a schedule deviates to let the agent run ahead); steps that
+    /// arrived before a release come before those that came after it; among those that arrived
+    /// between the same two releases (set off by one cause, their arrival order is the
+    /// machine's load, not the product's), by tag, then place.
+    fn key(&self) -> (bool, u64, u16, u32) {
         let id = self.step.id();
-        (self.epoch, id.tag, id.seq)
+        (
+            self.step.kind == super::step::StepKind::Model,
+            self.epoch,
+            id.tag,
+            id.seq,
+        )
     }
 }
 
 impl Scheduler {
-    /// A scheduler choosing with `strategy`, deciding once the system was quiet for `quiet`,
-    /// holding the steps `focus` names. Its driver runs on the current tokio runtime until
+    /// A scheduler of the product's steps only, choosing with `strategy`, deciding once the
+    /// system was quiet for `quiet`, holding the steps `focus` names: for gates whose model and
+    /// observer it cannot hear (the benchmark's [`ExploringRun`](crate::testing)), the agent's
+    /// progress is no dimension. Its driver runs on the current tokio runtime until
     /// [`stop`](Scheduler::stop).
+    #[cfg_attr(not(any(test, feature = "testing")), allow(dead_code))]
     pub(crate) fn start(
         strategy: Box<dyn Strategy>,
         quiet: Duration,
         focus: Focus,
+    ) -> Arc<Scheduler> {
+        Self::starting(strategy, quiet, focus, None)
+    }
+
+    /// A scheduler of an exploring run, whose scripted model and observer report to it: when
+    /// `focus` holds the model's answers, the agent's progress is a dimension of the schedule,
+    /// and after a step that set the agent working the next waits until it settled, at most
+    /// `settle`.
+    pub(crate) fn start_settling(
+        strategy: Box<dyn Strategy>,
+        quiet: Duration,
+        focus: Focus,
+        settle: Duration,
+    ) -> Arc<Scheduler> {
+        let progress = focus.holds(&Point::Model).then_some(settle);
+        Self::starting(strategy, quiet, focus, progress)
+    }
+
+    fn starting(
+        strategy: Box<dyn Strategy>,
+        quiet: Duration,
+        focus: Focus,
+        progress: Option<Duration>,
     ) -> Arc<Scheduler> {
         let scheduler = Arc::new(Scheduler {
             state: Mutex::new(State {
@@ -99,10 +161,13 @@ impl Scheduler {
                 exchanges: HashMap::new(),
                 passes: HashMap::new(),
                 streams: Vec::new(),
+                models: 0,
+                working: None,
             }),
             changed: Notify::new(),
             quiet,
             focus,
+            progress,
             driver: Mutex::new(None),
         });
         let driver = tokio::spawn(drive(scheduler.clone()));
@@ -128,12 +193,55 @@ impl Scheduler {
             ordinal,
             focused_response: self.focus.holds(&Point::Response { method, path }),
         };
+        let starts_turn = (self.progress.is_some()
+            && method == "POST"
+            && PROMPT_ROUTES.iter().any(|end| route.ends_with(end)))
+        .then(|| "working on the prompt".to_owned());
         if self.focus.holds(&Point::Request { method, path }) {
-            self.hold(Step::request(method, route, ordinal)).await;
+            self.hold_setting(Step::request(method, route, ordinal), starts_turn)
+                .await;
         } else {
+            if let Some(doing) = starts_turn {
+                self.lock().working = Some((Instant::now(), doing));
+            }
             self.activity();
         }
         exchange
+    }
+
+    /// The scripted model got a request of the agent's (`title`: OpenCode's title generation,
+    /// which runs beside the turn and passes at once): returns when it may answer. `hangs`: the
+    /// answer sends nothing, so the agent keeps waiting on the model after it went.
+    pub(crate) async fn model(&self, title: bool, hangs: bool) {
+        if title || self.progress.is_none() {
+            self.activity();
+            return;
+        }
+        let ordinal = {
+            let mut state = self.lock();
+            state.models += 1;
+            // The agent waits on the model now: it settled.
+            state.working = None;
+            state.models
+        };
+        let working = (!hangs).then(|| format!("working on model answer {ordinal}"));
+        self.hold_setting(Step::model(ordinal), working).await;
+    }
+
+    /// The agent's own stream (the runner's observer) carried an event of `event_type`: the
+    /// agent progressed, and after some events it waits on someone else (it settled).
+    pub(crate) fn agent_event(&self, event_type: &str) {
+        if self.progress.is_none() || event_type == HEARTBEAT {
+            return;
+        }
+        {
+            let mut state = self.lock();
+            if SETTLED_BY.contains(&event_type) {
+                state.working = None;
+            }
+            state.last_change = Instant::now();
+        }
+        self.changed.notify_one();
     }
 
     /// The agent answered `exchange`: returns when the product may have the response.
@@ -232,6 +340,11 @@ impl Scheduler {
     }
 
     async fn hold(&self, step: Step) {
+        self.hold_setting(step, None).await;
+    }
+
+    /// Holds `step`; once it went, the agent works on `sets_working` until it settles.
+    async fn hold_setting(&self, step: Step, sets_working: Option<String>) {
         let (release, released) = oneshot::channel();
         {
             let mut state = self.lock();
@@ -241,6 +354,7 @@ impl Scheduler {
             let held = Held {
                 step,
                 epoch: state.releases,
+                sets_working,
                 release,
             };
             let at = state.held.partition_point(|h| h.key() <= held.key());
@@ -252,10 +366,17 @@ impl Scheduler {
         let _ = released.await;
     }
 
-    /// When the next step may go: `None` while nothing is held.
+    /// When the next step may go: `None` while nothing is held. While the agent works on what a
+    /// step set off, once it settled (or at the ceiling).
     fn due(&self) -> Option<Instant> {
         let state = self.lock();
-        (!state.held.is_empty()).then(|| state.last_change + self.quiet)
+        if state.held.is_empty() {
+            return None;
+        }
+        Some(match (&state.working, self.progress) {
+            (Some((since, _)), Some(ceiling)) => *since + ceiling,
+            _ => state.last_change + self.quiet,
+        })
     }
 
     /// Lets one held step go: the only one, or the one the strategy chooses.
@@ -265,6 +386,7 @@ impl Scheduler {
         if state.held.is_empty() || state.stopped {
             return;
         }
+        let unsettled = state.working.take();
         let (index, decision) = if state.held.len() == 1 {
             (0, None)
         } else {
@@ -296,6 +418,17 @@ impl Scheduler {
             });
         }
         let held = state.held.remove(index);
+        if let (Some((_, doing)), Some(ceiling)) = (unsettled, self.progress) {
+            let unsettled = format!(
+                "the agent had not settled within {ceiling:?} (it was {doing}) when {} went",
+                held.step.label
+            );
+            note(Lane::Wire, "unsettled", || unsettled.clone());
+            state.record.unsettled.push(unsettled);
+        }
+        if let Some(doing) = &held.sets_working {
+            state.working = Some((Instant::now(), doing.clone()));
+        }
         state.releases += 1;
         state.record.released.push(Released {
             step: held.step,
@@ -441,5 +574,142 @@ mod tests {
             .expect("stop releases")
             .unwrap();
         assert!(scheduler.record().decisions.is_empty());
+    }
+
+    /// Waits (a few seconds at most) until `scheduler` holds `n` steps.
+    async fn until_held(scheduler: &Arc<Scheduler>, n: usize) {
+        tokio::time::timeout(Duration::from_secs(5), async {
+            while scheduler.held_labels().len() < n {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .expect("the steps are held");
+    }
+
+    /// A model answer held with a product point: by default the product goes first (the agent
+    /// is slower than its product); a schedule lets the agent run ahead.
+    #[tokio::test]
+    async fn the_model_answers_after_the_product_unless_the_schedule_lets_the_agent_run_ahead() {
+        let ahead = format!(
+            "{}>{}",
+            Step::model(1).id(),
+            Step::product("subscribe", 1).id()
+        );
+        for (schedule, expected) in [
+            ("fifo", ["product", "model"]),
+            (&ahead, ["model", "product"]),
+        ] {
+            let plan = Plan::Replay(Schedule::parse(schedule).unwrap());
+            let scheduler = Scheduler::start_settling(
+                plan.strategy(),
+                QUIET,
+                Focus::all(),
+                Duration::from_millis(50),
+            );
+            let order = Arc::new(Mutex::new(Vec::new()));
+            let model = tokio::spawn({
+                let (s, order) = (scheduler.clone(), order.clone());
+                async move {
+                    s.model(false, false).await;
+                    order.lock().unwrap().push("model");
+                }
+            });
+            until_held(&scheduler, 1).await;
+            let product = tokio::spawn({
+                let (s, order) = (scheduler.clone(), order.clone());
+                async move {
+                    s.product("subscribe").await;
+                    order.lock().unwrap().push("product");
+                }
+            });
+            model.await.unwrap();
+            product.await.unwrap();
+            assert_eq!(*order.lock().unwrap(), expected, "{schedule}");
+            let record = scheduler.record();
+            assert_eq!(record.schedule().to_string(), schedule);
+            assert_eq!(record.divergence, None);
+            scheduler.stop();
+        }
+    }
+
+    /// After a model answer went, the agent works on it: nothing else goes until its stream says
+    /// it settled (idle, an ask, an error) or it sends the model another request.
+    #[tokio::test]
+    async fn nothing_goes_while_the_agent_works_on_a_released_answer() {
+        let plan = Plan::Replay(Schedule::default());
+        let scheduler = Scheduler::start_settling(
+            plan.strategy(),
+            QUIET,
+            Focus::all(),
+            Duration::from_secs(60),
+        );
+        scheduler.model(false, false).await;
+        let product = tokio::spawn({
+            let s = scheduler.clone();
+            async move { s.product("read_messages").await }
+        });
+        until_held(&scheduler, 1).await;
+        // Events that do not settle it are progress, not an end.
+        scheduler.agent_event("message.part.updated");
+        tokio::time::sleep(QUIET * 10).await;
+        assert_eq!(scheduler.held_labels(), ["product read_messages"]);
+        scheduler.agent_event("session.idle");
+        tokio::time::timeout(Duration::from_secs(5), product)
+            .await
+            .expect("the product goes once the agent settled")
+            .unwrap();
+        assert!(scheduler.record().unsettled.is_empty());
+        // The agent's next request settles it too, and a hanging answer sets nothing working.
+        scheduler.model(false, true).await;
+        tokio::time::timeout(Duration::from_secs(5), scheduler.product("after_hang"))
+            .await
+            .expect("a hanging answer leaves the agent waiting on the model");
+        scheduler.stop();
+    }
+
+    /// An agent that never settles holds nothing for ever: at the ceiling the next step goes and
+    /// the record says what the agent was still doing. A title request passes at once.
+    #[tokio::test]
+    async fn an_agent_that_does_not_settle_is_passed_at_the_ceiling_and_recorded() {
+        let plan = Plan::Replay(Schedule::default());
+        let scheduler = Scheduler::start_settling(
+            plan.strategy(),
+            QUIET,
+            Focus::all(),
+            Duration::from_millis(100),
+        );
+        tokio::time::timeout(Duration::from_secs(1), scheduler.model(true, false))
+            .await
+            .expect("a title request is not held");
+        scheduler.model(false, false).await;
+        tokio::time::timeout(Duration::from_secs(5), scheduler.product("next"))
+            .await
+            .expect("the ceiling lets the next step go");
+        let unsettled = scheduler.record().unsettled;
+        assert_eq!(unsettled.len(), 1, "{unsettled:?}");
+        assert!(
+            unsettled[0].contains("(it was working on model answer 1) when product next went"),
+            "{}",
+            unsettled[0]
+        );
+        scheduler.stop();
+    }
+
+    /// Without `model` among the decision points the agent's progress is no dimension: model
+    /// answers pass at once and nothing waits for the agent to settle.
+    #[tokio::test]
+    async fn a_focus_without_the_model_keeps_the_agent_out_of_the_schedule() {
+        let focus = Focus::only(|point| matches!(point, Point::Product(_)));
+        let plan = Plan::Replay(Schedule::default());
+        let scheduler =
+            Scheduler::start_settling(plan.strategy(), QUIET, focus, Duration::from_secs(60));
+        tokio::time::timeout(Duration::from_secs(1), scheduler.model(false, false))
+            .await
+            .expect("not held");
+        tokio::time::timeout(Duration::from_secs(1), scheduler.product("p"))
+            .await
+            .expect("nothing waits on the agent");
+        scheduler.stop();
     }
 }

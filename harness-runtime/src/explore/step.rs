@@ -17,6 +17,9 @@ pub(crate) enum StepKind {
     Event,
     /// A pass of a named point in the product's own code.
     Product,
+    /// The scripted model's answer to one of the agent's requests, before it goes: the agent's
+    /// progress made a step.
+    Model,
 }
 
 impl StepKind {
@@ -27,6 +30,7 @@ impl StepKind {
             StepKind::Response => "response",
             StepKind::Event => "event",
             StepKind::Product => "product",
+            StepKind::Model => "model",
         }
     }
 }
@@ -84,6 +88,17 @@ impl Step {
             kind: StepKind::Product,
             label: format!("product {name}"),
             thread: format!("product {name} #{ordinal}"),
+            seq: 1,
+        }
+    }
+
+    /// The scripted model's answer to the agent's `ordinal`th request (1-based; OpenCode's title
+    /// requests are not counted: they pass at once).
+    pub(crate) fn model(ordinal: u32) -> Step {
+        Step {
+            kind: StepKind::Model,
+            label: format!("model answer {ordinal}"),
+            thread: format!("model #{ordinal}"),
             seq: 1,
         }
     }

@@ -44,6 +44,9 @@ pub(crate) struct RunRecord {
     /// Where the plan did not fit: a deviation whose two steps never met (the run took the
     /// default order there).
     pub(crate) divergence: Option<String>,
+    /// Where the agent had not settled within the scheduler's ceiling when a step went: what it
+    /// was still doing. Such a step's place relative to the agent's progress was timing.
+    pub(crate) unsettled: Vec<String>,
 }
 
 impl RunRecord {

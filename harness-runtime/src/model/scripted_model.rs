@@ -30,6 +30,8 @@ pub(crate) struct Shared {
     /// The port the scenario's agent reaches the model at, when not `addr`'s: a warm workspace
     /// of a shared server names its own stable port, which forwards here.
     reached_at: OnceLock<u16>,
+    /// An exploring run's scheduler: each answer (but a title's) is a step it holds.
+    scheduler: OnceLock<Arc<crate::explore::Scheduler>>,
 }
 
 impl Shared {
@@ -42,7 +44,18 @@ impl Shared {
             recorded: OnceLock::new(),
             first_tokens: Mutex::default(),
             reached_at: OnceLock::new(),
+            scheduler: OnceLock::new(),
         }
+    }
+
+    /// Makes each answer a step of an exploring run's `scheduler`. Once.
+    pub(crate) fn explore_with(&self, scheduler: Arc<crate::explore::Scheduler>) {
+        let _ = self.scheduler.set(scheduler);
+    }
+
+    /// The exploring run's scheduler, if the run explores.
+    pub(crate) fn scheduler(&self) -> Option<&Arc<crate::explore::Scheduler>> {
+        self.scheduler.get()
     }
 
     /// What answers chat requests instead of the script, if anything does.

@@ -259,6 +259,13 @@ async fn prepare(
         .path_and_query()
         .map_or_else(|| uri.path().to_owned(), |p| p.to_string());
     if let Some(recorded) = shared.recorded_answers() {
+        // A cassette's answers are the agent's progress too (and relayed live ones: held
+        // before the upstream is asked).
+        if let Some(scheduler) = shared.scheduler() {
+            let raw: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+            let title = ModelRequest::parse_at(0, api, &path, raw).is_title_request();
+            scheduler.model(title, false).await;
+        }
         let log: &Log<'_> = &|request, answer| shared.record(request, answer);
         return Err(recorded
             .answer(ChatRequest::new(
@@ -275,6 +282,11 @@ async fn prepare(
         (request, Some(reply)) => (request, reply),
         (request, None) => return Err(script_mistake(&request)),
     };
+    // In an exploring run the answer is a step: the agent's progress, ordered by the schedule.
+    if let Some(scheduler) = shared.scheduler() {
+        let hangs = matches!(reply.body, Body::Hang);
+        scheduler.model(request.is_title_request(), hangs).await;
+    }
     if let Some(response) = answer_common(api, &reply, reset, request.stream).await {
         return Err(response);
     }

@@ -41,6 +41,8 @@ pub struct ModelSlot {
     /// The environment a relay of this slot reads (`SSL_CERT_FILE`, key variables,
     /// `{env:NAME}`) instead of the process's: a test's own CA without touching the process.
     relay_env: Option<RelayEnv>,
+    /// An exploring run's scheduler, handed to the model when it starts.
+    scheduler: Option<Arc<crate::explore::Scheduler>>,
 }
 
 /// A variable's value by its name, `None` when unset.
@@ -65,6 +67,9 @@ impl ModelSlot {
             return Ok(&running.model);
         }
         let (model, server) = server::start(MODEL_ID)?;
+        if let Some(scheduler) = &self.scheduler {
+            model.shared.explore_with(scheduler.clone());
+        }
         // Live is used from one task at a time; should another start have won, ours is dropped
         // (and its server aborted) here.
         let _ = self.running.set(Running {
@@ -106,6 +111,11 @@ impl ModelSlot {
     }
 
     /// Makes the relay (recording or live) read `env` instead of the process's environment.
+    /// In an exploring run: the scripted model's answers are steps of `scheduler`.
+    pub(crate) fn explore_with(&mut self, scheduler: Arc<crate::explore::Scheduler>) {
+        self.scheduler = Some(scheduler);
+    }
+
     pub(crate) fn set_relay_env(&mut self, env: RelayEnv) {
         self.relay_env = Some(env);
     }

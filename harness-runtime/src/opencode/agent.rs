@@ -101,6 +101,7 @@ impl Agent {
         let observer = crate::evidence::Observer::new(
             redactor.clone(),
             observed_directory.map(PathBuf::as_path),
+            gates.scheduler().cloned(),
         );
         Agent {
             inner: Arc::new(Inner {

@@ -134,7 +134,10 @@ impl Runs<'_> {
             return Ok(String::new());
         }
         match (result.failure, divergence) {
-            (None, None) => Ok(format!("schedule {schedule} passed")),
+            (None, None) => Ok(format!(
+                "schedule {schedule} passed{}",
+                unsettled_note(&result.record)
+            )),
             (None, Some(divergence)) => Err(format!(
                 "`{}` no longer fits schedule {schedule}: {divergence}; the run took the default \
                  order there and passed, which says nothing about the failure the schedule was \
@@ -278,7 +281,12 @@ impl Runs<'_> {
         }
         let scheduler = {
             let _context = self.runtime.enter();
-            Scheduler::start(plan.strategy(), self.quiet, focus(self.options.points))
+            Scheduler::start_settling(
+                plan.strategy(),
+                self.quiet,
+                focus(self.options.points),
+                settings::scaled(crate::explore::SETTLE_CEILING),
+            )
         };
         let run = RunSetup {
             plan: None,
@@ -319,6 +327,22 @@ impl Runs<'_> {
     }
 }
 
+/// Where the agent had not settled when a step went (the run's order there was the machine's
+/// timing, not the schedule's), for a verdict: empty when it always had.
+fn unsettled_note(record: &RunRecord) -> String {
+    match record.unsettled.as_slice() {
+        [] => String::new(),
+        [first, rest @ ..] => format!(
+            "; {first}{}",
+            if rest.is_empty() {
+                String::new()
+            } else {
+                format!(" (and {} more such steps)", rest.len())
+            }
+        ),
+    }
+}
+
 /// The decision points `explore_points` names (gate spellings, checked at compile time: an
 /// unparsable one is a bug); none named: the default focus.
 fn focus(points: &[&str]) -> Focus {
@@ -327,7 +351,12 @@ fn focus(points: &[&str]) -> Focus {
     }
     let mut wire = Vec::new();
     let mut products = Vec::new();
+    let mut model = false;
     for point in points {
+        if *point == harness_opencode_api::spelling::MODEL_POINT {
+            model = true;
+            continue;
+        }
         match point.strip_prefix("product ") {
             Some(name) => products.push(name.trim().to_owned()),
             None => match WirePoint::parse(point) {
@@ -347,6 +376,7 @@ fn focus(points: &[&str]) -> Focus {
             .iter()
             .any(|w| matches!(w, WirePoint::Event(e) if e.as_str() == *event_type)),
         Point::Product(name) => products.iter().any(|p| p == name),
+        Point::Model => model,
     })
 }
 
