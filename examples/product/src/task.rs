@@ -189,6 +189,9 @@ pub struct Product<H = NoHooks> {
     /// Reply tasks read the abort flag before their [`Point::BeforeReply`] instead of after it.
     #[cfg(feature = "racy")]
     racy_reply: bool,
+    /// The event stream is opened only after the prompt was accepted.
+    #[cfg(feature = "racy")]
+    late_subscribe: bool,
 }
 
 impl Product<NoHooks> {
@@ -199,6 +202,8 @@ impl Product<NoHooks> {
             hooks: Arc::new(NoHooks),
             #[cfg(feature = "racy")]
             racy_reply: false,
+            #[cfg(feature = "racy")]
+            late_subscribe: false,
         }
     }
 }
@@ -211,6 +216,8 @@ impl<H: Hooks> Product<H> {
             hooks: Arc::new(hooks),
             #[cfg(feature = "racy")]
             racy_reply: self.racy_reply,
+            #[cfg(feature = "racy")]
+            late_subscribe: self.late_subscribe,
         }
     }
 
@@ -222,6 +229,16 @@ impl<H: Hooks> Product<H> {
     #[cfg(feature = "racy")]
     pub fn with_racy_reply(mut self) -> Self {
         self.racy_reply = true;
+        self
+    }
+
+    /// Test-only (feature `racy`): re-introduces a lost-event race for the exploration tests.
+    /// The product opens its event stream only once its prompt was accepted, so an agent that
+    /// ends the turn before the stream is open leaves the product waiting for a `session.idle`
+    /// that already went: it aborts the finished task at its deadline.
+    #[cfg(feature = "racy")]
+    pub fn with_late_subscribe(mut self) -> Self {
+        self.late_subscribe = true;
         self
     }
 
@@ -237,9 +254,27 @@ impl<H: Hooks> Product<H> {
     pub async fn run(&self, task: &Task, cancel: &Cancel) -> Result<TaskReport, ProductError> {
         let session_id = self.client.create_session(&task.title).await?;
         self.hooks.at(Point::SessionCreated).await;
+        #[cfg(feature = "racy")]
+        if self.late_subscribe {
+            self.hooks.at(Point::BeforePrompt).await;
+            self.client.prompt_async(&session_id, &task.prompt).await?;
+            let events = self.client.subscribe().await?;
+            return self.drive(task, session_id, events, cancel).await;
+        }
         let events = self.client.subscribe().await?;
         self.hooks.at(Point::BeforePrompt).await;
         self.client.prompt_async(&session_id, &task.prompt).await?;
+        self.drive(task, session_id, events, cancel).await
+    }
+
+    /// Follows the prompted session on `events` until the task ends.
+    async fn drive(
+        &self,
+        task: &Task,
+        session_id: String,
+        events: Events,
+        cancel: &Cancel,
+    ) -> Result<TaskReport, ProductError> {
         Run {
             product: self,
             task,

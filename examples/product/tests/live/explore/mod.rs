@@ -12,6 +12,7 @@ use product_example::{Cancel, Point, Task};
 use crate::support::{self, CANCELLED, Points};
 
 mod forced;
+mod lost_turn;
 mod proof;
 mod search;
 

@@ -1,21 +1,47 @@
-//! The proof that exploring finds the race: the twenty racy searches of [`super::search`] run
-//! in a runner of their own (this test binary again), each with its own seed; every one must
-//! fail on the invariant with a shrunk schedule and the line that replays it; then that line's
-//! test run is repeated ten times and must fail the same way every time.
+//! The proof that exploring finds both classes of race: for each, its twenty racy searches (the
+//! stop-at-reply race of [`super::search`], the lost turn of [`super::lost_turn`]) run in a
+//! runner of their own (this test binary again), each with its own seed; every one must fail on
+//! the class's invariant with a shrunk schedule and the line that replays it; then the first
+//! line's test run is repeated ten times and must fail the same way every time.
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use harness_runtime::prelude::*;
 
-/// The racy searches, as `cargo test` names them.
-const RACY: &str = "explore::search::racy_";
+/// One class of race the proof covers.
+struct Class {
+    /// For people.
+    name: &'static str,
+    /// Its twenty searches, as `cargo test` names them: the prefix of `<prefix>01` … `<prefix>20`.
+    prefix: &'static str,
+    /// What its invariant says when the race happened.
+    invariant: &'static str,
+    /// How many of its searches run at once.
+    threads: &'static str,
+}
+
+/// The classes: the product's reply overtaking its abort, the agent running ahead of the product.
+const CLASSES: [Class; 2] = [
+    Class {
+        name: "the stop-at-reply race",
+        prefix: "explore::search::racy_",
+        invariant: "a permission reply reached the agent after the abort",
+        // A run spends much of its time waiting for the system to be quiet.
+        threads: "4",
+    },
+    Class {
+        name: "the lost turn",
+        prefix: "explore::lost_turn::lost_",
+        invariant: super::lost_turn::LOST,
+        // A failing run mostly waits for the product's deadline.
+        threads: "6",
+    },
+];
 const SEARCHES: usize = 20;
 const REPLAYS: usize = 10;
 /// Replays run side by side, each a runner with a server of its own.
 const REPLAYS_AT_ONCE: usize = 5;
-/// What the invariant says when the race happened.
-const INVARIANT: &str = "a permission reply reached the agent after the abort";
 /// The ceiling of the child runner of the twenty searches, and of one replay (scaled).
 const SEARCH_CEILING: Duration = Duration::from_secs(400);
 const REPLAY_CEILING: Duration = Duration::from_secs(120);
@@ -103,11 +129,31 @@ fn found(message: &str) -> anyhow::Result<(u32, u32, String, String)> {
     Ok((at, shrink, schedule.to_owned(), replay.to_owned()))
 }
 
-/// Twenty seeds, twenty finds, one line replayed ten times.
-#[live_agent_test(timeout = "600s")]
-async fn exploration_finds_the_race_for_every_seed_and_its_line_replays_it(
+/// For each class of race: twenty seeds, twenty finds, one line replayed ten times.
+#[live_agent_test(timeout = "900s")]
+async fn exploration_finds_each_race_for_every_seed_and_its_line_replays_it(
     live: &mut Live,
 ) -> anyhow::Result<()> {
+    let started = Instant::now();
+    // Side by side: the lost turn's searches mostly wait, on the product's deadline.
+    for proved in futures::future::join_all(CLASSES.iter().map(|class| prove(live, class))).await {
+        proved?;
+    }
+    live.progress(format!(
+        "the whole proof took {:.0} seconds",
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(())
+}
+
+/// Twenty seeds of `class`, twenty finds, one line replayed ten times.
+async fn prove(live: &Live, class: &Class) -> anyhow::Result<()> {
+    let Class {
+        name: class_name,
+        prefix: racy,
+        invariant,
+        threads,
+    } = *class;
     let started = Instant::now();
     // A new base seed every run (the children mix it with each scenario's name), shown so a
     // failure of this proof can be repeated.
@@ -117,11 +163,10 @@ async fn exploration_finds_the_race_for_every_seed_and_its_line_replays_it(
         % 1_000_000_000;
     let base = base.to_string();
     live.progress(format!(
-        "running the {SEARCHES} racy searches, base seed {base} (LIVE_EXPLORE_SEED)"
+        "{class_name}: running its {SEARCHES} racy searches, base seed {base} (LIVE_EXPLORE_SEED)"
     ));
     let searched = runner(
-        // Four at a time: a run spends much of its time waiting for the system to be quiet.
-        &["--ignored", "--test-threads", "4", RACY],
+        &["--ignored", "--test-threads", threads, racy],
         // No confirming replays: the ten replays of the line below are this proof's check that
         // a schedule reproduces, and forty more runs would not fit its three minutes.
         &[("LIVE_EXPLORE_SEED", &base), ("LIVE_EXPLORE_CONFIRM", "0")],
@@ -139,7 +184,7 @@ async fn exploration_finds_the_race_for_every_seed_and_its_line_replays_it(
     let mut finds = Vec::new();
     let mut spaces = Vec::new();
     for n in 1..=SEARCHES {
-        let name = format!("{RACY}{n:02}");
+        let name = format!("{racy}{n:02}");
         anyhow::ensure!(
             searched.stdout.contains(&format!("test {name} ... FAILED")),
             "{name} did not fail:\n{}",
@@ -148,7 +193,7 @@ async fn exploration_finds_the_race_for_every_seed_and_its_line_replays_it(
         let message = failure_of(&searched.stdout, &name)
             .ok_or_else(|| anyhow::anyhow!("no failure message of {name}:\n{}", searched.stdout))?;
         anyhow::ensure!(
-            message.contains(INVARIANT),
+            message.contains(invariant),
             "{name} failed, but not on the race:\n{message}"
         );
         anyhow::ensure!(
@@ -156,12 +201,18 @@ async fn exploration_finds_the_race_for_every_seed_and_its_line_replays_it(
             "{name} replayed its schedule although LIVE_EXPLORE_CONFIRM=0:\n{message}"
         );
         let (at, shrink_runs, schedule, replay) = found(message)?;
-        let space = message
-            .split("random search of about ")
-            .nth(1)
-            .and_then(|rest| rest.split(' ').next())
-            .unwrap_or("?")
-            .to_owned();
+        // A space within the budget is searched exhaustively: its size is not estimated.
+        let space =
+            if message.contains("(found at schedule ") && message.contains(", exhaustive search") {
+                "exhaustive".to_owned()
+            } else {
+                message
+                    .split("random search of about ")
+                    .nth(1)
+                    .and_then(|rest| rest.split(' ').next())
+                    .unwrap_or("?")
+                    .to_owned()
+            };
         spaces.push(space);
         anyhow::ensure!(at <= 40, "{name} found it past its budget of 40: {message}");
         finds.push((name, at, shrink_runs, schedule, replay));
@@ -179,7 +230,7 @@ async fn exploration_finds_the_race_for_every_seed_and_its_line_replays_it(
         })
         .collect();
     live.progress(format!(
-        "{SEARCHES} of {SEARCHES} searches found the race, in {:.0} seconds: found at schedule \
+        "{class_name}: {SEARCHES} of {SEARCHES} searches found it, in {:.0} seconds: found at schedule \
          {ats:?} of spaces of about {spaces:?} orderings, shrunk in {shrinks:?} runs to \
          {deviations:?} deviations",
         search_time.as_secs_f64()
@@ -208,7 +259,7 @@ async fn exploration_finds_the_race_for_every_seed_and_its_line_replays_it(
                 ran.code == Some(101)
                     && message
                         .contains(&format!("failed under schedule {schedule} (LIVE_SCHEDULE)"))
-                    && message.contains(INVARIANT),
+                    && message.contains(invariant),
                 "the replay of {schedule} did not fail on the race ({reproduced} of {REPLAYS} \
                  did):\n{}\n{}",
                 ran.stdout,
@@ -218,8 +269,8 @@ async fn exploration_finds_the_race_for_every_seed_and_its_line_replays_it(
         }
     }
     live.progress(format!(
-        "the replay line of {name} ({schedule}) failed on the race {reproduced} of {REPLAYS} \
-         times, in {:.0} seconds; the proof took {:.0} seconds",
+        "{class_name}: the replay line of {name} ({schedule}) failed on the race {reproduced} of \
+         {REPLAYS} times, in {:.0} seconds; {class_name} took {:.0} seconds",
         replayed.elapsed().as_secs_f64(),
         started.elapsed().as_secs_f64()
     ));
