@@ -57,7 +57,8 @@ pub(crate) struct ExplorationRecord {
 /// One released step of the diagram's run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct DiagramStep {
-    /// `request`, `response`, `event` or `product`.
+    /// `request`, `response`, `event`, `product` or `model` (the model's answer to the agent:
+    /// its progress).
     pub(crate) kind: String,
     /// `request POST /session/{sessionID}/abort`, `event session.idle (stream 1)`, `product
     /// before_reply`.

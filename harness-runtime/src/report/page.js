@@ -215,8 +215,9 @@
   var LANE_OF = { request: 'to-agent', response: 'to-product', event: 'to-product event' };
 
   // The run as a sequence diagram: product, forwarder and agent lanes; a request an arrow to
-  // the agent, a response or an event one back, a product point a mark on the product's lane;
-  // a step released at a decision numbered, with what else was held then.
+  // the agent, a response or an event one back, a product point a mark on the product's lane,
+  // the model's answer to the agent (its progress) a mark on the agent's lane; a step released
+  // at a decision numbered, with what else was held then.
   function sequence(x) {
     var box = el('div', { 'class': 'sequence', 'data-steps': String(x.steps.length) });
     var lanes = el('div', { 'class': 'seq-lanes' });
@@ -232,6 +233,8 @@
       var lanesOfStep = el('div', { 'class': 'seq-lanes' });
       if (step.kind === 'product') {
         lanesOfStep.appendChild(el('div', { 'class': 'seq-point', title: 'a pass of a product point' }));
+      } else if (step.kind === 'model') {
+        lanesOfStep.appendChild(el('div', { 'class': 'seq-progress', title: 'the model answers the agent: its progress' }));
       } else {
         lanesOfStep.appendChild(el('div', { 'class': 'seq-arrow ' + (LANE_OF[step.kind] || 'to-product') }));
         lanesOfStep.appendChild(el('div', { 'class': 'seq-hold', title: 'held at the forwarder' }));
@@ -287,7 +290,8 @@
       box.appendChild(el('h4', { text: 'Sequence of ' + which }));
       box.appendChild(sequence(x));
       box.appendChild(el('p', { 'class': 'seq-legend', text: 'a request goes from the product to the agent, a response and an event (dashed) come back; ' +
-        'the forwarder holds each (○) until the system is quiet; a product point is a mark (◆) on the product\'s lane. ' +
+        'the forwarder holds each (○) until the system is quiet; a product point is a mark (◆) on the product\'s lane; ' +
+        'the model\'s answer to the agent is a mark (●) on the agent\'s lane, after which nothing goes until the agent settled. ' +
         'Numbered: released at a decision (several steps held); highlighted: not the default (oldest) choice.' }));
     }
     return box;
