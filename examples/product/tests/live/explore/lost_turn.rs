@@ -63,23 +63,10 @@ async fn the_turn_is_followed_whether_the_agent_runs_ahead_or_not(
     follow_the_turn(live, false).await
 }
 
-/// The late-subscribing product under the same search, twenty times over, each with a seed of
-/// its own. Ignored: each is meant to fail, with a shrunk schedule and the line that replays it;
-/// [`super::proof`] runs them and checks.
-macro_rules! lost_turn_searches {
-    ($($name:ident),* $(,)?) => {$(
-        #[live_agent_test(
-            timeout = "60s",
-            explore = 40,
-            ignore = "a deliberately racy product, meant to fail: the exploration proof runs it"
-        )]
-        async fn $name(live: &mut Live) -> anyhow::Result<()> {
-            follow_the_turn(live, true).await
-        }
-    )*};
-}
-
-lost_turn_searches!(
+// The late-subscribing product under the same search, twenty times over (see
+// `racy_searches!`).
+racy_searches!(
+    follow_the_turn;
     lost_01, lost_02, lost_03, lost_04, lost_05, lost_06, lost_07, lost_08, lost_09, lost_10,
     lost_11, lost_12, lost_13, lost_14, lost_15, lost_16, lost_17, lost_18, lost_19, lost_20,
 );

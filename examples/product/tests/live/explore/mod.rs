@@ -11,6 +11,23 @@ use product_example::{Cancel, Point, Task};
 
 use crate::support::{self, CANCELLED, Points};
 
+/// Twenty searches of a deliberately racy product: `racy_searches!(body; name, …)` makes each
+/// name a scenario exploring `body(live, true)` (`explore = 40`, each with a seed of its own: the
+/// base seed mixed with its name). Ignored: each is meant to fail, with a shrunk schedule and
+/// the line that replays it; [`proof`] runs them and checks.
+macro_rules! racy_searches {
+    ($body:path; $($name:ident),* $(,)?) => {$(
+        #[live_agent_test(
+            timeout = "60s",
+            explore = 40,
+            ignore = "a deliberately racy product, meant to fail: the exploration proof runs it"
+        )]
+        async fn $name(live: &mut Live) -> anyhow::Result<()> {
+            $body(live, true).await
+        }
+    )*};
+}
+
 mod forced;
 mod lost_turn;
 mod proof;

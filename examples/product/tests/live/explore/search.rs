@@ -32,23 +32,9 @@ async fn explored_orderings_of_all_traffic_keep_the_invariant(
     stop_at_reply(live, false).await
 }
 
-/// The racy product under the same random search, twenty times over: each scenario explores
-/// with a seed of its own (the base seed mixed with its name). Ignored: each is meant to fail,
-/// with a shrunk schedule and the line that replays it; [`super::proof`] runs them and checks.
-macro_rules! racy_searches {
-    ($($name:ident),* $(,)?) => {$(
-        #[live_agent_test(
-            timeout = "60s",
-            explore = 40,
-            ignore = "a deliberately racy product, meant to fail: the exploration proof runs it"
-        )]
-        async fn $name(live: &mut Live) -> anyhow::Result<()> {
-            stop_at_reply(live, true).await
-        }
-    )*};
-}
-
+// The racy product under the same random search, twenty times over (see `racy_searches!`).
 racy_searches!(
+    stop_at_reply;
     racy_01, racy_02, racy_03, racy_04, racy_05, racy_06, racy_07, racy_08, racy_09, racy_10,
     racy_11, racy_12, racy_13, racy_14, racy_15, racy_16, racy_17, racy_18, racy_19, racy_20,
 );
