@@ -105,6 +105,37 @@ impl RunRecord {
         if lines.is_empty() {
             lines.push("  (none: never more than one step was held at a time)".into());
         }
+        // Where the order was the machine's timing, not the schedule's, the reader must know.
+        for unsettled in &self.unsettled {
+            lines.push(format!("  note: {unsettled}"));
+        }
         lines.join("\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_decisions_say_where_the_agent_had_not_settled() {
+        let record = RunRecord {
+            decisions: vec![Decision {
+                n: 1,
+                held: vec![Step::model(1), Step::product("subscribe", 1)],
+                chosen: 1,
+            }],
+            unsettled: vec![
+                "the agent had not settled within 30s (it was working on the \
+                             prompt) when product subscribe went"
+                    .into(),
+            ],
+            ..RunRecord::default()
+        };
+        assert_eq!(
+            record.describe_decisions(40),
+            "  1. product subscribe (deviates); held: model answer 1\n  note: the agent had not \
+             settled within 30s (it was working on the prompt) when product subscribe went"
+        );
     }
 }
