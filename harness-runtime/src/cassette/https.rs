@@ -71,6 +71,36 @@ impl Roots {
     }
 }
 
+/// The platform's roots, read once per process (parsing them is not free, and they do not change
+/// during a run).
+fn platform_roots() -> Result<Vec<reqwest::Certificate>, CassetteError> {
+    static PLATFORM: std::sync::OnceLock<Result<Vec<reqwest::Certificate>, String>> =
+        std::sync::OnceLock::new();
+    PLATFORM
+        .get_or_init(|| {
+            let found = rustls_native_certs::load_native_certs();
+            let certificates: Vec<reqwest::Certificate> = found
+                .certs
+                .iter()
+                .filter_map(|der| reqwest::Certificate::from_der(der.as_ref()).ok())
+                .collect();
+            if certificates.is_empty() {
+                let why = found
+                    .errors
+                    .first()
+                    .map_or_else(|| "none is installed".to_owned(), ToString::to_string);
+                return Err(format!(
+                    "found no root certificate of this machine to trust the provider's with \
+                     ({why}); install the platform's CA certificates (e.g. the ca-certificates \
+                     package) or point {CERT_FILE_ENV} at a PEM bundle"
+                ));
+            }
+            Ok(certificates)
+        })
+        .clone()
+        .map_err(CassetteError::Upstream)
+}
+
 fn shown(path: Option<&Path>) -> String {
     path.map_or_else(|| "unset".into(), |p| p.display().to_string())
 }
@@ -101,12 +131,13 @@ pub(crate) fn client(
         // The upstream is named by the user's config, not by proxy variables.
         .no_proxy()
         .use_rustls_tls();
-    if let Some(certificates) = roots.certificates()? {
-        // Only the named roots, as OpenSSL does with SSL_CERT_FILE.
-        builder = builder.tls_built_in_root_certs(false);
-        for certificate in certificates {
-            builder = builder.add_root_certificate(certificate);
-        }
+    // Only the named roots, as OpenSSL does with SSL_CERT_FILE; else the platform's.
+    let certificates = match roots.certificates()? {
+        Some(named) => named,
+        None => platform_roots()?,
+    };
+    for certificate in certificates {
+        builder = builder.add_root_certificate(certificate);
     }
     builder
         .build()
