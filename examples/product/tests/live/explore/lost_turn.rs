@@ -1,6 +1,7 @@
 //! The agent runs ahead of the product: a product that opens its event stream only once its
 //! prompt was accepted (`Product::with_late_subscribe`, feature `racy`) misses a turn that ended
-//! before the stream was open, and aborts the finished task at its deadline. Whether the turn
+//! before the stream was open: it waits for an end that already went, until its user gives up
+//! (stop, pressed two seconds after the model was asked) or its deadline. Whether the turn
 //! ended first is the agent's progress, which the scheduler orders: the scripted model's answer
 //! is a decision point, and after it went nothing else goes until the agent settled. So the
 //! search finds the race, and its schedule replays it, every time; the correct product (it
@@ -21,6 +22,11 @@ const ANSWER: &str = "Your notes say: remember the milk.";
 /// (both scaled): a turn held step by step still ends well within them.
 const DEADLINE: Duration = Duration::from_secs(8);
 const SETTLE: Duration = Duration::from_secs(1);
+/// How long after the model was asked for its answer the product has to report the turn
+/// (scaled): the user presses stop then. A product that follows the turn reports it within a
+/// few hundred milliseconds, the steps between held one by one; one that lost it would wait
+/// for its deadline, so a failing run ends here instead of there.
+const REPORTED_WITHIN: Duration = Duration::from_secs(2);
 
 /// One exploring run: the product prompts, the model answers in one text turn, and the
 /// product must report that turn completed with the answer.
@@ -34,7 +40,18 @@ pub(crate) async fn follow_the_turn(live: &mut Live, late: bool) -> anyhow::Resu
     let task = Task::new("What do my notes say?")
         .deadline(scaled(DEADLINE))
         .settle(scaled(SETTLE));
-    let report = match product.run(&task, &Cancel::new()).await {
+    let cancel = Cancel::new();
+    let user_gives_up = async {
+        live.model().wait_for_requests(1).await?;
+        tokio::time::sleep(scaled(REPORTED_WITHIN)).await;
+        cancel.cancel();
+        std::future::pending::<anyhow::Result<()>>().await
+    };
+    let report = tokio::select! {
+        ran = product.run(&task, &cancel) => ran,
+        failed = user_gives_up => return failed,
+    };
+    let report = match report {
         Ok(report) => report,
         Err(error) => anyhow::bail!("{LOST}: the product failed: {error}"),
     };

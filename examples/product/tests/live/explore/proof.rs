@@ -28,14 +28,14 @@ const CLASSES: [Class; 2] = [
         prefix: "explore::search::racy_",
         invariant: "a permission reply reached the agent after the abort",
         // A run spends much of its time waiting for the system to be quiet.
-        threads: "4",
+        threads: "6",
     },
     Class {
         name: "the lost turn",
         prefix: "explore::lost_turn::lost_",
         invariant: super::lost_turn::LOST,
         // A failing run mostly waits for the product's deadline.
-        threads: "6",
+        threads: "4",
     },
 ];
 const SEARCHES: usize = 20;
