@@ -7,8 +7,9 @@
 //! Each sample gets a forwarder (and a scheduler) of its own, as each explored run gets a fresh
 //! context; starting it is outside the timing on both sides.
 //!
-//! What the ratio does not count: the fresh agent context the runner gives each run (a lease
-//! of the pooled server and a new workspace, see `provisioning`).
+//! What the ratio does not count: the agent context the runner gives each run (a lease of the
+//! pooled server and a workspace): `explored_schedule.per_run` ([`crate::explored_run`]) counts
+//! it, on a warm workspace against a fresh directory.
 
 use std::time::{Duration, Instant};
 
@@ -56,14 +57,18 @@ pub async fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
             "the model saw {requests} requests ({misses} unanswered) for {expected} turns"
         )));
     }
-    Ok([
+    let mut figures: Vec<Figure> = [
         Figure::ratio("explored_schedule", &explored, &plain),
         Figure::median("explored_schedule.explored", &explored),
         Figure::median("explored_schedule.plain", &plain),
     ]
     .into_iter()
     .flatten()
-    .collect())
+    .collect();
+    // What the quiet costs a turn is the part above; what a whole run costs is the context it
+    // gets for it, the part below.
+    figures.extend(crate::explored_run::measure(bench).await?);
+    Ok(figures)
 }
 
 /// One run of the body through a forwarder of its own to `upstream`; `explored`: with an

@@ -9,6 +9,7 @@
 
 mod agent_memory;
 mod common;
+mod explored_run;
 mod explored_schedule;
 mod fixture;
 mod forwarded_turn;
@@ -86,7 +87,9 @@ fn main() -> ExitCode {
          forwarded_turn: that bare reqwest turn through the agent's forwarder / straight to the \
          agent, same server ({t} per side)\n  \
          explored_schedule: that bare reqwest turn through a forwarder with an exploring \
-         run's scheduler (quiet {q:?}) / through one without, same server ({e} per side)\n  \
+         run's scheduler (quiet {q:?}) / through one without, same server ({e} per side); \
+         .per_run: one explored run whole (lease, that turn through the agent's forwarder with \
+         a scheduler, release) on a warm workspace / in a fresh directory ({e} per side)\n  \
          relayed_turn: session.prompt() through the recording relay to a local HTTPS upstream / \
          straight to it, each on a server of its own ({t} per side)\n  \
          replay_turn: session.prompt() answered from a cassette (recorded first, in this run) / \

@@ -147,7 +147,7 @@ async fn shared_round(
         shared_scenario(bench, pool, servers).await?;
     }
     let pids: Vec<u32> = servers.keys().copied().collect();
-    let after = quiet_ticks(&pids).await;
+    let after = quiet_ticks(SECTION, &pids).await;
     let spent: u64 = pids
         .iter()
         .map(|pid| {
@@ -247,7 +247,7 @@ impl FreshDirectories {
         for _ in 0..per_round {
             self.scenario(bench).await?;
         }
-        let after = quiet_ticks(&[self.pid]).await;
+        let after = quiet_ticks(SECTION, &[self.pid]).await;
         let (Some(before), Some(after)) = (before.get(&self.pid), after.get(&self.pid)) else {
             return Err(BenchError::Raw(
                 "the bare server ended during a round".into(),
@@ -358,8 +358,8 @@ fn make_workspace(workspace: &Path, config: &Value) -> std::io::Result<()> {
 }
 
 /// The CPU ticks of `pids` once they are quiet (grew by at most one tick over [`QUIET`]), or at
-/// [`QUIET_CEILING`] (said on a progress line). Pids that ended are missing.
-async fn quiet_ticks(pids: &[u32]) -> BTreeMap<u32, u64> {
+/// [`QUIET_CEILING`] (said on `section`'s progress line). Pids that ended are missing.
+pub async fn quiet_ticks(section: &str, pids: &[u32]) -> BTreeMap<u32, u64> {
     let started = Instant::now();
     let mut last = proc_cpu::ticks_of(pids);
     loop {
@@ -374,7 +374,7 @@ async fn quiet_ticks(pids: &[u32]) -> BTreeMap<u32, u64> {
         }
         if started.elapsed() > QUIET_CEILING {
             progress(
-                SECTION,
+                section,
                 &format!("warning: the servers were still busy {QUIET_CEILING:?} after a round"),
             );
             return now;
