@@ -192,6 +192,9 @@ pub struct Product<H = NoHooks> {
     /// The event stream is opened only after the prompt was accepted.
     #[cfg(feature = "racy")]
     late_subscribe: bool,
+    /// A re-subscribed stream is trusted to bring the asks: the missed ones are not read.
+    #[cfg(feature = "racy")]
+    forgetful_reconnect: bool,
 }
 
 impl Product<NoHooks> {
@@ -204,6 +207,8 @@ impl Product<NoHooks> {
             racy_reply: false,
             #[cfg(feature = "racy")]
             late_subscribe: false,
+            #[cfg(feature = "racy")]
+            forgetful_reconnect: false,
         }
     }
 }
@@ -218,6 +223,8 @@ impl<H: Hooks> Product<H> {
             racy_reply: self.racy_reply,
             #[cfg(feature = "racy")]
             late_subscribe: self.late_subscribe,
+            #[cfg(feature = "racy")]
+            forgetful_reconnect: self.forgetful_reconnect,
         }
     }
 
@@ -239,6 +246,17 @@ impl<H: Hooks> Product<H> {
     #[cfg(feature = "racy")]
     pub fn with_late_subscribe(mut self) -> Self {
         self.late_subscribe = true;
+        self
+    }
+
+    /// Test-only (feature `racy`): re-introduces a lost-event race for the exploration tests.
+    /// After its event stream dropped and was subscribed again, the product reads whether the
+    /// session is still busy but not the asks it missed meanwhile: an ask the agent made while
+    /// the stream was down is never answered, and the agent waits on it until the task is
+    /// stopped or its deadline.
+    #[cfg(feature = "racy")]
+    pub fn with_forgetful_reconnect(mut self) -> Self {
+        self.forgetful_reconnect = true;
         self
     }
 
@@ -477,12 +495,20 @@ impl<H: Hooks> Run<'_, H> {
     /// still waiting, and whether the session went idle).
     async fn resync(&mut self) -> Result<Option<TaskReport>, ProductError> {
         let client = &self.product.client;
-        let missed: Vec<PermissionAsk> = client
-            .pending_permissions()
-            .await?
-            .into_iter()
-            .filter(|ask| ask.session_id == self.session_id)
-            .collect();
+        #[cfg(feature = "racy")]
+        let forgetful = self.product.forgetful_reconnect;
+        #[cfg(not(feature = "racy"))]
+        let forgetful = false;
+        let missed: Vec<PermissionAsk> = if forgetful {
+            Vec::new()
+        } else {
+            client
+                .pending_permissions()
+                .await?
+                .into_iter()
+                .filter(|ask| ask.session_id == self.session_id)
+                .collect()
+        };
         let busy = client.statuses().await?.contains_key(&self.session_id);
         // Replies go out after both reads, so the product's requests come in one order.
         for ask in missed {

@@ -29,6 +29,7 @@ macro_rules! racy_searches {
 }
 
 mod forced;
+mod lost_ask;
 mod lost_turn;
 mod proof;
 mod search;

@@ -1,8 +1,9 @@
-//! The proof that exploring finds both classes of race: for each, its twenty racy searches (the
-//! stop-at-reply race of [`super::search`], the lost turn of [`super::lost_turn`]) run in a
-//! runner of their own (this test binary again), each with its own seed; every one must fail on
-//! the class's invariant with a shrunk schedule and the line that replays it; then the first
-//! line's test run is repeated ten times and must fail the same way every time.
+//! The proof that exploring finds each class of race: for each, its racy searches (twenty of the
+//! stop-at-reply race of [`super::search`], twenty of the lost turn of [`super::lost_turn`], ten
+//! of the lost ask of [`super::lost_ask`]) run in a runner of their own (this test binary
+//! again), each with its own seed; every one must fail on the class's invariant with a shrunk
+//! schedule and the line that replays it; then the first line's test run is repeated (ten
+//! times; five for the lost ask) and must fail the same way every time.
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -13,19 +14,25 @@ use harness_runtime::prelude::*;
 struct Class {
     /// For people.
     name: &'static str,
-    /// Its twenty searches, as `cargo test` names them: the prefix of `<prefix>01` … `<prefix>20`.
+    /// Its searches, as `cargo test` names them: the prefix of `<prefix>01`, `<prefix>02` …
     prefix: &'static str,
+    /// How many searches it has, and how many times its first line is replayed.
+    searches: usize,
+    replays: usize,
     /// What its invariant says when the race happened.
     invariant: &'static str,
     /// How many of its searches run at once.
     threads: &'static str,
 }
 
-/// The classes: the product's reply overtaking its abort, the agent running ahead of the product.
-const CLASSES: [Class; 2] = [
+/// The classes: the product's reply overtaking its abort, the agent running ahead of the product
+/// (its turn ending before the product subscribed, its ask made while the product reconnected).
+const CLASSES: [Class; 3] = [
     Class {
         name: "the stop-at-reply race",
         prefix: "explore::search::racy_",
+        searches: 20,
+        replays: 10,
         invariant: "a permission reply reached the agent after the abort",
         // A run spends much of its time waiting for the system to be quiet.
         threads: "6",
@@ -33,16 +40,26 @@ const CLASSES: [Class; 2] = [
     Class {
         name: "the lost turn",
         prefix: "explore::lost_turn::lost_",
+        searches: 20,
+        replays: 10,
         invariant: super::lost_turn::LOST,
-        // A failing run mostly waits for the product's deadline.
+        // A failing run mostly waits for its user to give up.
+        threads: "4",
+    },
+    Class {
+        name: "the lost ask",
+        prefix: "explore::lost_ask::forgot_",
+        // The third class at half the scale: its failing runs wait for the user to give up,
+        // and ten more searches and five more replays would add about a minute to the proof.
+        searches: 10,
+        replays: 5,
+        invariant: super::lost_ask::LOST,
         threads: "4",
     },
 ];
-const SEARCHES: usize = 20;
-const REPLAYS: usize = 10;
 /// Replays run side by side, each a runner with a server of its own.
 const REPLAYS_AT_ONCE: usize = 5;
-/// The ceiling of the child runner of the twenty searches, and of one replay (scaled).
+/// The ceiling of the child runner of a class's searches, and of one replay (scaled).
 const SEARCH_CEILING: Duration = Duration::from_secs(400);
 const REPLAY_CEILING: Duration = Duration::from_secs(120);
 
@@ -129,13 +146,13 @@ fn found(message: &str) -> anyhow::Result<(u32, u32, String, String)> {
     Ok((at, shrink, schedule.to_owned(), replay.to_owned()))
 }
 
-/// For each class of race: twenty seeds, twenty finds, one line replayed ten times.
+/// For each class of race: every seed finds it, and one line replays it every time.
 #[live_agent_test(timeout = "900s")]
 async fn exploration_finds_each_race_for_every_seed_and_its_line_replays_it(
     live: &mut Live,
 ) -> anyhow::Result<()> {
     let started = Instant::now();
-    // Side by side: the lost turn's searches mostly wait, on the product's deadline.
+    // Side by side: much of a run is waiting (for quiet, for the agent, for a user to give up).
     for proved in futures::future::join_all(CLASSES.iter().map(|class| prove(live, class))).await {
         proved?;
     }
@@ -146,11 +163,13 @@ async fn exploration_finds_each_race_for_every_seed_and_its_line_replays_it(
     Ok(())
 }
 
-/// Twenty seeds of `class`, twenty finds, one line replayed ten times.
+/// Every seed of `class` finds it, and its first line replays it every time.
 async fn prove(live: &Live, class: &Class) -> anyhow::Result<()> {
     let Class {
         name: class_name,
         prefix: racy,
+        searches,
+        replays,
         invariant,
         threads,
     } = *class;
@@ -163,7 +182,7 @@ async fn prove(live: &Live, class: &Class) -> anyhow::Result<()> {
         % 1_000_000_000;
     let base = base.to_string();
     live.progress(format!(
-        "{class_name}: running its {SEARCHES} racy searches, base seed {base} (LIVE_EXPLORE_SEED)"
+        "{class_name}: running its {searches} racy searches, base seed {base} (LIVE_EXPLORE_SEED)"
     ));
     let searched = runner(
         &["--ignored", "--test-threads", threads, racy],
@@ -183,7 +202,7 @@ async fn prove(live: &Live, class: &Class) -> anyhow::Result<()> {
     );
     let mut finds = Vec::new();
     let mut spaces = Vec::new();
-    for n in 1..=SEARCHES {
+    for n in 1..=searches {
         let name = format!("{racy}{n:02}");
         anyhow::ensure!(
             searched.stdout.contains(&format!("test {name} ... FAILED")),
@@ -230,7 +249,7 @@ async fn prove(live: &Live, class: &Class) -> anyhow::Result<()> {
         })
         .collect();
     live.progress(format!(
-        "{class_name}: {SEARCHES} of {SEARCHES} searches found it, in {:.0} seconds: found at schedule \
+        "{class_name}: {searches} of {searches} searches found it, in {:.0} seconds: found at schedule \
          {ats:?} of spaces of about {spaces:?} orderings, shrunk in {shrinks:?} runs to \
          {deviations:?} deviations",
         search_time.as_secs_f64()
@@ -250,9 +269,10 @@ async fn prove(live: &Live, class: &Class) -> anyhow::Result<()> {
     let mut reproduced = 0;
     let args = [name.as_str(), "--exact", "--include-ignored"];
     let env = [("LIVE_SCHEDULE", schedule.as_str())];
-    for _ in 0..REPLAYS / REPLAYS_AT_ONCE {
-        let replays = (0..REPLAYS_AT_ONCE).map(|_| runner(&args, &env, REPLAY_CEILING));
-        for ran in futures::future::join_all(replays).await {
+    for _ in 0..replays.div_ceil(REPLAYS_AT_ONCE) {
+        let batch = (reproduced..replays).len().min(REPLAYS_AT_ONCE);
+        let batch = (0..batch).map(|_| runner(&args, &env, REPLAY_CEILING));
+        for ran in futures::future::join_all(batch).await {
             let ran = ran?;
             let message = failure_of(&ran.stdout, name).unwrap_or_default();
             anyhow::ensure!(
@@ -260,7 +280,7 @@ async fn prove(live: &Live, class: &Class) -> anyhow::Result<()> {
                     && message
                         .contains(&format!("failed under schedule {schedule} (LIVE_SCHEDULE)"))
                     && message.contains(invariant),
-                "the replay of {schedule} did not fail on the race ({reproduced} of {REPLAYS} \
+                "the replay of {schedule} did not fail on the race ({reproduced} of {replays} \
                  did):\n{}\n{}",
                 ran.stdout,
                 ran.stderr
@@ -270,7 +290,7 @@ async fn prove(live: &Live, class: &Class) -> anyhow::Result<()> {
     }
     live.progress(format!(
         "{class_name}: the replay line of {name} ({schedule}) failed on the race {reproduced} of \
-         {REPLAYS} times, in {:.0} seconds; {class_name} took {:.0} seconds",
+         {replays} times, in {:.0} seconds; {class_name} took {:.0} seconds",
         replayed.elapsed().as_secs_f64(),
         started.elapsed().as_secs_f64()
     ));
