@@ -3,7 +3,8 @@
 //! of the lost ask of [`super::lost_ask`]) run in a runner of their own (this test binary
 //! again), each with its own seed; every one must fail on the class's invariant with a shrunk
 //! schedule and the line that replays it; then the first line's test run is repeated (ten
-//! times; five for the lost ask) and must fail the same way every time.
+//! times; five for the lost ask) and must fail the same way every time. One scenario per class:
+//! a filter picks one, a failure names it, and the runner runs them beside the rest of the suite.
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -25,38 +26,38 @@ struct Class {
     threads: &'static str,
 }
 
-/// The classes: the product's reply overtaking its abort, the agent running ahead of the product
-/// (its turn ending before the product subscribed, its ask made while the product reconnected).
-const CLASSES: [Class; 3] = [
-    Class {
-        name: "the stop-at-reply race",
-        prefix: "explore::search::racy_",
-        searches: 20,
-        replays: 10,
-        invariant: "a permission reply reached the agent after the abort",
-        // A run spends much of its time waiting for the system to be quiet.
-        threads: "6",
-    },
-    Class {
-        name: "the lost turn",
-        prefix: "explore::lost_turn::lost_",
-        searches: 20,
-        replays: 10,
-        invariant: super::lost_turn::LOST,
-        // A failing run mostly waits for its user to give up.
-        threads: "4",
-    },
-    Class {
-        name: "the lost ask",
-        prefix: "explore::lost_ask::forgot_",
-        // The third class at half the scale: its failing runs wait for the user to give up,
-        // and ten more searches and five more replays would add about a minute to the proof.
-        searches: 10,
-        replays: 5,
-        invariant: super::lost_ask::LOST,
-        threads: "4",
-    },
-];
+/// The product's reply overtaking its abort.
+const STOP_AT_REPLY: Class = Class {
+    name: "the stop-at-reply race",
+    prefix: "explore::search::racy_",
+    searches: 20,
+    replays: 10,
+    invariant: "a permission reply reached the agent after the abort",
+    // A run spends much of its time waiting for the system to be quiet.
+    threads: "6",
+};
+/// The agent running ahead of the product: its turn ended before the product subscribed.
+const LOST_TURN: Class = Class {
+    name: "the lost turn",
+    prefix: "explore::lost_turn::lost_",
+    searches: 20,
+    replays: 10,
+    invariant: super::lost_turn::LOST,
+    // A failing run mostly waits for its user to give up.
+    threads: "6",
+};
+/// The agent running ahead of the product: it asked while the product reconnected.
+const LOST_ASK: Class = Class {
+    name: "the lost ask",
+    prefix: "explore::lost_ask::forgot_",
+    // The third class at half the scale: its failing runs wait for the user to give up, and ten
+    // more searches and five more replays would add about forty seconds of CPU to the suite.
+    searches: 10,
+    replays: 5,
+    invariant: super::lost_ask::LOST,
+    // Two rounds of five: a search's runs mostly wait (the reconnect, the user giving up).
+    threads: "5",
+};
 /// Replays run side by side, each a runner with a server of its own.
 const REPLAYS_AT_ONCE: usize = 5;
 /// The ceiling of the child runner of a class's searches, and of one replay (scaled).
@@ -146,21 +147,28 @@ fn found(message: &str) -> anyhow::Result<(u32, u32, String, String)> {
     Ok((at, shrink, schedule.to_owned(), replay.to_owned()))
 }
 
-/// For each class of race: every seed finds it, and one line replays it every time.
-#[live_agent_test(timeout = "900s")]
-async fn exploration_finds_each_race_for_every_seed_and_its_line_replays_it(
+/// Twenty seeds, twenty finds of the stop-at-reply race, and its first line replayed ten times.
+#[live_agent_test(timeout = "600s")]
+async fn every_seed_finds_the_stop_at_reply_race_and_its_line_replays_it(
     live: &mut Live,
 ) -> anyhow::Result<()> {
-    let started = Instant::now();
-    // Side by side: much of a run is waiting (for quiet, for the agent, for a user to give up).
-    for proved in futures::future::join_all(CLASSES.iter().map(|class| prove(live, class))).await {
-        proved?;
-    }
-    live.progress(format!(
-        "the whole proof took {:.0} seconds",
-        started.elapsed().as_secs_f64()
-    ));
-    Ok(())
+    prove(live, &STOP_AT_REPLY).await
+}
+
+/// Twenty seeds, twenty finds of the lost turn, and its first line replayed ten times.
+#[live_agent_test(timeout = "600s")]
+async fn every_seed_finds_the_lost_turn_and_its_line_replays_it(
+    live: &mut Live,
+) -> anyhow::Result<()> {
+    prove(live, &LOST_TURN).await
+}
+
+/// Ten seeds, ten finds of the lost ask, and its first line replayed five times.
+#[live_agent_test(timeout = "600s")]
+async fn every_seed_finds_the_lost_ask_and_its_line_replays_it(
+    live: &mut Live,
+) -> anyhow::Result<()> {
+    prove(live, &LOST_ASK).await
 }
 
 /// Every seed of `class` finds it, and its first line replays it every time.
