@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use harness_runtime::prelude::*;
-use product_example::{Cancel, Outcome, Task};
+use product_example::{Outcome, Task};
 
 use crate::support::{self, Points};
 
@@ -40,21 +40,11 @@ pub(crate) async fn follow_the_turn(live: &mut Live, late: bool) -> anyhow::Resu
     let task = Task::new("What do my notes say?")
         .deadline(scaled(DEADLINE))
         .settle(scaled(SETTLE));
-    let cancel = Cancel::new();
-    let user_gives_up = async {
-        live.model().wait_for_requests(1).await?;
-        tokio::time::sleep(scaled(REPORTED_WITHIN)).await;
-        cancel.cancel();
-        std::future::pending::<anyhow::Result<()>>().await
-    };
-    let report = tokio::select! {
-        ran = product.run(&task, &cancel) => ran,
-        failed = user_gives_up => return failed,
-    };
-    let report = match report {
-        Ok(report) => report,
-        Err(error) => anyhow::bail!("{LOST}: the product failed: {error}"),
-    };
+    let report =
+        match super::run_until_the_user_gives_up(live, &product, &task, REPORTED_WITHIN).await? {
+            Ok(report) => report,
+            Err(error) => anyhow::bail!("{LOST}: the product failed: {error}"),
+        };
     let completed = Outcome::Completed {
         text: ANSWER.to_owned(),
     };

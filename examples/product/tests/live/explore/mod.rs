@@ -6,8 +6,10 @@
 //! (`Product::with_racy_reply`, feature `racy`) read it before, and sends the reply beside the
 //! abort: the agent gets it after the abort in some orderings only.
 
+use std::time::Duration;
+
 use harness_runtime::prelude::*;
-use product_example::{Cancel, Point, Task};
+use product_example::{Cancel, Hooks, Point, Product, ProductError, Task, TaskReport};
 
 use crate::support::{self, CANCELLED, Points};
 
@@ -61,4 +63,26 @@ pub(crate) async fn stop_at_reply(live: &mut Live, racy: bool) -> anyhow::Result
         live.assert_evidence();
     }
     Ok(())
+}
+
+/// Runs `task` on `product` as a user who presses stop `within` (scaled) after the model was
+/// first asked: a product that lost an event the agent sent reports the stop then, not at its
+/// deadline. The product's own result, or the scenario's error while waiting for the model.
+pub(crate) async fn run_until_the_user_gives_up<H: Hooks>(
+    live: &Live,
+    product: &Product<H>,
+    task: &Task,
+    within: Duration,
+) -> anyhow::Result<Result<TaskReport, ProductError>> {
+    let cancel = Cancel::new();
+    let user_gives_up = async {
+        live.model().wait_for_requests(1).await?;
+        tokio::time::sleep(scaled(within)).await;
+        cancel.cancel();
+        std::future::pending::<anyhow::Result<std::convert::Infallible>>().await
+    };
+    tokio::select! {
+        ran = product.run(task, &cancel) => Ok(ran),
+        failed = user_gives_up => failed.map(|never| match never {}),
+    }
 }
