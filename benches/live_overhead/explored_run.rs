@@ -18,8 +18,6 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use harness_runtime::__private::ScenarioOptions;
-use harness_runtime::Isolation;
 use harness_runtime::model::{Matcher, Rule};
 use harness_runtime::opencode::AgentOptions;
 use harness_runtime::prelude::*;
@@ -28,16 +26,10 @@ use harness_runtime::testing::{self, ExploringRun};
 use crate::common::{Bench, BenchError, finish, progress};
 use crate::proc_cpu;
 use crate::report::Figure;
-use crate::scenario_cpu::quiet_ticks;
+use crate::scenario_cpu::{SHARED, quiet_ticks};
 use crate::turn::{REPLY, raw_turn};
 
 const SECTION: &str = "explored_schedule";
-
-/// A scenario on a shared server, as the default isolation gives it.
-const SHARED: ScenarioOptions = ScenarioOptions {
-    isolation: Some(Isolation::Shared),
-    ..ScenarioOptions::DEFAULT
-};
 
 pub async fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
     // The pool the runner owns for its run: stopped here, or its servers would run through the

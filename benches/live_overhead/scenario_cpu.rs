@@ -48,7 +48,7 @@ const QUIET: Duration = Duration::from_millis(600);
 const QUIET_CEILING: Duration = Duration::from_secs(20);
 
 /// A scenario on a shared server, as the default isolation gives it.
-const SHARED: ScenarioOptions = ScenarioOptions {
+pub const SHARED: ScenarioOptions = ScenarioOptions {
     isolation: Some(Isolation::Shared),
     ..ScenarioOptions::DEFAULT
 };

@@ -45,10 +45,7 @@ pub(crate) async fn answer_across_a_reconnect(
         .deadline(scaled(DEADLINE))
         .settle(scaled(SETTLE));
     let report =
-        match super::run_until_the_user_gives_up(live, &product, &task, REPORTED_WITHIN).await? {
-            Ok(report) => report,
-            Err(error) => anyhow::bail!("{LOST}: the product failed: {error}"),
-        };
+        super::run_until_the_user_gives_up(live, &product, &task, REPORTED_WITHIN, LOST).await?;
     let completed = Outcome::Completed {
         text: ANSWER.to_owned(),
     };
@@ -63,9 +60,7 @@ pub(crate) async fn answer_across_a_reconnect(
         "the stream did not drop: {report:?}"
     );
     if !forgetful {
-        live.evidence()
-            .record("product", support::report_json(&report));
-        live.assert_evidence();
+        super::assert_report(live, &report);
     }
     Ok(())
 }

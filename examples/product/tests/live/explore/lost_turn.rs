@@ -41,10 +41,7 @@ pub(crate) async fn follow_the_turn(live: &mut Live, late: bool) -> anyhow::Resu
         .deadline(scaled(DEADLINE))
         .settle(scaled(SETTLE));
     let report =
-        match super::run_until_the_user_gives_up(live, &product, &task, REPORTED_WITHIN).await? {
-            Ok(report) => report,
-            Err(error) => anyhow::bail!("{LOST}: the product failed: {error}"),
-        };
+        super::run_until_the_user_gives_up(live, &product, &task, REPORTED_WITHIN, LOST).await?;
     let completed = Outcome::Completed {
         text: ANSWER.to_owned(),
     };
@@ -53,9 +50,7 @@ pub(crate) async fn follow_the_turn(live: &mut Live, late: bool) -> anyhow::Resu
         "{LOST}: the agent completed it, the product reported {report:?}"
     );
     if !late {
-        live.evidence()
-            .record("product", support::report_json(&report));
-        live.assert_evidence();
+        super::assert_report(live, &report);
     }
     Ok(())
 }

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use harness_runtime::prelude::*;
-use product_example::{Cancel, Hooks, Point, Product, ProductError, Task, TaskReport};
+use product_example::{Cancel, Hooks, Point, Product, Task, TaskReport};
 
 use crate::support::{self, CANCELLED, Points};
 
@@ -58,22 +58,21 @@ pub(crate) async fn stop_at_reply(live: &mut Live, racy: bool) -> anyhow::Result
     support::ensure_outcome(&report, &CANCELLED)?;
     support::no_reply_after_abort(&agent.observed().await)?;
     if !racy {
-        live.evidence()
-            .record("product", support::report_json(&report));
-        live.assert_evidence();
+        assert_report(live, &report);
     }
     Ok(())
 }
 
 /// Runs `task` on `product` as a user who presses stop `within` (scaled) after the model was
 /// first asked: a product that lost an event the agent sent reports the stop then, not at its
-/// deadline. The product's own result, or the scenario's error while waiting for the model.
+/// deadline. The product's report; a product error is the race `lost` names.
 pub(crate) async fn run_until_the_user_gives_up<H: Hooks>(
     live: &Live,
     product: &Product<H>,
     task: &Task,
     within: Duration,
-) -> anyhow::Result<Result<TaskReport, ProductError>> {
+    lost: &str,
+) -> anyhow::Result<TaskReport> {
     let cancel = Cancel::new();
     let user_gives_up = async {
         live.model().wait_for_requests(1).await?;
@@ -81,8 +80,17 @@ pub(crate) async fn run_until_the_user_gives_up<H: Hooks>(
         cancel.cancel();
         std::future::pending::<anyhow::Result<std::convert::Infallible>>().await
     };
-    tokio::select! {
-        ran = product.run(task, &cancel) => Ok(ran),
-        failed = user_gives_up => failed.map(|never| match never {}),
-    }
+    let ran = tokio::select! {
+        ran = product.run(task, &cancel) => ran,
+        failed = user_gives_up => return failed.map(|never| match never {}),
+    };
+    ran.map_err(|error| anyhow::anyhow!("{lost}: the product failed: {error}"))
+}
+
+/// The correct product's report is the run's evidence: every explored ordering must give the
+/// same (the snapshot).
+pub(crate) fn assert_report(live: &Live, report: &TaskReport) {
+    live.evidence()
+        .record("product", support::report_json(report));
+    live.assert_evidence();
 }
