@@ -1,9 +1,11 @@
 //! Warming the shared servers (`LIVE_ISOLATION=shared`) before the first trial: as many as
-//! scenarios will run at once, and no more than will share.
+//! scenarios will run at once, and no more than will share. A scenario talking to the real model
+//! (live, or recording its cassette) gets a server of its own, so it warms nothing: a recording
+//! run would otherwise start servers that no scenario leases.
 
 use std::path::Path;
 
-use super::admission;
+use super::admission::{self, Admission};
 use super::cli::Cli;
 use super::descriptor::Scenario;
 use crate::opencode;
@@ -16,7 +18,7 @@ pub(crate) fn prewarm(pool: &opencode::SharedPool, scenarios: &[&'static Scenari
     }
     let sharing: Vec<_> = scenarios
         .iter()
-        .filter(|s| selected(s, cli) && opencode::likely_shared(&s.options))
+        .filter(|s| opencode::likely_shared(&s.options) && selected_on_scripted_or_replay(s, cli))
         .collect();
     let Some(first) = sharing.first() else {
         return;
@@ -31,10 +33,11 @@ pub(crate) fn prewarm(pool: &opencode::SharedPool, scenarios: &[&'static Scenari
     pool.prewarm(program, threads.min(sharing.len()));
 }
 
-/// Whether libtest will run `scenario`: the filters, `--exact`, `--skip`, ignored-ness, the
-/// scenario's requirements and its peer, as the runner decides them (strictness aside: under it a
-/// missing requirement fails instead of skipping, and runs no body either way).
-fn selected(scenario: &Scenario, cli: &Cli) -> bool {
+/// Whether libtest will run `scenario` (the filters, `--exact`, `--skip`, ignored-ness, the
+/// scenario's requirements and its peer, as the runner decides them; strictness aside: under it a
+/// missing requirement fails instead of skipping, and runs no body either way) with the scripted
+/// model or a replayed cassette, the plans that share a server.
+fn selected_on_scripted_or_replay(scenario: &Scenario, cli: &Cli) -> bool {
     let args = cli.args();
     let ignored = scenario.options.ignore.is_some();
     cli.selects(&scenario.name())
@@ -43,6 +46,9 @@ fn selected(scenario: &Scenario, cli: &Cli) -> bool {
         } else {
             !ignored || args.include_ignored
         }
-        && admission::admit(scenario, false).runs()
+        && matches!(
+            admission::admit(scenario, false),
+            Admission::Run(resolution) if !resolution.plan.is_real_model()
+        )
         && super::peers::absent(&scenario.name()).is_none()
 }
