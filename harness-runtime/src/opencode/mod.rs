@@ -28,6 +28,7 @@ pub(crate) use models_catalog::ModelsCatalog;
 pub use options::AgentOptions;
 pub(crate) use pool::SharedPool;
 pub(crate) use pool::likely as likely_shared;
+pub(crate) use pool::plan_shares;
 pub(crate) use pool::run_pool_owner;
 pub(crate) use provision::{ProvisionContext, provision};
 #[cfg(any(test, feature = "testing"))]

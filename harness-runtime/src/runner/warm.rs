@@ -48,7 +48,7 @@ fn selected_on_scripted_or_replay(scenario: &Scenario, cli: &Cli) -> bool {
         }
         && matches!(
             admission::admit(scenario, false),
-            Admission::Run(resolution) if !resolution.plan.is_real_model()
+            Admission::Run(resolution) if opencode::plan_shares(&resolution.plan)
         )
         && super::peers::absent(&scenario.name()).is_none()
 }

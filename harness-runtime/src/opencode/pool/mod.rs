@@ -19,7 +19,7 @@ mod wire;
 
 pub(crate) use lease::{PoolLease, lease, lease_seat};
 pub(crate) use owner::run_pool_owner;
-pub(crate) use policy::{check, level, likely};
+pub(crate) use policy::{check, level, likely, plan_shares};
 #[cfg(test)]
 pub(crate) use servers::Lease;
 pub(crate) use servers::SharedPool;

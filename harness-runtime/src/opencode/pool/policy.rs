@@ -24,9 +24,14 @@ pub(crate) fn likely(scenario: &ScenarioOptions) -> bool {
         && !scenario.requires.contains(&CONFIG_ENV)
 }
 
+/// Whether a scenario whose model is served as `plan` may share a server: a replayed cassette
+/// shares like the scripted model; the real model (live, or recorded through the relay) does not.
+pub(crate) fn plan_shares(plan: &ModelPlan) -> bool {
+    !plan.is_real_model()
+}
+
 /// `Ok` when the agent may share a server; else why it gets its own (shown as progress).
-/// `plan` is how the scenario's model is served: a replayed cassette shares like the scripted
-/// model; the real model (live, or recorded through the relay) does not.
+/// `plan` is how the scenario's model is served ([`plan_shares`]).
 pub(crate) fn check(
     scenario: &ScenarioOptions,
     plan: &ModelPlan,
@@ -61,7 +66,7 @@ pub(crate) fn check(
     if options.stop_grace != DEFAULT_STOP_GRACE {
         return Err("`AgentOptions::stop_grace` is about stopping the server");
     }
-    if matches!(plan, ModelPlan::Live | ModelPlan::Record { .. }) {
+    if !plan_shares(plan) {
         return Err("a real-model config holds secrets that stay out of files");
     }
     Ok(())
