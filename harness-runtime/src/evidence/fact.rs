@@ -1,9 +1,10 @@
 //! An order-preserving value tree for recorded facts.
 //!
-//! `serde_json::Value` sorts object keys (the `preserve_order` feature would change it for the
-//! whole workspace), and a snapshot reads best in the order the recording type declared its
-//! fields: a turn's trace before its messages. So values are serialized to JSON text (which
-//! keeps field order) and parsed into this tree.
+//! A snapshot reads best in the order the recording type declared its fields (a turn's trace
+//! before its messages), and must not depend on whether this build's `serde_json::Value` keeps
+//! insertion order or sorts (the `preserve_order` feature, build-wide). So values are captured
+//! by a serializer of our own (`fact_capture`): struct fields in declaration order, map entries
+//! sorted by key.
 
 use std::fmt;
 
@@ -26,17 +27,7 @@ pub(crate) enum Fact {
 }
 
 impl Fact {
-    /// Captures any serializable value; a value that cannot be serialized (a map with non-string
-    /// keys, a failing `Serialize` impl) is recorded as a typed note, never dropped silently.
-    pub(crate) fn capture(value: &impl Serialize) -> Fact {
-        match serde_json::to_string(value) {
-            Ok(text) => serde_json::from_str(&text)
-                .unwrap_or_else(|_| Fact::Str("<unrepresentable value>".into())),
-            Err(_) => Fact::Str("<value failed to serialize>".into()),
-        }
-    }
-
-    /// The same value as `serde_json::Value` (object keys sorted by serde_json).
+    /// The same value as `serde_json::Value`, entries in this fact's order.
     pub(crate) fn to_json(&self) -> serde_json::Value {
         use serde_json::Value;
         match self {
@@ -170,42 +161,5 @@ impl<'de> Visitor<'de> for FactVisitor {
             entries.push((k, v));
         }
         Ok(Fact::Map(entries))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[derive(serde::Serialize)]
-    struct Ordered {
-        zebra: u8,
-        apple: &'static str,
-        middle: Vec<i32>,
-    }
-
-    #[test]
-    fn capture_keeps_field_order() {
-        let fact = Fact::capture(&Ordered {
-            zebra: 1,
-            apple: "a",
-            middle: vec![-1, 2],
-        });
-        let Fact::Map(entries) = fact else {
-            panic!("a struct is captured as a map")
-        };
-        let keys: Vec<_> = entries.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(keys, ["zebra", "apple", "middle"]);
-        assert_eq!(entries[2].1, Fact::Seq(vec![Fact::Int(-1), Fact::UInt(2)]));
-    }
-
-    #[test]
-    fn non_string_keys_become_a_note() {
-        let mut map = std::collections::BTreeMap::new();
-        map.insert(vec![1u8], 2u8);
-        assert_eq!(
-            Fact::capture(&map),
-            Fact::Str("<value failed to serialize>".into())
-        );
     }
 }

@@ -3,6 +3,7 @@
 
 mod baseline;
 mod fact;
+mod fact_capture;
 mod from_turn;
 mod observed;
 mod observer;

@@ -6,6 +6,7 @@ use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
 use super::TurnSummary;
 use super::fact::Fact;
+use super::fact_capture::capture_or_note;
 use crate::redact::Redactor;
 
 /// The names of the counters other parts feed, so a snapshot spells each one the same way.
@@ -71,7 +72,7 @@ impl Evidence {
     /// Records a structured section (a model request, a turn summary, a status) under `key`,
     /// keeping the order of its fields.
     pub fn record_section(&self, key: &str, value: &impl Serialize) {
-        let fact = Fact::capture(value).redacted(&self.redactor);
+        let fact = capture_or_note(value).redacted(&self.redactor);
         let key = self.redactor.redact(key);
         self.state().entries.push((key, fact));
     }

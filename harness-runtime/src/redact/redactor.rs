@@ -307,6 +307,10 @@ impl Redactor {
     /// `cost` (and `*_tokens`, `*Tokens`) become `"[tokens]"` / `"[cost]"`; numeric `port`s
     /// `"[port]"`; numeric `duration`/`elapsed` values `"[duration]"`; 13-digit epoch
     /// milliseconds `"[timestamp]"`.
+    ///
+    /// Objects are walked, and come back, with their keys sorted, whether or not this build's
+    /// `serde_json` keeps insertion order (`preserve_order`): ids are numbered in the order met,
+    /// so the walk's order decides which one is `[message-1]`.
     pub fn redact_json(&self, value: &serde_json::Value) -> serde_json::Value {
         use serde_json::Value;
         match value {
@@ -318,8 +322,11 @@ impl Redactor {
             Value::Array(items) => {
                 Value::Array(items.iter().map(|v| self.redact_json(v)).collect())
             }
-            Value::Object(map) => Value::Object(
-                map.iter()
+            Value::Object(map) => Value::Object({
+                let mut entries: Vec<_> = map.iter().collect();
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                entries
+                    .into_iter()
                     .map(|(k, v)| {
                         let redacted = match (key_placeholder(k), v) {
                             (Some(p), _) => Value::String(p.into()),
@@ -333,8 +340,8 @@ impl Redactor {
                         };
                         (self.redact(k), redacted)
                     })
-                    .collect(),
-            ),
+                    .collect()
+            }),
             Value::Null | Value::Bool(_) => value.clone(),
         }
     }

@@ -454,8 +454,13 @@ impl Talk {
                     .map(|item| self.normalize_in(key, usage, item))
                     .collect(),
             ),
-            Value::Object(map) => Value::Object(
-                map.iter()
+            // Keys in sorted order, as `Redactor::redact_json` walks them: ids are numbered in
+            // the order met, and serde_json keeps the server's order (`preserve_order`).
+            Value::Object(map) => Value::Object({
+                let mut entries: Vec<_> = map.iter().collect();
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                entries
+                    .into_iter()
                     .map(|(k, v)| {
                         let usage = usage || k == "tokens" || k == "cost";
                         (
@@ -463,8 +468,8 @@ impl Talk {
                             self.normalize_in(Some(k), usage, v),
                         )
                     })
-                    .collect(),
-            ),
+                    .collect()
+            }),
             Value::Null | Value::Bool(_) => value.clone(),
         }
     }

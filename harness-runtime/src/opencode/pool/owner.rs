@@ -134,7 +134,7 @@ async fn serve_lease(stream: UnixStream, dir: &Path, pool: &SharedPool) {
         return;
     };
     let leased = pool
-        .lease(&request.program, &request.scenario, seat.as_ref())
+        .lease(&request.program, &request.scenario, seat.as_deref())
         .await;
     let lease = match leased {
         Ok(lease) => lease,

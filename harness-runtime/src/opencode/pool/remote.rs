@@ -72,7 +72,7 @@ fn lease_blocking(
         request,
         root: root.clone(),
         workspace: scenario_root.map(|(_, workspace)| workspace),
-        seat,
+        seat: seat.map(Box::new),
     };
     let mut stream = match ahead {
         Some(stream) => stream,

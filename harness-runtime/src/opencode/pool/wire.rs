@@ -32,7 +32,8 @@ pub(crate) enum ToOwner {
         request: LeaseRequest,
         root: Option<PathBuf>,
         workspace: Option<PathBuf>,
-        seat: Option<SeatConfig>,
+        // Boxed: the other words are a few bytes.
+        seat: Option<Box<SeatConfig>>,
     },
     /// The scenario ended: `passed` hands the server back, a failure retires it and keeps both
     /// roots; `approved_always`: an ask may have been answered `always` (the seat's instance is
