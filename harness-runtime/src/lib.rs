@@ -95,6 +95,7 @@ compile_error!(
      (without the /proc-based cleanup of detached processes)"
 );
 
+pub mod acp;
 mod budget;
 mod cassette;
 mod chat_body;

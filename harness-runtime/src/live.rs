@@ -45,6 +45,8 @@ pub struct Live {
     /// Before `agents`: dropped (killed) first, since products talk to them.
     products: crate::product::ProductSlot,
     agents: crate::opencode::AgentSlot,
+    /// The ACP agents it started (`acp_agent`), stopped with the others.
+    acp_agents: crate::acp::AcpSlot,
     fixture: crate::fixture::FixtureControl,
     gates: Arc<crate::gates::Gates>,
     wire: Arc<crate::forward::Wire>,
@@ -188,6 +190,7 @@ impl Live {
             model,
             products: Default::default(),
             agents: Default::default(),
+            acp_agents: Default::default(),
             fixture: Default::default(),
             gates,
             wire: Arc::new(crate::forward::Wire::new(redactor.clone())),
@@ -333,6 +336,67 @@ impl Live {
         provisioned
     }
 
+    /// Starts an ACP agent of `kind` (see [`AcpAgentKind`](crate::acp::AcpAgentKind)) in a
+    /// root of its own, owned and confined like `opencode serve`, pointed at the scenario's model
+    /// (the scripted model, or its real model), and initialized: its stdin and stdout speak ACP,
+    /// its stderr goes to the root's `stderr.log` and every protocol line to `acp.log`. It is
+    /// stopped when the scenario ends; its root is kept after a failure.
+    ///
+    /// A missing agent program is a missing prerequisite: the scenario is skipped saying what
+    /// to install (failed under `CI` or `LIVE_STRICT=1`).
+    pub async fn acp_agent(
+        &mut self,
+        kind: crate::acp::AcpAgentKind,
+    ) -> Result<crate::acp::AcpAgent, crate::acp::AcpError> {
+        self.acp_agent_with(kind, AgentOptions::default()).await
+    }
+
+    /// [`acp_agent`](Self::acp_agent) with explicit options: the product's config layer (e.g.
+    /// which tools ask for permission), extra environment, paths it may read or write. Options
+    /// about servers (readiness, sharing, a fresh workspace) do not apply.
+    pub async fn acp_agent_with(
+        &mut self,
+        kind: crate::acp::AcpAgentKind,
+        options: AgentOptions,
+    ) -> Result<crate::acp::AcpAgent, crate::acp::AcpError> {
+        let index = self.agents.len() + self.acp_agents.len() + 1;
+        let prepared = match kind {
+            crate::acp::AcpAgentKind::OpenCode => {
+                crate::opencode::prepare_opencode_acp(crate::opencode::AcpContext {
+                    name: &self.info.name,
+                    options: &self.info.options,
+                    manifest_dir: &self.info.manifest_dir,
+                    model: &mut self.model,
+                    redactor: &self.redactor,
+                    index,
+                    agent: options,
+                })
+            }
+        };
+        let launch = match prepared {
+            Ok(launch) => launch,
+            Err(e @ ProvisionError::OpenCodeNotFound) => {
+                self.skip_with(e.to_string(), true);
+                return Err(e.into());
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if !self.repeated {
+            progress(&self.info.name, &self.redactor, &launch.sandbox_line);
+        }
+        let root = launch.root.root.clone();
+        match crate::acp::AcpAgent::start(kind, launch, self.redactor.clone()).await {
+            Ok(agent) => {
+                self.acp_agents.push(agent.clone());
+                Ok(agent)
+            }
+            Err(e) => {
+                eprintln!("kept scenario root: {}", root.display());
+                Err(e)
+            }
+        }
+    }
+
     /// While recording (or verifying) a cassette: the OpenCode version as the server reports
     /// itself, else its npm package's, for the cassette's provenance. Once per scenario.
     async fn note_opencode_version(&mut self, agent: &Agent) {
@@ -460,12 +524,18 @@ impl Live {
             )
             .await
             .map_err(FinishError::Agents);
+        let acp_agents = self
+            .acp_agents
+            .finish(passed && agents.is_ok(), &self.redactor)
+            .await
+            .map_err(FinishError::Agents);
         gates
             .and(products)
             .and(budget)
             .and(upstream)
             .and(model)
             .and(agents)
+            .and(acp_agents)
     }
 
     /// The agents' part of [`finish`](Self::finish) alone: stops every agent this context

@@ -4,6 +4,7 @@
 harness_runtime::main!();
 
 mod abort;
+mod acp;
 mod explore;
 mod faults;
 mod gates;

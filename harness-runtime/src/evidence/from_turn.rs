@@ -63,6 +63,7 @@ impl TurnSummary {
             interactions,
             structured_output: turn.structured.clone(),
             errors,
+            ..TurnSummary::default()
         }
     }
 }

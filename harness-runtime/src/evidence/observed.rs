@@ -318,6 +318,7 @@ impl SessionRecord {
             interactions,
             structured_output,
             errors,
+            ..TurnSummary::default()
         }
     }
 }

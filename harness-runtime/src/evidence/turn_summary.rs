@@ -22,12 +22,18 @@ pub struct TurnSummary {
     /// Permissions asked and questions put, with the replies given.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub interactions: Vec<InteractionSummary>,
+    /// The agent's last plan, one `status: step` line per entry (ACP agents' `plan` updates).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub plan: Vec<String>,
     /// The structured output, when the turn asked for one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub structured_output: Option<serde_json::Value>,
     /// Typed errors by name (`MessageAbortedError`, `ProviderAuthError`), never their messages.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
+    /// How the turn stopped, as an ACP agent says (`end_turn`, `cancelled`, `refusal`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
 }
 
 /// Event types with consecutive repeats collapsed and counted.

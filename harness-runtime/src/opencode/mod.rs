@@ -1,5 +1,6 @@
 //! Provisioning: an isolated root, config, port, spawn, readiness, stop, restart and cleanup.
 
+mod acp_launch;
 mod agent;
 mod agent_client;
 mod config;
@@ -20,6 +21,7 @@ mod sandbox_plan;
 mod server_process;
 mod slot;
 
+pub(crate) use acp_launch::{AcpContext, StdioLaunch, prepare_opencode_acp};
 pub use agent::Agent;
 pub use agent_client::DEFAULT_SESSION_TITLE;
 pub(crate) use discover::{find_opencode, installed_version};
@@ -31,6 +33,5 @@ pub(crate) use pool::likely as likely_shared;
 pub(crate) use pool::plan_shares;
 pub(crate) use pool::run_pool_owner;
 pub(crate) use provision::{ProvisionContext, provision};
-#[cfg(any(test, feature = "testing"))]
 pub(crate) use root::AgentRoot;
 pub(crate) use slot::AgentSlot;

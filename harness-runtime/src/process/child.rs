@@ -1,7 +1,7 @@
 //! One owned child: its own process group, an owner token, a waiter thread, and a bounded stop.
 
 use std::os::unix::process::CommandExt;
-use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -39,9 +39,11 @@ impl ExitCell {
     }
 }
 
-/// A spawned child with its output pipes.
+/// A spawned child with its output pipes (and its input, when it was asked for).
 pub(crate) struct Spawned {
     pub(crate) child: OwnedChild,
+    /// `Some` when spawned with [`OwnedChild::spawn_talking`]: an agent that speaks on stdio.
+    pub(crate) stdin: Option<ChildStdin>,
     pub(crate) stdout: ChildStdout,
     pub(crate) stderr: ChildStderr,
 }
@@ -79,14 +81,28 @@ pub(crate) struct OwnedChild {
 impl OwnedChild {
     /// Spawns `command` in a new process group with `OWNER_ENV=token`, stdin null and
     /// stdout/stderr piped. Register the token with the reaper *before* calling this.
-    pub(crate) fn spawn(mut command: Command, token: &str) -> std::io::Result<Spawned> {
+    pub(crate) fn spawn(command: Command, token: &str) -> std::io::Result<Spawned> {
+        Self::spawn_with_stdin(command, token, Stdio::null())
+    }
+
+    /// [`spawn`](Self::spawn) with stdin piped too: for an agent spoken to over stdio (ACP).
+    pub(crate) fn spawn_talking(command: Command, token: &str) -> std::io::Result<Spawned> {
+        Self::spawn_with_stdin(command, token, Stdio::piped())
+    }
+
+    fn spawn_with_stdin(
+        mut command: Command,
+        token: &str,
+        stdin: Stdio,
+    ) -> std::io::Result<Spawned> {
         command
             .env(OWNER_ENV, token)
             .process_group(0)
-            .stdin(Stdio::null())
+            .stdin(stdin)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let mut child: Child = command.spawn()?;
+        let input = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout was piped");
         let stderr = child.stderr.take().expect("stderr was piped");
         let pid = child.id();
@@ -116,6 +132,7 @@ impl OwnedChild {
         waiter?;
         Ok(Spawned {
             child: owned,
+            stdin: input,
             stdout,
             stderr,
         })

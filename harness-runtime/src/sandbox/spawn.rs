@@ -47,6 +47,18 @@ impl Start {
     /// Starts it: the reaper learns the owner mark before the spawn, so a runner that dies right
     /// after it leaves nothing behind.
     pub(crate) fn spawn(self) -> Result<Spawned, SpawnError> {
+        self.spawn_as(OwnedChild::spawn)
+    }
+
+    /// [`spawn`](Self::spawn) with stdin piped: an agent spoken to over stdio (ACP).
+    pub(crate) fn spawn_talking(self) -> Result<Spawned, SpawnError> {
+        self.spawn_as(OwnedChild::spawn_talking)
+    }
+
+    fn spawn_as(
+        self,
+        spawn: fn(Command, &str) -> std::io::Result<Spawned>,
+    ) -> Result<Spawned, SpawnError> {
         let mut command = match &self.confined {
             // The launcher becomes the program by `exec` (same pid, group and owner mark) once it
             // confined itself.
@@ -84,6 +96,6 @@ impl Start {
                 .map_err(SpawnError::HandOver)?;
         }
         process::register_token(&self.token).map_err(SpawnError::Reaper)?;
-        OwnedChild::spawn(command, &self.token).map_err(SpawnError::Spawn)
+        spawn(command, &self.token).map_err(SpawnError::Spawn)
     }
 }

@@ -1,0 +1,26 @@
+//! Which ACP agent a scenario asks for.
+
+use std::fmt;
+
+/// An agent that speaks the Agent Client Protocol over its stdio.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AcpAgentKind {
+    /// OpenCode's own ACP mode: `opencode acp`, the binary pinned in `package.json`.
+    OpenCode,
+}
+
+impl AcpAgentKind {
+    /// The name the report and progress lines use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::OpenCode => "opencode-acp",
+        }
+    }
+}
+
+impl fmt::Display for AcpAgentKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}

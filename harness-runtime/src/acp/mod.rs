@@ -1,0 +1,21 @@
+//! ACP agents: agents spoken to over the Agent Client Protocol (JSON-RPC on their stdio), owned
+//! and confined like every agent, with the scripted model (or the scenario's real model) as
+//! their model, and turns summarised as OpenCode's are.
+
+mod agent;
+mod client_side;
+mod connection;
+mod error;
+mod kind;
+mod process;
+mod session;
+mod slot;
+mod transport;
+mod turn;
+
+pub use agent::AcpAgent;
+pub use error::AcpError;
+pub use kind::AcpAgentKind;
+pub use session::{AcpPrompt, AcpSession};
+pub(crate) use slot::AcpSlot;
+pub use turn::AcpTurn;
