@@ -371,15 +371,29 @@ impl Live {
                     index,
                     agent: options,
                 })
+                .map_err(crate::acp::AcpError::from)
             }
+            crate::acp::AcpAgentKind::QwenCode => crate::acp::prepare_qwen(
+                &self.info.name,
+                &self.info.manifest_dir,
+                &mut self.model,
+                &self.redactor,
+                index,
+                options,
+            ),
         };
         let launch = match prepared {
             Ok(launch) => launch,
-            Err(e @ ProvisionError::OpenCodeNotFound) => {
+            // Nothing installed is not this scenario's fault: skipped (failed under CI or
+            // LIVE_STRICT=1).
+            Err(
+                e @ (crate::acp::AcpError::AgentNotFound { .. }
+                | crate::acp::AcpError::Provision(ProvisionError::OpenCodeNotFound)),
+            ) => {
                 self.skip_with(e.to_string(), true);
-                return Err(e.into());
+                return Err(e);
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(e),
         };
         if !self.repeated {
             progress(&self.info.name, &self.redactor, &launch.sandbox_line);

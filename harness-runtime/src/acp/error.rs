@@ -11,6 +11,23 @@ pub enum AcpError {
     /// Preparing the agent (its program, root, config, sandbox) failed.
     #[error(transparent)]
     Provision(#[from] ProvisionError),
+    /// The agent's program is not installed: a missing prerequisite (the scenario is skipped,
+    /// or failed under `CI`/`LIVE_STRICT=1`).
+    #[error("{program} not found: run `{install}`")]
+    AgentNotFound {
+        /// The executable looked for.
+        program: &'static str,
+        /// What installs it.
+        install: &'static str,
+    },
+    /// The agent cannot be run the way the scenario asks (e.g. with a model it cannot reach).
+    #[error("{agent} cannot run this scenario: {what}")]
+    Unsupported {
+        /// The agent kind.
+        agent: &'static str,
+        /// Why, and what to do.
+        what: String,
+    },
     /// The agent's program could not be started.
     #[error("could not start the ACP agent ({command}): {message}")]
     Spawn {

@@ -8,6 +8,9 @@ use std::fmt;
 pub enum AcpAgentKind {
     /// OpenCode's own ACP mode: `opencode acp`, the binary pinned in `package.json`.
     OpenCode,
+    /// Qwen Code: `qwen --acp`, npm `@qwen-code/qwen-code` pinned in `package.json`, with the
+    /// scripted model as its OpenAI-compatible endpoint.
+    QwenCode,
 }
 
 impl AcpAgentKind {
@@ -15,6 +18,7 @@ impl AcpAgentKind {
     pub fn name(self) -> &'static str {
         match self {
             Self::OpenCode => "opencode-acp",
+            Self::QwenCode => "qwen-code",
         }
     }
 }

@@ -138,10 +138,15 @@ impl AcpTurn {
             .filter(move |u| u["sessionUpdate"].as_str() == Some(kind))
     }
 
-    /// Messages as runs of chunks by role; a part per run of one kind within a message.
+    /// Messages as runs of chunks by role; a part per run of one kind within a message (chunks
+    /// without text make none).
     fn messages(&self) -> Vec<MessageSummary> {
         let mut messages: Vec<MessageSummary> = Vec::new();
         for update in &self.updates {
+            // Qwen Code ends each model answer with an empty chunk carrying its usage: no part.
+            if update["content"]["text"] == "" {
+                continue;
+            }
             let (role, part) = match update["sessionUpdate"].as_str() {
                 Some("user_message_chunk") => ("user", "text"),
                 Some("agent_message_chunk") => ("assistant", "text"),

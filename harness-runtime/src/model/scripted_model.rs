@@ -234,6 +234,11 @@ impl ScriptedModel {
         let _ = self.shared.reached_at.set(port);
     }
 
+    /// The loopback port the agent reaches the model at (its sandbox connects there).
+    pub(crate) fn port(&self) -> u16 {
+        self.reached_addr().port()
+    }
+
     fn reached_addr(&self) -> SocketAddr {
         match self.shared.reached_at.get() {
             Some(&port) => SocketAddr::new(self.shared.addr.ip(), port),

@@ -52,23 +52,31 @@ pub(crate) fn locate(
             Err(ProvisionError::BadBinaryOverride)
         };
     }
+    locate_installed("opencode", starts, path).ok_or(ProvisionError::OpenCodeNotFound)
+}
+
+/// The executable `name` an `npm ci` of the test crate installed (another agent pinned beside
+/// OpenCode, e.g. Qwen Code's `qwen`): the nearest `node_modules/.bin/<name>` walking up from
+/// `manifest_dir` and then from the current directory, else `name` on `PATH`.
+pub(crate) fn find_installed(name: &str, manifest_dir: &Path) -> Option<PathBuf> {
+    let cwd = std::env::current_dir().ok();
+    let mut starts = vec![manifest_dir];
+    starts.extend(cwd.as_deref());
+    locate_installed(name, &starts, crate::settings::path_var())
+}
+
+fn locate_installed(name: &str, starts: &[&Path], path: Option<OsString>) -> Option<PathBuf> {
     for start in starts {
         for dir in start.ancestors() {
-            let candidate = dir.join("node_modules").join(".bin").join("opencode");
+            let candidate = dir.join("node_modules").join(".bin").join(name);
             if is_executable(&candidate) {
-                return Ok(candidate);
+                return Some(candidate);
             }
         }
     }
-    if let Some(path) = path {
-        for dir in std::env::split_paths(&path) {
-            let candidate = dir.join("opencode");
-            if is_executable(&candidate) {
-                return Ok(candidate);
-            }
-        }
-    }
-    Err(ProvisionError::OpenCodeNotFound)
+    std::env::split_paths(&path?)
+        .map(|dir| dir.join(name))
+        .find(|candidate| is_executable(candidate))
 }
 
 fn is_executable(path: &Path) -> bool {

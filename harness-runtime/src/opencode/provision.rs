@@ -215,7 +215,7 @@ struct Whose<'a> {
 
 /// Creates the scenario's root for its agent `index` (in `shared`'s directory when the agent is
 /// a directory on a shared server) and registers its paths on the redactor.
-pub(super) fn create_root(
+pub(crate) fn create_root(
     name: &str,
     redactor: &Redactor,
     index: usize,

@@ -1,18 +1,32 @@
-//! OpenCode spoken to over ACP (`opencode acp`, the pinned binary) with the scripted model: the
-//! same turns as over HTTP, summarised in the same evidence shape.
+//! The scenario bodies every ACP agent runs: a text turn, a shell command approved and one
+//! rejected, a cancel mid-turn, and the sandbox holding. Each takes the agent's kind; what
+//! differs between agents (their shell tool's name and arguments) is said here once.
 
 use harness_runtime::acp::{AcpAgentKind, AcpPrompt};
 use harness_runtime::prelude::*;
 
 use crate::support;
 
-#[live_agent_test(timeout = "120s")]
-async fn text_turn(live: &mut Live) -> anyhow::Result<()> {
+/// The model's call of `kind`'s shell tool running `command`.
+fn shell_call(kind: AcpAgentKind, command: &str, description: &str) -> Reply {
+    match kind {
+        AcpAgentKind::QwenCode => Reply::tool_call(
+            "run_shell_command",
+            json!({"command": command, "description": description, "is_background": false}),
+        ),
+        _ => Reply::tool_call(
+            "bash",
+            json!({"command": command, "description": description}),
+        ),
+    }
+}
+
+pub(super) async fn text_turn(live: &mut Live, kind: AcpAgentKind) -> anyhow::Result<()> {
     live.model().reply(Reply::text("Hello over ACP."));
-    let agent = live.acp_agent(AcpAgentKind::OpenCode).await?;
+    let agent = live.acp_agent(kind).await?;
     anyhow::ensure!(
-        agent.initialized()["agentInfo"]["name"] == "OpenCode",
-        "initialize answered {}",
+        agent.initialized()["agentInfo"]["name"].is_string(),
+        "initialize answered no agent name: {}",
         agent.initialized()
     );
     let session = agent.new_session().await?;
@@ -32,17 +46,18 @@ async fn text_turn(live: &mut Live) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A bash call that asks, answered by `policy`; returns the turn's summary after checking the
-/// file the command writes exists exactly when the permission was granted.
-async fn bash_asking(live: &mut Live, policy: PermissionPolicy) -> anyhow::Result<()> {
+/// A shell command that asks, answered by `policy`; the file it writes exists exactly when the
+/// permission was granted.
+pub(super) async fn shell_asking(
+    live: &mut Live,
+    kind: AcpAgentKind,
+    policy: PermissionPolicy,
+) -> anyhow::Result<()> {
     live.model()
-        .reply(Reply::tool_call(
-            "bash",
-            json!({"command": "echo ran > ran.txt", "description": "Write ran.txt"}),
-        ))
+        .reply(shell_call(kind, "echo ran > ran.txt", "Write ran.txt"))
         .reply(Reply::text("Done."));
     let agent = live
-        .acp_agent_with(AcpAgentKind::OpenCode, support::asking_for(&["bash"]))
+        .acp_agent_with(kind, support::asking_for(&["bash"]))
         .await?;
     let session = agent.new_session().await?;
     let turn = session
@@ -69,21 +84,10 @@ async fn bash_asking(live: &mut Live, policy: PermissionPolicy) -> anyhow::Resul
     Ok(())
 }
 
-#[live_agent_test(timeout = "120s")]
-async fn tool_call_approved(live: &mut Live) -> anyhow::Result<()> {
-    bash_asking(live, PermissionPolicy::Once).await
-}
-
-#[live_agent_test(timeout = "120s")]
-async fn tool_call_rejected(live: &mut Live) -> anyhow::Result<()> {
-    bash_asking(live, PermissionPolicy::Reject).await
-}
-
-#[live_agent_test(timeout = "120s")]
-async fn cancel_mid_turn(live: &mut Live) -> anyhow::Result<()> {
+pub(super) async fn cancel_mid_turn(live: &mut Live, kind: AcpAgentKind) -> anyhow::Result<()> {
     let (reply, stall) = Reply::stall();
     live.model().reply(reply);
-    let agent = live.acp_agent(AcpAgentKind::OpenCode).await?;
+    let agent = live.acp_agent(kind).await?;
     let session = agent.new_session().await?;
     let (turn, cancelled) = tokio::join!(session.prompt("Think about it"), async {
         // The model has the request: the turn is mid-reply.
@@ -102,11 +106,13 @@ async fn cancel_mid_turn(live: &mut Live) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `opencode acp` runs confined like `opencode serve`: the model's bash command cannot read or
+/// The agent runs confined like `opencode serve`: the model's shell command cannot read or
 /// write a directory outside the scenario's root, nor connect to a loopback port that is not its
 /// model's, while its work inside the workspace succeeds.
-#[live_agent_test(timeout = "120s")]
-async fn confined_to_its_root(live: &mut Live) -> anyhow::Result<()> {
+pub(super) async fn confined_to_its_root(
+    live: &mut Live,
+    kind: AcpAgentKind,
+) -> anyhow::Result<()> {
     if !live.sandboxed() {
         return Err(live
             .skip("agents run unconfined here (LIVE_SANDBOX=0, or no Landlock)")
@@ -126,28 +132,29 @@ async fn confined_to_its_root(live: &mut Live) -> anyhow::Result<()> {
         dir = outside.path().display()
     );
     live.model()
-        .reply(Reply::tool_call(
-            "bash",
-            json!({"command": command, "description": "Try the sandbox"}),
-        ))
+        .reply(shell_call(kind, &command, "Try the sandbox"))
         .reply(Reply::text("Tried."));
     // OpenCode's own guard off (no `external_directory` rule): what refuses is Landlock.
     let unguarded = AgentOptions::default().permission(json!({"*": "allow"}));
-    let agent = live
-        .acp_agent_with(AcpAgentKind::OpenCode, unguarded)
-        .await?;
+    let agent = live.acp_agent_with(kind, unguarded).await?;
     let session = agent.new_session().await?;
     let turn = session.prompt("Try the sandbox").await?;
     let [call] = turn
         .tool_calls()
         .try_into()
         .map_err(|calls: Vec<_>| anyhow::anyhow!("expected one tool call, got {}", calls.len()))?;
-    let output = call["rawOutput"]["output"].as_str().unwrap_or_default();
-    for refused in ["Permission denied", "connect refused"] {
+    let output = serde_json::to_string(&call)?;
+    // `connect: Permission denied` is the kernel's refusal (EACCES), not a closed port: no TCP
+    // leaves for any port but the model's, whatever the agent's telemetry would try.
+    for refused in [
+        "Permission denied",
+        "connect: Permission denied",
+        "connect refused",
+    ] {
         anyhow::ensure!(
             output.contains(refused),
             "the command's output does not say {refused:?}: {}",
-            live.redactor().redact(output)
+            live.redactor().redact(&output)
         );
     }
     anyhow::ensure!(!output.contains("planted"), "the secret was read");

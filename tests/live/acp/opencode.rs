@@ -1,0 +1,31 @@
+//! OpenCode's own ACP mode (`opencode acp`, the pinned binary).
+
+use harness_runtime::acp::AcpAgentKind::OpenCode;
+use harness_runtime::prelude::*;
+
+use super::bodies;
+
+#[live_agent_test(timeout = "120s")]
+async fn text_turn(live: &mut Live) -> anyhow::Result<()> {
+    bodies::text_turn(live, OpenCode).await
+}
+
+#[live_agent_test(timeout = "120s")]
+async fn tool_call_approved(live: &mut Live) -> anyhow::Result<()> {
+    bodies::shell_asking(live, OpenCode, PermissionPolicy::Once).await
+}
+
+#[live_agent_test(timeout = "120s")]
+async fn tool_call_rejected(live: &mut Live) -> anyhow::Result<()> {
+    bodies::shell_asking(live, OpenCode, PermissionPolicy::Reject).await
+}
+
+#[live_agent_test(timeout = "120s")]
+async fn cancel_mid_turn(live: &mut Live) -> anyhow::Result<()> {
+    bodies::cancel_mid_turn(live, OpenCode).await
+}
+
+#[live_agent_test(timeout = "120s")]
+async fn confined_to_its_root(live: &mut Live) -> anyhow::Result<()> {
+    bodies::confined_to_its_root(live, OpenCode).await
+}

@@ -1,0 +1,32 @@
+//! Qwen Code (`qwen --acp`, pinned in package.json), its model the scripted model as an
+//! OpenAI-compatible endpoint.
+
+use harness_runtime::acp::AcpAgentKind::QwenCode;
+use harness_runtime::prelude::*;
+
+use super::bodies;
+
+#[live_agent_test(timeout = "120s")]
+async fn text_turn(live: &mut Live) -> anyhow::Result<()> {
+    bodies::text_turn(live, QwenCode).await
+}
+
+#[live_agent_test(timeout = "120s")]
+async fn tool_call_approved(live: &mut Live) -> anyhow::Result<()> {
+    bodies::shell_asking(live, QwenCode, PermissionPolicy::Once).await
+}
+
+#[live_agent_test(timeout = "120s")]
+async fn tool_call_rejected(live: &mut Live) -> anyhow::Result<()> {
+    bodies::shell_asking(live, QwenCode, PermissionPolicy::Reject).await
+}
+
+#[live_agent_test(timeout = "120s")]
+async fn cancel_mid_turn(live: &mut Live) -> anyhow::Result<()> {
+    bodies::cancel_mid_turn(live, QwenCode).await
+}
+
+#[live_agent_test(timeout = "120s")]
+async fn confined_to_its_root(live: &mut Live) -> anyhow::Result<()> {
+    bodies::confined_to_its_root(live, QwenCode).await
+}
