@@ -54,7 +54,10 @@ async fn during_stalled_reply(live: &mut Live) -> anyhow::Result<()> {
 }
 
 /// Waits for the `step-start` part of `session`'s reply, within [`ASK_CEILING`].
-async fn wait_for_step_start(events: &mut EventStream, session: &str) -> anyhow::Result<()> {
+pub(crate) async fn wait_for_step_start(
+    events: &mut EventStream,
+    session: &str,
+) -> anyhow::Result<()> {
     let wait = async {
         while let Some(event) = events.next_event().await? {
             if let Event::MessagePartUpdated { session_id, part } = &event {

@@ -4,7 +4,7 @@
 harness_runtime::main!();
 
 mod abort;
-mod acp;
+mod agents;
 mod explore;
 mod faults;
 mod gates;

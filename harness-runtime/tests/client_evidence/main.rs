@@ -5,6 +5,7 @@
 #[path = "../fixture_live/mod.rs"]
 mod fixture_live;
 
+mod agent_table;
 mod client_hostile;
 mod client_replay;
 mod evidence_observer;

@@ -3,7 +3,7 @@
 use harness_runtime::acp::AcpAgentKind::OpenCode;
 use harness_runtime::prelude::*;
 
-use super::bodies;
+use super::acp_bodies as bodies;
 
 #[live_agent_test(timeout = "120s")]
 async fn text_turn(live: &mut Live) -> anyhow::Result<()> {

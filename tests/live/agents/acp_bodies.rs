@@ -29,6 +29,16 @@ pub(super) async fn text_turn(live: &mut Live, kind: AcpAgentKind) -> anyhow::Re
         "initialize answered no agent name: {}",
         agent.initialized()
     );
+    // What it says it is and can do: the docs' table of agents reads it from the snapshot.
+    let initialized = agent.initialized();
+    live.evidence().record(
+        "agent",
+        json!({
+            "name": initialized["agentInfo"]["name"],
+            "version": initialized["agentInfo"]["version"],
+            "capabilities": initialized["agentCapabilities"],
+        }),
+    );
     let session = agent.new_session().await?;
     let turn = session.prompt("Say hello").await?;
     anyhow::ensure!(
