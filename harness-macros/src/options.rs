@@ -429,7 +429,7 @@ pub(crate) fn check_gate(name: &str) -> Result<(), String> {
             if !CLIENT_POINTS.contains(&client) =>
         {
             Err(format!(
-                "unknown gate point `{name}`: expected one of {}, or a wire or product point: {}",
+                "unknown gate point `{name}`: expected one of {}, or a wire, product or ACP point: {}",
                 CLIENT_POINTS.join(", "),
                 harness_opencode_api::spelling::FORMS
             ))
@@ -481,6 +481,10 @@ pub(crate) fn check_explore_point(name: &str) -> Result<(), String> {
                 "no decision point"
             },
             harness_opencode_api::spelling::FORMS
+        )),
+        Ok(harness_opencode_api::spelling::Spelled::Acp(_)) => Err(format!(
+            "`{name}` is a gate point on an ACP agent's traffic, not a decision point: \
+             explore_points takes the wire and product points the scheduler orders, or `model`"
         )),
         Ok(harness_opencode_api::spelling::Spelled::Event(HEARTBEAT)) => Err(format!(
             "`{name}` is never a decision point: heartbeats pass at once; list the events whose \

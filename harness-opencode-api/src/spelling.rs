@@ -22,9 +22,9 @@ pub const CLIENT_POINTS: [&str; 8] = [
 /// to the agent: the agent's progress as a step of the schedule. Not a gate point.
 pub const MODEL_POINT: &str = "model";
 
-/// The wire and product forms, for error messages.
-pub const FORMS: &str =
-    "`request <METHOD> <route>`, `response <METHOD> <route>`, `event <type>`, `product <name>`";
+/// The wire, product and ACP forms, for error messages.
+pub const FORMS: &str = "`request <METHOD> <route>`, `response <METHOD> <route>`, `event <type>`, \
+     `product <name>`, `acp before|after <method>`, `acp update <kind>`";
 
 /// What a gate name spells, checked.
 #[derive(Debug)]
@@ -39,6 +39,20 @@ pub enum Spelled<'a> {
     Event(&'static str),
     /// `product <name>`.
     Product(&'a str),
+    /// `acp before <method>`, `acp after <method>`, `acp update <kind>`.
+    Acp(AcpSpelled),
+}
+
+/// A point on an ACP agent's traffic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AcpSpelled {
+    /// Before a message of the method is sent, or, coming from the agent, handled.
+    Before(&'static str),
+    /// After the answer to a request of the method arrived, before its caller sees it; or, the
+    /// agent's request, after the harness answered it.
+    After(&'static str),
+    /// Before a `session/update` of the kind is handled.
+    Update(&'static str),
 }
 
 /// A route pattern that fits at least one OpenCode route; only [`parse_route`] makes one.
@@ -79,6 +93,10 @@ pub enum Problem {
     UnknownEventType(&'static str),
     /// A product point name outside `[a-z0-9_.-]+`.
     BadProductName,
+    /// Not an ACP method; the nearest one.
+    UnknownAcpMethod(&'static str),
+    /// Not a `session/update` kind; the nearest one.
+    UnknownAcpUpdate(&'static str),
 }
 
 /// Splits and checks a gate name in any of the five forms.
@@ -92,6 +110,10 @@ pub fn parse(spelling: &str) -> Result<Spelled<'_>, Problem> {
         "response" => "`response <METHOD> <route>`, such as `response POST /session/{id}/abort`",
         "event" => "`event <type>`, such as `event permission.asked`",
         "product" => "`product <name>`, such as `product before_save`",
+        "acp" => {
+            "`acp before <method>`, `acp after <method>` or `acp update <kind>`, such as \
+             `acp before session/prompt` or `acp update tool_call`"
+        }
         _ => return Ok(Spelled::Client(spelling)),
     };
     let Some(rest) = rest.filter(|rest| !rest.is_empty()) else {
@@ -101,6 +123,7 @@ pub fn parse(spelling: &str) -> Result<Spelled<'_>, Problem> {
         "request" => parse_route(rest, example).map(Spelled::Request),
         "response" => parse_route(rest, example).map(Spelled::Response),
         "event" => parse_event(rest, example).map(Spelled::Event),
+        "acp" => parse_acp(rest, example).map(Spelled::Acp),
         _ => {
             check_product_name(rest)?;
             Ok(Spelled::Product(rest))
@@ -186,6 +209,41 @@ pub fn parse_route(text: &str, example: &str) -> Result<Route, Problem> {
     })
 }
 
+/// Checks `before|after <method>` or `update <kind>` against ACP's; `example` is the expected
+/// form, for a malformed one.
+pub fn parse_acp(text: &str, example: &str) -> Result<AcpSpelled, Problem> {
+    let Some((when, name)) = text.split_once(' ') else {
+        return Err(Problem::Malformed(format!("expected {example}")));
+    };
+    if name.is_empty() || name.contains(char::is_whitespace) {
+        return Err(Problem::Malformed(format!("expected {example}")));
+    }
+    let nearest = |known: &[&'static str]| {
+        known
+            .iter()
+            .min_by_key(|k| distance(k, name))
+            .copied()
+            .unwrap_or_default()
+    };
+    let find = |known: &[&'static str]| known.iter().find(|k| **k == name).copied();
+    match when {
+        "before" | "after" => {
+            let method = find(&crate::acp::METHODS)
+                .ok_or_else(|| Problem::UnknownAcpMethod(nearest(&crate::acp::METHODS)))?;
+            Ok(match when {
+                "before" => AcpSpelled::Before(method),
+                _ => AcpSpelled::After(method),
+            })
+        }
+        "update" => find(&crate::acp::UPDATES)
+            .map(AcpSpelled::Update)
+            .ok_or_else(|| Problem::UnknownAcpUpdate(nearest(&crate::acp::UPDATES))),
+        _ => Err(Problem::Malformed(format!(
+            "`{when}` is not `before`, `after` or `update`: expected {example}"
+        ))),
+    }
+}
+
 /// Checks an event type; `example` is the expected form, for a malformed one.
 pub fn parse_event(text: &str, example: &str) -> Result<&'static str, Problem> {
     if text.contains(char::is_whitespace) {
@@ -233,6 +291,12 @@ pub fn message(spelling: &str, problem: &Problem) -> String {
         Problem::UnknownEventType(nearest) => format!(
             "`{spelling}` names no event type of OpenCode {VERSION} (the nearest is `{nearest}`)"
         ),
+        Problem::UnknownAcpMethod(nearest) => {
+            format!("`{spelling}` names no ACP method (the nearest is `{nearest}`)")
+        }
+        Problem::UnknownAcpUpdate(nearest) => {
+            format!("`{spelling}` names no kind of `session/update` (the nearest is `{nearest}`)")
+        }
         Problem::BadProductName => format!(
             "`{spelling}` is not a product point name: use lowercase letters, digits, `_`, `.` \
              and `-`"
@@ -340,4 +404,46 @@ fn distance(a: &str, b: &str) -> usize {
         }
     }
     row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn acp_points_are_checked_against_the_protocol() {
+        assert!(matches!(
+            parse("acp before session/prompt"),
+            Ok(Spelled::Acp(AcpSpelled::Before("session/prompt")))
+        ));
+        assert!(matches!(
+            parse("acp after session/request_permission"),
+            Ok(Spelled::Acp(AcpSpelled::After(
+                "session/request_permission"
+            )))
+        ));
+        assert!(matches!(
+            parse("acp update tool_call"),
+            Ok(Spelled::Acp(AcpSpelled::Update("tool_call")))
+        ));
+        assert_eq!(
+            parse("acp before session/promt").unwrap_err(),
+            Problem::UnknownAcpMethod("session/prompt")
+        );
+        assert_eq!(
+            parse("acp update tool_cal").unwrap_err(),
+            Problem::UnknownAcpUpdate("tool_call")
+        );
+        for malformed in [
+            "acp",
+            "acp before",
+            "acp during session/prompt",
+            "acp update a b",
+        ] {
+            assert!(
+                matches!(parse(malformed), Err(Problem::Malformed(_))),
+                "{malformed}"
+            );
+        }
+    }
 }

@@ -399,7 +399,9 @@ impl Live {
             progress(&self.info.name, &self.redactor, &launch.sandbox_line);
         }
         let root = launch.root.root.clone();
-        match crate::acp::AcpAgent::start(kind, launch, self.redactor.clone()).await {
+        match crate::acp::AcpAgent::start(kind, launch, self.redactor.clone(), self.gates.clone())
+            .await
+        {
             Ok(agent) => {
                 self.acp_agents.push(agent.clone());
                 Ok(agent)

@@ -15,7 +15,9 @@ use serde_json::Value;
 use super::client_side::ClientSide;
 use super::connection::Connection;
 use super::process::AcpProcess;
+use super::traffic::Traffic;
 use super::{AcpAgentKind, AcpError};
+use crate::gates::Gates;
 use crate::opencode::{AgentRoot, StdioLaunch};
 use crate::redact::Redactor;
 
@@ -35,6 +37,7 @@ struct Inner {
     root: AgentRoot,
     process: AcpProcess,
     client_side: Arc<ClientSide>,
+    traffic: Arc<Traffic>,
     connection: tokio::sync::Mutex<Option<Connection>>,
     to_agent: agent_client_protocol::v1::ConnectionTo<Agent>,
     /// The `initialize` answer, as the agent sent it.
@@ -57,6 +60,7 @@ impl AcpAgent {
         kind: AcpAgentKind,
         launch: StdioLaunch,
         redactor: Arc<Redactor>,
+        gates: Arc<Gates>,
     ) -> Result<Self, AcpError> {
         let (process, pipes) = AcpProcess::spawn(&launch, redactor.clone())?;
         let spawn_failed = |message: String| AcpError::Spawn {
@@ -64,7 +68,8 @@ impl AcpAgent {
             message,
         };
         let client_side = Arc::new(ClientSide::new(&launch.root.root));
-        let transport = super::transport::lines(pipes, &launch.root.root, client_side.clone())
+        let traffic = Arc::new(Traffic::new(gates, client_side.clone()));
+        let transport = super::transport::lines(pipes, &launch.root.root, traffic.clone())
             .map_err(|e| spawn_failed(format!("could not attach to its pipes: {e}")))?;
         let Some(connection) = Connection::open(transport, client_side.clone()).await else {
             let _ = process.stop().await;
@@ -80,6 +85,7 @@ impl AcpAgent {
                 root: launch.root,
                 process,
                 client_side,
+                traffic,
                 connection: tokio::sync::Mutex::new(Some(connection)),
                 to_agent,
                 initialized: Value::Null,
@@ -182,6 +188,13 @@ impl AcpAgent {
 
     pub(crate) fn redactor(&self) -> &Redactor {
         &self.inner.redactor
+    }
+
+    /// How many messages of each kind passed between the harness and the agent, for the
+    /// evidence: `→ session/prompt`, `← session/update tool_call`, `← answer session/prompt`,
+    /// `→ answer session/request_permission`.
+    pub fn traffic(&self) -> std::collections::BTreeMap<String, u64> {
+        self.inner.traffic.counts()
     }
 
     /// The directory its sessions work in (beneath its root).

@@ -11,6 +11,7 @@ mod process;
 mod qwen;
 mod session;
 mod slot;
+mod traffic;
 mod transport;
 mod turn;
 

@@ -1,5 +1,6 @@
 //! The agent's stdio as the ACP SDK's line transport, each line copied to the root's protocol
-//! log (`acp.log`, unredacted like the agent's other logs there) on its way.
+//! log (`acp.log`, unredacted like the agent's other logs there) and passed through the
+//! traffic's gates on its way.
 
 use std::io::Write;
 use std::path::Path;
@@ -9,22 +10,22 @@ use agent_client_protocol::Lines;
 use futures::{Sink, Stream};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-use super::client_side::ClientSide;
 use super::process::Pipes;
+use super::traffic::Traffic;
 
 /// The file each protocol line is appended to, `→` for what the harness sent, `←` for what the
 /// agent did.
 pub(crate) const PROTOCOL_LOG: &str = "acp.log";
 
-/// The protocol log, shared by both directions, and the client side's count of updates read.
+/// The protocol log, shared by both directions, and the traffic's gates and counts.
 #[derive(Clone)]
 struct Tap {
     file: Arc<Mutex<Option<std::fs::File>>>,
-    client_side: Arc<ClientSide>,
+    traffic: Arc<Traffic>,
 }
 
 impl Tap {
-    fn open(root: &Path, client_side: Arc<ClientSide>) -> Self {
+    fn open(root: &Path, traffic: Arc<Traffic>) -> Self {
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -32,14 +33,11 @@ impl Tap {
             .ok();
         Self {
             file: Arc::new(Mutex::new(file)),
-            client_side,
+            traffic,
         }
     }
 
     fn line(&self, arrow: &str, line: &str) {
-        if arrow == "←" {
-            self.client_side.read_line(line);
-        }
         let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(file) = file.as_mut() {
             let _ = writeln!(file, "{arrow} {line}");
@@ -47,28 +45,32 @@ impl Tap {
     }
 }
 
-/// The SDK's transport over `pipes`, logging into `root` and counting on `client_side` the
-/// updates read. Needs a tokio runtime.
+/// The SDK's transport over `pipes`, logging into `root`, through `traffic`'s gates. Needs a
+/// tokio runtime.
 pub(crate) fn lines(
     pipes: Pipes,
     root: &Path,
-    client_side: Arc<ClientSide>,
+    traffic: Arc<Traffic>,
 ) -> std::io::Result<
     Lines<
         impl Sink<String, Error = std::io::Error> + Send + 'static,
         impl Stream<Item = std::io::Result<String>> + Send + 'static,
     >,
 > {
-    let tap = Tap::open(root, client_side);
+    let tap = Tap::open(root, traffic);
     let stdin = tokio::process::ChildStdin::from_std(pipes.stdin)?;
     let stdout = tokio::process::ChildStdout::from_std(pipes.stdout)?;
     let outgoing = Box::pin(futures::sink::unfold(
         (stdin, tap.clone()),
         |(mut stdin, tap), line: String| async move {
+            let answered = tap.traffic.sending_to_agent(&line).await;
             tap.line("→", &line);
             stdin.write_all(line.as_bytes()).await?;
             stdin.write_all(b"\n").await?;
             stdin.flush().await?;
+            if let Some(method) = answered {
+                tap.traffic.sent_to_agent(&method).await;
+            }
             Ok::<_, std::io::Error>((stdin, tap))
         },
     ));
@@ -79,6 +81,7 @@ pub(crate) fn lines(
             match reader.next_line().await {
                 Ok(Some(line)) => {
                     tap.line("←", &line);
+                    tap.traffic.received_from_agent(&line).await;
                     Some((Ok(line), Some((reader, tap))))
                 }
                 Ok(None) => None,

@@ -3,7 +3,7 @@
 use std::fmt;
 
 use super::keyed::Key;
-use super::{GateError, GatePoint, ProductPoint, WirePoint};
+use super::{AcpPoint, GateError, GatePoint, ProductPoint, WirePoint};
 use harness_opencode_api::spelling::{self, Spelled};
 
 /// Where a gate can be armed: a client point ([`GatePoint`]), a point on the wire between a
@@ -52,6 +52,7 @@ impl Point {
                     })
             }
             Spelled::Product(name) => Ok(Point(Target::Named(Key::Product(name.to_owned())))),
+            Spelled::Acp(point) => Ok(Point(Target::Named(Key::Acp(AcpPoint(point))))),
             wire => WirePoint::from_spelled(wire)
                 .map(Point::from)
                 .ok_or_else(|| GateError::UnknownPoint {
@@ -83,6 +84,12 @@ impl From<WirePoint> for Point {
 impl From<&WirePoint> for Point {
     fn from(point: &WirePoint) -> Point {
         Point::from(point.clone())
+    }
+}
+
+impl From<AcpPoint> for Point {
+    fn from(point: AcpPoint) -> Point {
+        Point(Target::Named(Key::Acp(point)))
     }
 }
 

@@ -38,10 +38,10 @@ pub enum GateError {
         /// The ceiling after `LIVE_TIMEOUT_SCALE`.
         ceiling: Duration,
     },
-    /// A gate name in `gate = "..."` is neither a client point nor a wire or product point.
+    /// A gate name in `gate = "..."` is neither a client point nor a wire, product or ACP point.
     #[error(
-        "unknown gate point `{name}`: expected one of {expected}, or a wire or product point: \
-         {FORMS}"
+        "unknown gate point `{name}`: expected one of {expected}, or a wire, product or ACP \
+         point: {FORMS}"
     )]
     UnknownPoint {
         /// The name as written.
@@ -99,6 +99,22 @@ pub enum GateError {
         /// The closest event type OpenCode has.
         nearest: String,
     },
+    /// An `acp before|after` point naming no ACP method.
+    #[error("`{spelling}` names no ACP method (the nearest is `{nearest}`)")]
+    UnknownAcpMethod {
+        /// The text as written.
+        spelling: String,
+        /// The closest ACP v1 method.
+        nearest: String,
+    },
+    /// An `acp update` point naming no kind of `session/update`.
+    #[error("`{spelling}` names no kind of `session/update` (the nearest is `{nearest}`)")]
+    UnknownAcpUpdate {
+        /// The text as written.
+        spelling: String,
+        /// The closest kind.
+        nearest: String,
+    },
     /// A product point name outside `[a-z0-9_.-]+`.
     #[error(
         "`{spelling}` is not a product point name: use lowercase letters, digits, `_`, `.` and `-`"
@@ -123,6 +139,14 @@ impl GateError {
             },
             Problem::NoSuchRoute(nearest) => GateError::NoSuchRoute { spelling, nearest },
             Problem::UnknownEventType(nearest) => GateError::UnknownEventType {
+                spelling,
+                nearest: nearest.to_owned(),
+            },
+            Problem::UnknownAcpMethod(nearest) => GateError::UnknownAcpMethod {
+                spelling,
+                nearest: nearest.to_owned(),
+            },
+            Problem::UnknownAcpUpdate(nearest) => GateError::UnknownAcpUpdate {
                 spelling,
                 nearest: nearest.to_owned(),
             },

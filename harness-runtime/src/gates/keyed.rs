@@ -5,7 +5,7 @@ use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use super::{Gate, WirePoint};
+use super::{AcpPoint, Gate, WirePoint};
 use crate::timeline::Lane;
 
 /// The wire kinds with an armed gate, as bits: a pass of a kind with no bit set returns after
@@ -13,6 +13,7 @@ use crate::timeline::Lane;
 pub(crate) const REQUEST: u8 = 1;
 pub(crate) const RESPONSE: u8 = 2;
 pub(crate) const EVENT: u8 = 4;
+pub(crate) const ACP: u8 = 8;
 
 /// The registry of wire and product gates, shared (`Arc`) by [`Gates`](super::Gates) and every
 /// product point handle it made.
@@ -48,6 +49,7 @@ struct Point {
 pub(crate) enum Key {
     Wire(WirePoint),
     Product(String),
+    Acp(AcpPoint),
 }
 
 /// The spelling: `request POST /session/{id}/abort`, `product before_save`.
@@ -56,6 +58,7 @@ impl std::fmt::Display for Key {
         match self {
             Key::Wire(point) => point.fmt(f),
             Key::Product(name) => write!(f, "product {name}"),
+            Key::Acp(point) => point.fmt(f),
         }
     }
 }
@@ -111,6 +114,9 @@ impl Keyed {
                     .armed
                     .store(true, Ordering::SeqCst);
             }
+            Key::Acp(_) => {
+                self.armed_kinds.fetch_or(ACP, Ordering::SeqCst);
+            }
         }
         let opened_for_good = state.opened_for_good;
         let index = match state.points.iter().position(|point| point.key == key) {
@@ -134,7 +140,7 @@ impl Keyed {
         }
         // Wire gates go beside the product's requests in the report; product gates with gates.
         let lane = match point.key {
-            Key::Wire(_) => Lane::Wire,
+            Key::Wire(_) | Key::Acp(_) => Lane::Wire,
             Key::Product(_) => Lane::Gates,
         };
         let gate = Arc::new(Gate::armed_keyed(

@@ -7,8 +7,10 @@
 //!
 //! A product driving the agent through its own client is gated the same way, at a
 //! [`WirePoint`] (the forwarder in front of the agent pauses a request, a response or an event
-//! matching it) or at a [`ProductPoint`] in the product's own code.
+//! matching it) or at a [`ProductPoint`] in the product's own code; an ACP agent's traffic at
+//! an [`AcpPoint`].
 
+mod acp_point;
 mod any_point;
 mod counters;
 mod error;
@@ -21,6 +23,7 @@ mod route_pattern;
 pub(crate) mod signal;
 mod wire_point;
 
+pub use acp_point::AcpPoint;
 pub use any_point::Point;
 pub use counters::{Counter, Counters};
 pub use error::GateError;

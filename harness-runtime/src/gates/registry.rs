@@ -297,6 +297,16 @@ impl Gates {
         }
     }
 
+    /// Called on an ACP agent's traffic at `point` (see [`AcpPoint`](super::AcpPoint)): like
+    /// [`pass_request`](Gates::pass_request), for `acp` gates.
+    pub(crate) async fn pass_acp(&self, point: harness_opencode_api::spelling::AcpSpelled) {
+        if self.keyed.kind_armed(keyed::ACP) {
+            self.keyed
+                .pass_where(|key| matches!(key, Key::Acp(armed) if armed.0 == point))
+                .await;
+        }
+    }
+
     /// How many times `point` was passed since the scenario started.
     pub fn passes(&self, point: GatePoint) -> u64 {
         self.passes[point.index()].load(Ordering::SeqCst)

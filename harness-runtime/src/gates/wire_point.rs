@@ -74,7 +74,7 @@ impl WirePoint {
             Spelled::Request(route) => Some(WirePoint::Request(RoutePattern::from_route(route))),
             Spelled::Response(route) => Some(WirePoint::Response(RoutePattern::from_route(route))),
             Spelled::Event(kind) => Some(WirePoint::Event(EventType(kind))),
-            Spelled::Client(_) | Spelled::Product(_) => None,
+            Spelled::Client(_) | Spelled::Product(_) | Spelled::Acp(_) => None,
         }
     }
 

@@ -1,8 +1,11 @@
 //! The scenario bodies every ACP agent runs: a text turn, a shell command approved and one
-//! rejected, a cancel mid-turn, and the sandbox holding. Each takes the agent's kind; what
+//! rejected, a cancel mid-turn, the sandbox holding, and a permission request held at a gate. Each takes the agent's kind; what
 //! differs between agents (their shell tool's name and arguments) is said here once.
 
+use std::time::Duration;
+
 use harness_runtime::acp::{AcpAgentKind, AcpPrompt};
+use harness_runtime::gates::AcpPoint;
 use harness_runtime::prelude::*;
 
 use crate::support;
@@ -174,5 +177,48 @@ pub(super) async fn confined_to_its_root(
         agent.workspace().join("inside.txt").exists(),
         "the work inside its workspace did not happen"
     );
+    Ok(())
+}
+
+/// The agent's permission request held at `acp before session/request_permission` (armed by
+/// the scenario's attribute): while it is held the command has not run; released, it is
+/// answered and runs. The turn's traffic, counted by kind, is part of the evidence.
+pub(super) async fn permission_held_at_a_gate(
+    live: &mut Live,
+    kind: AcpAgentKind,
+) -> anyhow::Result<()> {
+    let point = AcpPoint::parse("acp before session/request_permission")?;
+    let gate = live
+        .gates()
+        .gate(point)
+        .ok_or_else(|| anyhow::anyhow!("the attribute did not arm `{point}`"))?;
+    live.model()
+        .reply(shell_call(kind, "echo ran > ran.txt", "Write ran.txt"))
+        .reply(Reply::text("Done."));
+    let agent = live
+        .acp_agent_with(kind, support::asking_for(&["bash"]))
+        .await?;
+    let session = agent.new_session().await?;
+    let ran = agent.workspace().join("ran.txt");
+    let (turn, held) = tokio::join!(
+        session.prompt_with(AcpPrompt::new("Write ran.txt").permissions(PermissionPolicy::Once)),
+        async {
+            gate.wait_until_entered_within(scaled(Duration::from_secs(60)))
+                .await?;
+            let early = ran.exists();
+            gate.release();
+            anyhow::ensure!(
+                !early,
+                "the command ran while its permission request was held"
+            );
+            anyhow::Ok(())
+        }
+    );
+    held?;
+    let turn = turn?;
+    anyhow::ensure!(ran.exists(), "the command did not run once released");
+    live.evidence().record_turn_summary(&turn.summary());
+    live.evidence().record("traffic", agent.traffic());
+    live.assert_evidence();
     Ok(())
 }

@@ -30,3 +30,8 @@ async fn cancel_mid_turn(live: &mut Live) -> anyhow::Result<()> {
 async fn confined_to_its_root(live: &mut Live) -> anyhow::Result<()> {
     bodies::confined_to_its_root(live, QwenCode).await
 }
+
+#[live_agent_test(timeout = "120s", gate = "acp before session/request_permission")]
+async fn permission_held_at_a_gate(live: &mut Live) -> anyhow::Result<()> {
+    bodies::permission_held_at_a_gate(live, QwenCode).await
+}
