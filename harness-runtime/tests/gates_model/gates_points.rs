@@ -52,9 +52,9 @@ fn from_names_arms_the_named_points_and_rejects_bad_lists() {
     assert_eq!(
         unknown.to_string(),
         "unknown gate point `prompt`: expected one of before_prompt, prompt_delivered, \
-         turn_collected, abort, get_session, permission_reply, question_reply, stop, or a wire \
-         or product point: `request <METHOD> <route>`, `response <METHOD> <route>`, \
-         `event <type>`, `product <name>`"
+         turn_collected, abort, get_session, permission_reply, question_reply, stop, or a wire, \
+         product or ACP point: `request <METHOD> <route>`, `response <METHOD> <route>`, \
+         `event <type>`, `product <name>`, `acp before|after <method>`, `acp update <kind>`"
     );
     let duplicate = Gates::from_names(&["stop", "stop"]).unwrap_err();
     assert!(matches!(duplicate, GateError::DuplicatePoint { ref name } if name == "stop"));
