@@ -359,6 +359,69 @@ impl Live {
         kind: crate::acp::AcpAgentKind,
         options: AgentOptions,
     ) -> Result<crate::acp::AcpAgent, crate::acp::AcpError> {
+        let launch = self.prepare_acp(kind, options)?;
+        let root = launch.root.root.clone();
+        let started =
+            crate::acp::AcpAgent::start(kind, launch, self.redactor.clone(), self.gates.clone())
+                .await;
+        match started {
+            Ok(agent) => {
+                self.acp_agents.push(agent.clone());
+                Ok(agent)
+            }
+            Err(e) => {
+                eprintln!("kept scenario root: {}", root.display());
+                Err(e)
+            }
+        }
+    }
+
+    /// An ACP agent of `kind` for a product that is an ACP client to drive: started as
+    /// [`acp_agent_with`](Self::acp_agent_with) starts one, but spoken to by the product, not
+    /// by the harness. Give the relay to [`start_acp_product`](Self::start_acp_product): the
+    /// product finds the agent command in `LIVE_ACP_AGENT_COMMAND` and runs it as its agent;
+    /// every line between them passes the scenario's `acp …` gates and is counted
+    /// ([`AcpRelay::traffic`](crate::acp::AcpRelay::traffic)).
+    pub async fn acp_agent_for_product(
+        &mut self,
+        kind: crate::acp::AcpAgentKind,
+        options: AgentOptions,
+    ) -> Result<crate::acp::AcpRelay, crate::acp::AcpError> {
+        let launch = self.prepare_acp(kind, options)?;
+        let root = launch.root.root.clone();
+        let started =
+            crate::acp::AcpRelay::start(kind, launch, self.redactor.clone(), self.gates.clone())
+                .await;
+        match started {
+            Ok(relay) => {
+                self.acp_agents.push_relay(relay.clone());
+                Ok(relay)
+            }
+            Err(e) => {
+                eprintln!("kept scenario root: {}", root.display());
+                Err(e)
+            }
+        }
+    }
+
+    /// Starts a product that is an ACP client, owned and confined as
+    /// [`start_product`](Self::start_product) starts one, with `LIVE_ACP_AGENT_COMMAND` (the
+    /// agent command reaching `relay`) and `LIVE_AGENT_DIRECTORY` (the agent's workspace) in
+    /// its environment.
+    pub async fn start_acp_product(
+        &self,
+        relay: &crate::acp::AcpRelay,
+        command: crate::product::ProductCommand,
+    ) -> Result<crate::product::Product, crate::product::ProductError> {
+        self.products.start_acp(relay, command, &self.redactor)
+    }
+
+    /// The start of an ACP agent of `kind`, prepared; a missing program skips the scenario.
+    fn prepare_acp(
+        &mut self,
+        kind: crate::acp::AcpAgentKind,
+        options: AgentOptions,
+    ) -> Result<crate::opencode::StdioLaunch, crate::acp::AcpError> {
         let index = self.agents.len() + self.acp_agents.len() + 1;
         let prepared = match kind {
             crate::acp::AcpAgentKind::OpenCode => {
@@ -398,19 +461,7 @@ impl Live {
         if !self.repeated {
             progress(&self.info.name, &self.redactor, &launch.sandbox_line);
         }
-        let root = launch.root.root.clone();
-        match crate::acp::AcpAgent::start(kind, launch, self.redactor.clone(), self.gates.clone())
-            .await
-        {
-            Ok(agent) => {
-                self.acp_agents.push(agent.clone());
-                Ok(agent)
-            }
-            Err(e) => {
-                eprintln!("kept scenario root: {}", root.display());
-                Err(e)
-            }
-        }
+        Ok(launch)
     }
 
     /// While recording (or verifying) a cassette: the OpenCode version as the server reports

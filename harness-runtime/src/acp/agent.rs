@@ -197,6 +197,22 @@ impl AcpAgent {
         self.inner.traffic.counts()
     }
 
+    /// A fault: drops the connection to the agent. Its output is no longer read and its input
+    /// closes; a pending request fails (`AcpError::Protocol` or `Exited`, naming the method).
+    pub fn drop_connection(&self) {
+        self.inner.traffic.drop_connection();
+    }
+
+    /// A fault: holds every later message of `method` (either direction: `session/prompt`,
+    /// `session/update`, `session/request_permission`) `by` before it passes; the error names
+    /// an unknown method and the nearest ACP v1 method.
+    pub fn delay(&self, method: &str, by: Duration) -> Result<(), AcpError> {
+        self.inner
+            .traffic
+            .delay(super::traffic::method(method)?, by);
+        Ok(())
+    }
+
     /// The directory its sessions work in (beneath its root).
     pub fn workspace(&self) -> &Path {
         &self.inner.root.workspace

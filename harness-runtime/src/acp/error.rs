@@ -77,6 +77,9 @@ pub enum AcpError {
         /// The agent's last stderr lines, redacted.
         stderr_tail: String,
     },
+    /// A fault that names no ACP method.
+    #[error("bad ACP fault: {0}")]
+    Fault(String),
     /// The agent could not be stopped.
     #[error("could not stop the ACP agent: {0}")]
     Stop(String),

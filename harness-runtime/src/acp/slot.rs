@@ -1,12 +1,50 @@
 //! The ACP agents of one scenario, and what happens to them and their roots when it ends.
 
-use super::AcpAgent;
+use std::path::Path;
+
+use super::{AcpAgent, AcpRelay};
 use crate::redact::Redactor;
 
-/// The ACP agents a scenario started.
+/// The ACP agents a scenario started: driven by the harness, or by a product through a relay.
 #[derive(Debug, Default)]
 pub(crate) struct AcpSlot {
-    agents: Vec<AcpAgent>,
+    agents: Vec<Held>,
+}
+
+#[derive(Debug)]
+enum Held {
+    Agent(AcpAgent),
+    Relay(AcpRelay),
+}
+
+impl Held {
+    async fn stop(&self) -> Result<(), super::AcpError> {
+        match self {
+            Held::Agent(agent) => agent.stop().await,
+            Held::Relay(relay) => relay.stop().await,
+        }
+    }
+
+    fn root(&self) -> &Path {
+        match self {
+            Held::Agent(agent) => agent.root(),
+            Held::Relay(relay) => relay.root(),
+        }
+    }
+
+    fn stderr_tail(&self, n: usize) -> String {
+        match self {
+            Held::Agent(agent) => agent.stderr_tail(n),
+            Held::Relay(relay) => relay.stderr_tail(n),
+        }
+    }
+
+    fn kill_blocking(&self) {
+        match self {
+            Held::Agent(agent) => agent.kill_blocking(),
+            Held::Relay(relay) => relay.kill_blocking(),
+        }
+    }
 }
 
 impl AcpSlot {
@@ -15,7 +53,11 @@ impl AcpSlot {
     }
 
     pub(crate) fn push(&mut self, agent: AcpAgent) {
-        self.agents.push(agent);
+        self.agents.push(Held::Agent(agent));
+    }
+
+    pub(crate) fn push_relay(&mut self, relay: AcpRelay) {
+        self.agents.push(Held::Relay(relay));
     }
 
     /// Stops every agent; removes roots when `passed` (and `LIVE_KEEP` is unset), otherwise
@@ -46,7 +88,7 @@ impl AcpSlot {
 }
 
 /// The one unredacted path the harness prints: the user's way to the evidence.
-fn print_kept(agent: &AcpAgent) {
+fn print_kept(agent: &Held) {
     eprintln!("kept scenario root: {}", agent.root().display());
     crate::timeline::kept_root(agent.root(), || agent.stderr_tail(40));
 }

@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use harness_opencode_api::spelling::AcpSpelled;
 use serde_json::Value;
@@ -42,6 +43,10 @@ pub(crate) struct Traffic {
     /// Requests the agent sent, by id: the method the harness's answer is for.
     received: Mutex<HashMap<String, String>>,
     counts: Mutex<BTreeMap<String, u64>>,
+    /// Faults: methods whose messages are held this long before their `before` gates.
+    delays: Mutex<Vec<(&'static str, Duration)>>,
+    /// Turns true when the scenario drops the connection.
+    dropped: tokio::sync::watch::Sender<bool>,
 }
 
 impl Traffic {
@@ -52,7 +57,24 @@ impl Traffic {
             sent: Mutex::default(),
             received: Mutex::default(),
             counts: Mutex::default(),
+            delays: Mutex::default(),
+            dropped: tokio::sync::watch::Sender::new(false),
         }
+    }
+
+    /// Holds every later message of `method` (either direction) `by` before it passes.
+    pub(crate) fn delay(&self, method: &'static str, by: Duration) {
+        lock(&self.delays).push((method, by));
+    }
+
+    /// Ends the connection: the agent's output is no longer read and its input closes.
+    pub(crate) fn drop_connection(&self) {
+        self.dropped.send_replace(true);
+    }
+
+    /// Turns true once the connection was dropped.
+    pub(crate) fn dropped(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.dropped.subscribe()
     }
 
     /// How many messages of each kind passed: `→ session/prompt`, `← session/update tool_call`,
@@ -127,9 +149,35 @@ impl Traffic {
 
     async fn pass(&self, at: fn(&'static str) -> AcpSpelled, method: &str) {
         // Methods outside ACP v1 (an agent's own extensions) have no gate spelling.
-        if let Some(method) = known(&harness_opencode_api::acp::METHODS, method) {
-            self.gates.pass_acp(at(method)).await;
+        let Some(method) = known(&harness_opencode_api::acp::METHODS, method) else {
+            return;
+        };
+        let point = at(method);
+        if let AcpSpelled::Before(_) = point {
+            let delay: Duration = lock(&self.delays)
+                .iter()
+                .filter(|(delayed, _)| *delayed == method)
+                .map(|(_, by)| *by)
+                .sum();
+            if !delay.is_zero() {
+                crate::timeline::note(crate::timeline::Lane::Wire, "acp delay", || {
+                    format!("{method} held {delay:?}")
+                });
+                tokio::time::sleep(delay).await;
+            }
         }
+        self.gates.pass_acp(point).await;
+    }
+}
+
+/// `name` as one of ACP v1's methods, for a fault; the error names the nearest.
+pub(crate) fn method(name: &str) -> Result<&'static str, super::AcpError> {
+    match crate::gates::AcpPoint::parse(&format!("acp before {name}")) {
+        Ok(crate::gates::AcpPoint(AcpSpelled::Before(method))) => Ok(method),
+        Ok(_) => Err(super::AcpError::Fault(format!(
+            "`{name}` is not an ACP method"
+        ))),
+        Err(e) => Err(super::AcpError::Fault(e.to_string())),
     }
 }
 

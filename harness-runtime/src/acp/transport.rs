@@ -17,31 +17,40 @@ use super::traffic::Traffic;
 /// agent did.
 pub(crate) const PROTOCOL_LOG: &str = "acp.log";
 
-/// The protocol log, shared by both directions, and the traffic's gates and counts.
+/// The root's protocol log, shared by both directions (a log that cannot be opened is skipped:
+/// the traffic does not depend on it).
 #[derive(Clone)]
-struct Tap {
-    file: Arc<Mutex<Option<std::fs::File>>>,
-    traffic: Arc<Traffic>,
-}
+pub(super) struct ProtocolLog(Arc<Mutex<Option<std::fs::File>>>);
 
-impl Tap {
-    fn open(root: &Path, traffic: Arc<Traffic>) -> Self {
+impl ProtocolLog {
+    pub(super) fn open(root: &Path) -> Self {
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(root.join(PROTOCOL_LOG))
             .ok();
-        Self {
-            file: Arc::new(Mutex::new(file)),
-            traffic,
-        }
+        Self(Arc::new(Mutex::new(file)))
     }
 
-    fn line(&self, arrow: &str, line: &str) {
-        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+    /// Appends `line` after `arrow` (`→` to the agent, `←` from it).
+    pub(super) fn line(&self, arrow: &str, line: &str) {
+        let mut file = self.0.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(file) = file.as_mut() {
             let _ = writeln!(file, "{arrow} {line}");
         }
+    }
+}
+
+/// The protocol log and the traffic's gates and counts, for both directions.
+#[derive(Clone)]
+struct Tap {
+    log: ProtocolLog,
+    traffic: Arc<Traffic>,
+}
+
+impl Tap {
+    fn line(&self, arrow: &str, line: &str) {
+        self.log.line(arrow, line);
     }
 }
 
@@ -57,12 +66,18 @@ pub(crate) fn lines(
         impl Stream<Item = std::io::Result<String>> + Send + 'static,
     >,
 > {
-    let tap = Tap::open(root, traffic);
+    let tap = Tap {
+        log: ProtocolLog::open(root),
+        traffic,
+    };
     let stdin = tokio::process::ChildStdin::from_std(pipes.stdin)?;
     let stdout = tokio::process::ChildStdout::from_std(pipes.stdout)?;
     let outgoing = Box::pin(futures::sink::unfold(
         (stdin, tap.clone()),
         |(mut stdin, tap), line: String| async move {
+            if *tap.traffic.dropped().borrow() {
+                return Err(std::io::ErrorKind::BrokenPipe.into());
+            }
             let answered = tap.traffic.sending_to_agent(&line).await;
             tap.line("→", &line);
             stdin.write_all(line.as_bytes()).await?;
@@ -78,7 +93,13 @@ pub(crate) fn lines(
         Some((BufReader::new(stdout).lines(), tap)),
         |state| async move {
             let (mut reader, tap) = state?;
-            match reader.next_line().await {
+            let mut dropped = tap.traffic.dropped();
+            // A dropped connection ends here: the SDK closes, and with it the agent's input.
+            let read = tokio::select! {
+                read = reader.next_line() => read,
+                _ = dropped.wait_for(|dropped| *dropped) => return None,
+            };
+            match read {
                 Ok(Some(line)) => {
                     tap.line("←", &line);
                     tap.traffic.received_from_agent(&line).await;

@@ -29,6 +29,11 @@ pub(crate) use slot::ProductSlot;
 /// forwarded address (every request the product makes through it can be gated and is logged).
 pub const AGENT_URL_ENV: &str = "LIVE_AGENT_URL";
 
+/// The variable a product that is an ACP client finds its agent command in (see
+/// `Live::acp_agent_for_product`): an executable taking no arguments whose stdio is the
+/// scenario's ACP agent, every line passing the scenario's gates.
+pub const ACP_AGENT_COMMAND_ENV: &str = "LIVE_ACP_AGENT_COMMAND";
+
 /// The variable a product finds its agent's workspace in (the directory its sessions work in;
 /// on a shared server, what a client names in `?directory=` or `x-opencode-directory`).
 pub const AGENT_DIRECTORY_ENV: &str = "LIVE_AGENT_DIRECTORY";

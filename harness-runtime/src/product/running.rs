@@ -12,7 +12,9 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::capture::{self, Capture, Drained, Sinks, Stream};
-use super::{AGENT_DIRECTORY_ENV, AGENT_URL_ENV, ProductCommand, ProductError, policy};
+use super::{
+    ACP_AGENT_COMMAND_ENV, AGENT_DIRECTORY_ENV, AGENT_URL_ENV, ProductCommand, ProductError, policy,
+};
 use crate::opencode::Agent;
 use crate::process::{self, OwnedChild};
 use crate::redact::Redactor;
@@ -28,11 +30,14 @@ const DRAIN_CEILING: Duration = Duration::from_secs(2);
 /// Lines of output a failure message carries.
 const FAILURE_TAIL: usize = 40;
 
-/// Where a product runs: its agent's address, workspace and root.
+/// Where a product runs: how it reaches its agent (the variables it is given, the port it may
+/// connect to, what else it may read), the agent's workspace and root.
 #[derive(Clone, Debug)]
 pub(crate) struct Target {
-    pub(crate) url: String,
+    pub(crate) env: Vec<(&'static str, std::ffi::OsString)>,
     pub(crate) port: u16,
+    /// Beyond its own program: what reaching the agent needs read (an agent command).
+    pub(crate) read_only: Vec<PathBuf>,
     pub(crate) workspace: PathBuf,
     pub(crate) root: PathBuf,
 }
@@ -46,10 +51,28 @@ impl Target {
             .and_then(|url| url.port())
             .unwrap_or_else(|| agent.port());
         Target {
-            url,
+            env: vec![(AGENT_URL_ENV, url.into())],
             port,
+            read_only: Vec::new(),
             workspace: agent.workspace().to_path_buf(),
             root: agent.root().to_path_buf(),
+        }
+    }
+
+    /// What a product that is an ACP client gets: the agent command reaching `relay`, which it
+    /// may run (this binary, in its helper role) and connect through.
+    pub(crate) fn of_acp(relay: &crate::acp::AcpRelay) -> Self {
+        let command = relay.command().to_path_buf();
+        let mut read_only = vec![command.clone()];
+        if let Ok((helper, _)) = process::role_command() {
+            read_only.extend(sandbox::program_paths(&helper));
+        }
+        Target {
+            env: vec![(ACP_AGENT_COMMAND_ENV, command.into_os_string())],
+            port: relay.port(),
+            read_only,
+            workspace: relay.workspace().to_path_buf(),
+            root: relay.root().to_path_buf(),
         }
     }
 }
@@ -233,12 +256,13 @@ impl Product {
         let given = [
             ("HOME", home.into_os_string()),
             ("TMPDIR", tmp.into_os_string()),
-            (AGENT_URL_ENV, target.url.clone().into()),
             (
                 AGENT_DIRECTORY_ENV,
                 target.workspace.clone().into_os_string(),
             ),
         ]
+        .into_iter()
+        .chain(target.env.iter().cloned())
         .map(|(name, value)| (name.into(), Some(value)));
         let env = given
             .into_iter()
@@ -248,7 +272,13 @@ impl Product {
             )
             .collect();
         let start = sandbox::Start {
-            confined: confined.then(|| policy::product(&command, &cwd, &target.root, target.port)),
+            confined: confined.then(|| {
+                let mut policy = policy::product(&command, &cwd, &target.root, target.port);
+                for path in &target.read_only {
+                    policy.allow_read(path);
+                }
+                policy
+            }),
             program,
             args: command.args.clone(),
             current_dir: cwd,

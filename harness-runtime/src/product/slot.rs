@@ -26,10 +26,29 @@ impl ProductSlot {
         command: ProductCommand,
         redactor: &Arc<Redactor>,
     ) -> Result<Product, ProductError> {
+        self.start_on(Target::of(agent), command, redactor)
+    }
+
+    /// Starts `command`, a product that is an ACP client, with the agent command reaching
+    /// `relay`, and keeps it for the scenario's end.
+    pub(crate) fn start_acp(
+        &self,
+        relay: &crate::acp::AcpRelay,
+        command: ProductCommand,
+        redactor: &Arc<Redactor>,
+    ) -> Result<Product, ProductError> {
+        self.start_on(Target::of_acp(relay), command, redactor)
+    }
+
+    fn start_on(
+        &self,
+        target: Target,
+        command: ProductCommand,
+        redactor: &Arc<Redactor>,
+    ) -> Result<Product, ProductError> {
         // Under CI or LIVE_STRICT=1 a missing sandbox fails here, as it fails provisioning.
         let sandbox = crate::sandbox::current()
             .map_err(|failure| ProductError::Sandbox(redactor.redact(&failure)))?;
-        let target = Target::of(agent);
         let mut products = self.products();
         let product = Product::start(
             products.len() + 1,
@@ -86,8 +105,9 @@ mod tests {
             let root = dir.path().canonicalize().unwrap();
             std::fs::create_dir(root.join("workspace")).unwrap();
             let target = Target {
-                url: "http://127.0.0.1:9".into(),
+                env: vec![(crate::product::AGENT_URL_ENV, "http://127.0.0.1:9".into())],
                 port: 9,
+                read_only: Vec::new(),
                 workspace: root.join("workspace"),
                 root,
             };

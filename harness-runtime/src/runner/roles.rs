@@ -18,6 +18,7 @@ pub fn run_role() -> Option<ExitCode> {
         Ok(Some(Role::Reaper)) => Some(crate::process::run_reaper()),
         Ok(Some(Role::SandboxLauncher)) => Some(crate::sandbox::run_launcher()),
         Ok(Some(Role::Pool)) => Some(crate::opencode::run_pool_owner()),
+        Ok(Some(Role::AcpForward)) => Some(crate::acp::run_forward()),
         Err(invalid) => {
             eprintln!("error: {invalid}");
             Some(ExitCode::from(2))

@@ -18,6 +18,9 @@ pub(crate) enum Role {
     SandboxLauncher,
     /// The owner of a nextest run's pool of shared servers (`opencode::run_pool_owner`).
     Pool,
+    /// The agent command a product that is an ACP client runs: its stdio forwarded to the
+    /// scenario's ACP agent (`acp::run_forward`).
+    AcpForward,
 }
 
 impl Role {
@@ -28,20 +31,22 @@ impl Role {
             Role::Reaper => "reaper",
             Role::SandboxLauncher => "sandbox",
             Role::Pool => "pool",
+            Role::AcpForward => "acp-forward",
         }
     }
 }
 
 const ROLE: Setting<Role> = Setting {
     name: names::ROLE,
-    expected: "`fixture-agent`, `reaper`, `sandbox` or `pool` (the harness sets it on its helper \
-               processes; unset it to run the scenarios)",
+    expected: "`fixture-agent`, `reaper`, `sandbox`, `pool` or `acp-forward` (the harness sets it \
+               on its helper processes; unset it to run the scenarios)",
     parse: |text| {
         [
             Role::FixtureAgent,
             Role::Reaper,
             Role::SandboxLauncher,
             Role::Pool,
+            Role::AcpForward,
         ]
         .into_iter()
         .find(|role| role.value() == text)
@@ -94,6 +99,12 @@ const SANDBOX_LAUNCH: Setting<String> = Setting {
 /// The launch the sandbox launcher confines and runs, as the harness wrote it; `None` when unset.
 pub(crate) fn sandbox_launch() -> Result<Option<String>, InvalidSetting> {
     SANDBOX_LAUNCH.read()
+}
+
+/// `LIVE_ACP_FORWARD`: the loopback address an `acp-forward` helper connects to; `None` when
+/// unset or not UTF-8.
+pub(crate) fn acp_forward() -> Option<String> {
+    raw(names::ACP_FORWARD)?.into_string().ok()
 }
 
 /// The real server's heartbeat period, the fixture agent's default.
@@ -192,8 +203,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn roles_are_the_four_helpers() {
+    fn roles_are_the_five_helpers() {
         assert_eq!(ROLE.test_read("reaper"), Ok(Some(Role::Reaper)));
+        assert_eq!(ROLE.test_read("acp-forward"), Ok(Some(Role::AcpForward)));
         assert_eq!(ROLE.test_read("sandbox"), Ok(Some(Role::SandboxLauncher)));
         assert_eq!(ROLE.test_read("pool"), Ok(Some(Role::Pool)));
         assert_eq!(
@@ -203,7 +215,8 @@ mod tests {
         let unknown = ROLE.test_read("wizard").unwrap_err();
         assert!(
             unknown.starts_with(
-                "HARNESS_RUNTIME_ROLE must be `fixture-agent`, `reaper`, `sandbox` or `pool`"
+                "HARNESS_RUNTIME_ROLE must be `fixture-agent`, `reaper`, `sandbox`, `pool` or \
+                 `acp-forward`"
             ),
             "{unknown}"
         );

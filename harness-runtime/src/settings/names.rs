@@ -68,6 +68,9 @@ pub(crate) const OWNER: &str = "LIVE_HARNESS_OWNER";
 /// `LIVE_POOL_RUNNER`: `<pid>:<start time>` of the process whose tests lease from a pool's
 /// owner (nextest's runner); the owner ends once it is gone and nothing is leased.
 pub(crate) const POOL_RUNNER: &str = "LIVE_POOL_RUNNER";
+/// `LIVE_ACP_FORWARD`: where an `acp-forward` helper connects: the scenario's relay to its ACP
+/// agent (`127.0.0.1:<port>`).
+pub(crate) const ACP_FORWARD: &str = "LIVE_ACP_FORWARD";
 /// `LIVE_SANDBOX_LAUNCH`: what the sandbox launcher confines and then runs (JSON).
 pub(crate) const SANDBOX_LAUNCH: &str = "LIVE_SANDBOX_LAUNCH";
 /// `LIVE_FIXTURE_HEARTBEAT_MS`: the fixture agent's heartbeat period.

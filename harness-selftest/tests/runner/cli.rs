@@ -770,7 +770,8 @@ fn an_unknown_role_is_a_clear_error() {
     run(&[], &[("HARNESS_RUNTIME_ROLE", "wizard")])
         .assert_code(2)
         .assert_stderr(
-            "HARNESS_RUNTIME_ROLE must be `fixture-agent`, `reaper`, `sandbox` or `pool`",
+            "HARNESS_RUNTIME_ROLE must be `fixture-agent`, `reaper`, `sandbox`, `pool` or \
+             `acp-forward`",
         )
         .assert_stderr("unset it to run the scenarios");
 }

@@ -1,10 +1,11 @@
 //! The scenario bodies every ACP agent runs: a text turn, a shell command approved and one
-//! rejected, a cancel mid-turn, the sandbox holding, and a permission request held at a gate. Each takes the agent's kind; what
+//! rejected, a cancel mid-turn, the sandbox holding, a permission request held at a gate, and
+//! two faults: the connection dropped mid-turn, the prompt delayed past its ceiling. Each takes the agent's kind; what
 //! differs between agents (their shell tool's name and arguments) is said here once.
 
 use std::time::Duration;
 
-use harness_runtime::acp::{AcpAgentKind, AcpPrompt};
+use harness_runtime::acp::{AcpAgentKind, AcpError, AcpPrompt};
 use harness_runtime::gates::AcpPoint;
 use harness_runtime::prelude::*;
 
@@ -220,5 +221,82 @@ pub(super) async fn permission_held_at_a_gate(
     live.evidence().record_turn_summary(&turn.summary());
     live.evidence().record("traffic", agent.traffic());
     live.assert_evidence();
+    Ok(())
+}
+
+/// A fault: the connection dropped while the model is answering. The prompt fails at once,
+/// naming `session/prompt`, instead of waiting out its ceiling.
+pub(super) async fn connection_dropped_mid_turn(
+    live: &mut Live,
+    kind: AcpAgentKind,
+) -> anyhow::Result<()> {
+    let (reply, stall) = Reply::stall();
+    live.model().reply(reply);
+    let agent = live.acp_agent(kind).await?;
+    let session = agent.new_session().await?;
+    let ceiling = Duration::from_secs(60);
+    let started = std::time::Instant::now();
+    let (turn, dropped) = tokio::join!(
+        session.prompt_with(AcpPrompt::new("Think about it").ceiling(ceiling)),
+        async {
+            stall.reached().await?;
+            agent.drop_connection();
+            anyhow::Ok(())
+        }
+    );
+    dropped?;
+    let error = match turn {
+        Ok(turn) => anyhow::bail!(
+            "the turn ended ({}) after its connection was dropped",
+            turn.stop_reason()
+        ),
+        Err(error) => error,
+    };
+    anyhow::ensure!(
+        !matches!(error, AcpError::NoAnswer { .. }),
+        "the prompt waited out its ceiling: {error}"
+    );
+    anyhow::ensure!(
+        error.to_string().contains("session/prompt"),
+        "the error does not name the method: {error}"
+    );
+    anyhow::ensure!(
+        started.elapsed() < scaled(ceiling),
+        "took {:?}",
+        started.elapsed()
+    );
+    Ok(())
+}
+
+/// A fault: `session/prompt` held longer than the prompt's ceiling. The turn fails at its
+/// ceiling, naming the method and what the agent was doing; a misspelt method is refused.
+pub(super) async fn delayed_prompt_meets_its_ceiling(
+    live: &mut Live,
+    kind: AcpAgentKind,
+) -> anyhow::Result<()> {
+    live.model().reply(Reply::text("Too late."));
+    let agent = live.acp_agent(kind).await?;
+    let misspelt = agent
+        .delay("session/promt", Duration::from_secs(1))
+        .unwrap_err();
+    anyhow::ensure!(
+        misspelt
+            .to_string()
+            .contains("the nearest is `session/prompt`"),
+        "{misspelt}"
+    );
+    let session = agent.new_session().await?;
+    agent.delay("session/prompt", scaled(Duration::from_secs(5)))?;
+    let turn = session
+        .prompt_with(AcpPrompt::new("Say it").ceiling(Duration::from_secs(1)))
+        .await;
+    match turn {
+        Err(error @ AcpError::NoAnswer { .. }) => anyhow::ensure!(
+            error.to_string().contains("`session/prompt`"),
+            "the error does not name the method: {error}"
+        ),
+        Err(other) => anyhow::bail!("expected the ceiling, got: {other}"),
+        Ok(turn) => anyhow::bail!("the delayed turn ended: {}", turn.stop_reason()),
+    }
     Ok(())
 }

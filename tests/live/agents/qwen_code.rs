@@ -35,3 +35,13 @@ async fn confined_to_its_root(live: &mut Live) -> anyhow::Result<()> {
 async fn permission_held_at_a_gate(live: &mut Live) -> anyhow::Result<()> {
     bodies::permission_held_at_a_gate(live, QwenCode).await
 }
+
+#[live_agent_test(timeout = "120s")]
+async fn connection_dropped_mid_turn(live: &mut Live) -> anyhow::Result<()> {
+    bodies::connection_dropped_mid_turn(live, QwenCode).await
+}
+
+#[live_agent_test(timeout = "120s")]
+async fn delayed_prompt_meets_its_ceiling(live: &mut Live) -> anyhow::Result<()> {
+    bodies::delayed_prompt_meets_its_ceiling(live, QwenCode).await
+}

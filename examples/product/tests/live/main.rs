@@ -4,6 +4,7 @@
 
 harness_runtime::main!();
 
+mod acp_client;
 mod explore;
 mod node;
 mod points;
