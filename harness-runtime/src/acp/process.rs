@@ -139,16 +139,7 @@ impl AcpProcess {
             .await
             .map_err(|e| AcpError::Stop(self.redactor.redact(&e.to_string())))?;
         crate::timeline::note(crate::timeline::Lane::Teardown, "stopped", || {
-            format!(
-                "{}{}; swept {} stray process(es)",
-                report.status,
-                if report.escalated {
-                    " after SIGKILL"
-                } else {
-                    ""
-                },
-                report.swept
-            )
+            report.to_string()
         });
         Ok(())
     }

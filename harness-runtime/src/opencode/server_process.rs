@@ -258,16 +258,7 @@ impl ServerProcess {
             Ok(report) => {
                 self.gates.count(Counter::ProcessExit);
                 crate::timeline::note(crate::timeline::Lane::Teardown, "stopped", || {
-                    format!(
-                        "{}{}; swept {} stray process(es)",
-                        report.status,
-                        if report.escalated {
-                            " after SIGKILL"
-                        } else {
-                            ""
-                        },
-                        report.swept
-                    )
+                    report.to_string()
                 });
                 self.log.mark(&format!(
                     "stopped: {}{}, {} stray process(es) killed",

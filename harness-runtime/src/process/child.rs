@@ -59,6 +59,18 @@ pub(crate) struct StopReport {
     pub(crate) swept: usize,
 }
 
+/// `exit status: 0; swept 2 stray process(es)`, `… after SIGKILL; …`: the timeline's line.
+impl std::fmt::Display for StopReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let escalated = if self.escalated { " after SIGKILL" } else { "" };
+        write!(
+            f,
+            "{}{escalated}; swept {} stray process(es)",
+            self.status, self.swept
+        )
+    }
+}
+
 /// A stop that could not confirm the child was reaped.
 #[derive(Debug, thiserror::Error)]
 #[error("the process did not exit within {waited:?} of SIGKILL")]
