@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 use syn::{ItemFn, ReturnType, parse_quote};
 
 use crate::budget::BudgetOptions;
-use crate::options::{Agent, Isolation, ModelApi, Options};
+use crate::options::{Agent, AnyAgent, Isolation, ModelApi, Options};
 use crate::signature;
 
 /// The attribute's entry point, on `proc_macro2` tokens so it can be unit-tested.
@@ -153,6 +153,49 @@ fn render(func: &ItemFn, options: &Options) -> TokenStream {
         #krate::__private::IntoOutcome::into_outcome(__value)
     };
 
+    // One registration per agent listed: named `<fn>::<agent>`, so filters and the report
+    // tell them apart, all calling the one body.
+    let registrations: Vec<(String, TokenStream)> = match &options.agents {
+        None => vec![(function, TokenStream::new())],
+        Some((agents, _)) => agents
+            .iter()
+            .map(|(agent, entry)| {
+                let variant = match agent {
+                    AnyAgent::OpenCodeHttp => quote!(OpenCodeHttp),
+                    AnyAgent::OpenCodeAcp => quote!(OpenCodeAcp),
+                    AnyAgent::QwenCode => quote!(QwenCode),
+                };
+                let name = format!("{function}::{}", entry.value().replace('-', "_"));
+                let field = quote! {
+                    any_agent: ::core::option::Option::Some(
+                        #krate::any_agent::AnyAgentKind::#variant
+                    ),
+                };
+                (name, field)
+            })
+            .collect(),
+    };
+    let submits = registrations.iter().map(|(name, agent_field)| {
+        quote! {
+            #krate::__private::inventory::submit! {
+                #krate::__private::Scenario {
+                    module_path: ::core::module_path!(),
+                    function: #name,
+                    file: ::core::file!(),
+                    line: #line,
+                    manifest_dir: ::core::env!("CARGO_MANIFEST_DIR"),
+                    snapshot_assertion: #snapshot_assertion,
+                    options: #krate::__private::ScenarioOptions {
+                        #(#fields)*
+                        #agent_field
+                        ..#krate::__private::ScenarioOptions::DEFAULT
+                    },
+                    body: __live_agent_test_body,
+                }
+            }
+        }
+    });
+
     quote! {
         #func
 
@@ -168,21 +211,7 @@ fn render(func: &ItemFn, options: &Options) -> TokenStream {
                 })
             }
 
-            #krate::__private::inventory::submit! {
-                #krate::__private::Scenario {
-                    module_path: ::core::module_path!(),
-                    function: #function,
-                    file: ::core::file!(),
-                    line: #line,
-                    manifest_dir: ::core::env!("CARGO_MANIFEST_DIR"),
-                    snapshot_assertion: #snapshot_assertion,
-                    options: #krate::__private::ScenarioOptions {
-                        #(#fields)*
-                        ..#krate::__private::ScenarioOptions::DEFAULT
-                    },
-                    body: __live_agent_test_body,
-                }
-            }
+            #(#submits)*
         };
     }
 }
@@ -315,6 +344,61 @@ mod tests {
         assert!(out.contains("`model_api` takes one of"), "{out}");
         let out = expand(quote!(cassette, model_api = "google"), item);
         assert!(out.contains("remove `model_api` or `cassette`"), "{out}");
+    }
+
+    #[test]
+    fn agents_register_one_scenario_each() {
+        let item = quote!(
+            async fn text_turn(live: &mut Live) {}
+        );
+        let out = expand(
+            quote!(agents = ["opencode-http", "qwen-code"]),
+            item.clone(),
+        );
+        assert!(!out.contains("compile_error"), "{out}");
+        assert_eq!(out.matches("inventory :: submit !").count(), 2, "{out}");
+        assert!(out.contains("\"text_turn::opencode_http\""), "{out}");
+        assert!(out.contains("\"text_turn::qwen_code\""), "{out}");
+        assert!(out.contains("AnyAgentKind :: QwenCode"), "{out}");
+        // One body for all of them.
+        assert_eq!(out.matches("fn __live_agent_test_body").count(), 1, "{out}");
+        let out = expand(quote!(), item.clone());
+        assert!(!out.contains("any_agent"), "{out}");
+        assert!(out.contains("\"text_turn\""), "{out}");
+    }
+
+    #[test]
+    fn agents_are_checked() {
+        let item = quote!(
+            async fn text_turn(live: &mut Live) {}
+        );
+        for (args, message) in [
+            (
+                quote!(agents = ["gemini"]),
+                "unknown agent `gemini`: expected one of \\\"opencode-http\\\"",
+            ),
+            (
+                quote!(agents = ["qwen-code", "qwen-code"]),
+                "agent `qwen-code` is listed twice",
+            ),
+            (quote!(agents = []), "`agents` is empty"),
+            (
+                quote!(agents = "qwen-code"),
+                "`agents` takes a list of agents",
+            ),
+            (
+                quote!(agents = ["qwen-code"], agent = "fixture"),
+                "remove `agent`",
+            ),
+            (
+                quote!(agents = ["qwen-code"], needs_peer = "other"),
+                "remove one of them",
+            ),
+        ] {
+            let out = expand(args, item.clone());
+            assert!(out.contains("compile_error"), "{out}");
+            assert!(out.contains(message), "{message}: {out}");
+        }
     }
 
     /// A user's `macro_rules!` that passes `$value:literal` on to the attribute: the value

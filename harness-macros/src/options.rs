@@ -21,6 +21,7 @@ const NAMES: &[&str] = &[
     "requires",
     "ignore",
     "agent",
+    "agents",
     "gate",
     "isolation",
     "cassette",
@@ -49,6 +50,21 @@ pub(crate) enum Agent {
     OpenCode,
     Fixture,
 }
+
+/// An entry of `agents = [...]`: the runtime's `AnyAgentKind` variant it names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AnyAgent {
+    OpenCodeHttp,
+    OpenCodeAcp,
+    QwenCode,
+}
+
+/// `agents`' values, as written (the runtime's `AnyAgentKind::name`), with their variants.
+pub(crate) const AGENTS: &[(&str, AnyAgent)] = &[
+    ("opencode-http", AnyAgent::OpenCodeHttp),
+    ("opencode-acp", AnyAgent::OpenCodeAcp),
+    ("qwen-code", AnyAgent::QwenCode),
+];
 
 /// `model_api = "…"`: the provider package OpenCode talks to the scripted model with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,6 +97,9 @@ pub(crate) struct Options {
     pub(crate) requires: Option<Vec<LitStr>>,
     pub(crate) ignore: Option<LitStr>,
     pub(crate) agent: Option<Agent>,
+    /// `agents = [...]`: one registration per entry, each with its literal (for its span), and
+    /// the option's name.
+    pub(crate) agents: Option<(Vec<(AnyAgent, LitStr)>, Ident)>,
     pub(crate) gates: Option<Vec<LitStr>>,
     pub(crate) isolation: Option<Isolation>,
     /// The bare `cassette` flag, by its name (the span a conflict is reported on).
@@ -208,6 +227,31 @@ impl Options {
             }
         }
         errors.extend(self.passes_conflicts());
+        errors.extend(self.agents_conflicts());
+        errors
+    }
+
+    /// `agents` makes one scenario per agent: `agent` would pick a second backend for the same
+    /// body, and `needs_peer` names one function's scenario where there are several.
+    fn agents_conflicts(&self) -> Vec<syn::Error> {
+        let Some((_, name)) = &self.agents else {
+            return Vec::new();
+        };
+        let mut errors = Vec::new();
+        if self.agent.is_some() {
+            errors.push(syn::Error::new(
+                name.span(),
+                "`agents` lists the agents this scenario runs on, and `agent` picks the backend \
+                 of `live.opencode()`: remove `agent` (list \"opencode-http\" in `agents`)",
+            ));
+        }
+        if self.needs_peer.is_some() {
+            errors.push(syn::Error::new(
+                name.span(),
+                "`agents` makes one scenario per agent, and `needs_peer` meets one scenario: \
+                 remove one of them",
+            ));
+        }
         errors
     }
 
@@ -304,6 +348,45 @@ impl Options {
                         ));
                     }
                 });
+            }
+            "agents" => {
+                let expected = AGENTS
+                    .iter()
+                    .map(|(name, _)| format!("\"{name}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let entries = string_list(
+                    value,
+                    false,
+                    &format!("`agents` takes a list of agents: `agents = [{expected}]`"),
+                )?;
+                if entries.is_empty() {
+                    return Err(syn::Error::new(
+                        value.span(),
+                        format!("`agents` is empty: list at least one of {expected}"),
+                    ));
+                }
+                let mut agents: Vec<(AnyAgent, LitStr)> = Vec::new();
+                for entry in entries {
+                    let Some((_, variant)) = AGENTS.iter().find(|(name, _)| *name == entry.value())
+                    else {
+                        return Err(syn::Error::new(
+                            entry.span(),
+                            format!(
+                                "unknown agent `{}`: expected one of {expected}",
+                                entry.value()
+                            ),
+                        ));
+                    };
+                    if agents.iter().any(|(listed, _)| listed == variant) {
+                        return Err(syn::Error::new(
+                            entry.span(),
+                            format!("agent `{}` is listed twice", entry.value()),
+                        ));
+                    }
+                    agents.push((*variant, entry));
+                }
+                self.agents = Some((agents, arg.name.clone()));
             }
             "gate" => {
                 let points = string_list(
@@ -611,5 +694,16 @@ mod tests {
                 assert_eq!(&point.to_string(), name, "the spelling round-trips");
             }
         }
+    }
+
+    /// The attribute's agents are the runtime's, spelt alike and in the same order.
+    #[test]
+    fn agents_are_the_runtime_kinds() {
+        let runtime: Vec<&str> = harness_runtime::any_agent::AnyAgentKind::ALL
+            .iter()
+            .map(|kind| kind.name())
+            .collect();
+        let attribute: Vec<&str> = super::AGENTS.iter().map(|(name, _)| *name).collect();
+        assert_eq!(attribute, runtime);
     }
 }

@@ -96,6 +96,7 @@ compile_error!(
 );
 
 pub mod acp;
+pub mod any_agent;
 mod budget;
 mod cassette;
 mod chat_body;

@@ -18,6 +18,40 @@ pub enum AgentKind {
     Fixture,
 }
 
+/// An agent the framework drives, over HTTP or over ACP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AnyAgentKind {
+    /// OpenCode's server, `opencode serve`, through the typed HTTP client (the default).
+    OpenCodeHttp,
+    /// OpenCode's own ACP mode, `opencode acp`.
+    OpenCodeAcp,
+    /// Qwen Code, `qwen --acp`.
+    QwenCode,
+}
+
+impl AnyAgentKind {
+    /// Every kind, in the order the docs list them.
+    pub const ALL: &'static [AnyAgentKind] =
+        &[Self::OpenCodeHttp, Self::OpenCodeAcp, Self::QwenCode];
+
+    /// The attribute's spelling, also the report's: `opencode-http`, `opencode-acp`,
+    /// `qwen-code`. A scenario's name ends with it, `-` as `_` (`text_turn::qwen_code`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::OpenCodeHttp => "opencode-http",
+            Self::OpenCodeAcp => "opencode-acp",
+            Self::QwenCode => "qwen-code",
+        }
+    }
+}
+
+impl std::fmt::Display for AnyAgentKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Which provider package OpenCode talks to the scripted model with (`model_api = "…"`), so a
 /// scripted scenario runs the provider code path a product uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -84,6 +118,8 @@ pub struct ScenarioOptions {
     pub needs_peer: Option<&'static str>,
     /// `model_api = "…"`: the provider package OpenCode talks to the scripted model with.
     pub model_api: ModelApi,
+    /// `agents = [...]`: the agent this registration runs on (one registration per entry).
+    pub any_agent: Option<AnyAgentKind>,
 }
 
 impl ScenarioOptions {
@@ -101,6 +137,7 @@ impl ScenarioOptions {
         budget: Budget::NONE,
         needs_peer: None,
         model_api: ModelApi::OpenAiCompatible,
+        any_agent: None,
     };
 }
 
@@ -223,6 +260,12 @@ impl DeclaredOptions {
     /// `agent = "…"`: which agent `live.opencode()` starts.
     pub fn agent(&self) -> AgentKind {
         self.0.agent
+    }
+
+    /// `agents = [...]`: the agent this scenario runs on, one of those listed; `None` when it
+    /// lists none (see [`Live::any_agent_kind`](crate::Live::any_agent_kind)).
+    pub fn any_agent(&self) -> Option<AnyAgentKind> {
+        self.0.any_agent
     }
 
     /// `gate = [...]`: the gate points armed before the scenario starts.

@@ -37,6 +37,42 @@ mod renamed {
 #[live_agent_test(crate = "renamed::rt")]
 async fn through_a_reexport(_live: &mut Live) {}
 
+#[live_agent_test(agents = ["opencode-http", "opencode-acp", "qwen-code"])]
+async fn on_every_agent(live: &mut Live) {
+    // Each registration knows the agent it runs on.
+    let _ = live.any_agent_kind();
+}
+
+/// `agents` registers one scenario per agent, named after it, each with its kind.
+#[test]
+fn agents_register_one_scenario_per_agent() {
+    use harness_runtime::any_agent::AnyAgentKind;
+    let mut found: Vec<(String, Option<AnyAgentKind>)> =
+        harness_runtime::__private::Scenario::all()
+            .into_iter()
+            .filter(|s| s.function.starts_with("on_every_agent"))
+            .map(|s| (s.name(), s.options.any_agent))
+            .collect();
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        found,
+        [
+            (
+                "all_options::on_every_agent::opencode_acp".to_string(),
+                Some(AnyAgentKind::OpenCodeAcp)
+            ),
+            (
+                "all_options::on_every_agent::opencode_http".to_string(),
+                Some(AnyAgentKind::OpenCodeHttp)
+            ),
+            (
+                "all_options::on_every_agent::qwen_code".to_string(),
+                Some(AnyAgentKind::QwenCode)
+            ),
+        ]
+    );
+}
+
 #[test]
 fn every_option_expands_and_the_functions_stay_callable() {
     // The user's function stays callable by its own name.
@@ -46,4 +82,5 @@ fn every_option_expands_and_the_functions_stay_callable() {
     let _ = through_a_reexport;
     let _ = opts_into_sharing;
     let _ = records_and_replays;
+    let _ = on_every_agent;
 }

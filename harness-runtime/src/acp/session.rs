@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ContentBlock, NewSessionRequest, PromptRequest, TextContent,
+    CancelNotification, CloseSessionRequest, ContentBlock, NewSessionRequest, PromptRequest,
+    TextContent,
 };
 
 use super::{AcpAgent, AcpError, AcpTurn};
@@ -130,5 +131,23 @@ impl AcpSession {
                 payload: String::new(),
                 stderr_tail: self.agent.stderr_tail(20),
             })
+    }
+
+    /// Closes the session (`session/close`), for an agent that advertises
+    /// `sessionCapabilities.close`; one that does not is refused before anything is sent.
+    pub async fn close(&self) -> Result<(), AcpError> {
+        if !self.agent.advertises("sessionCapabilities.close") {
+            return Err(AcpError::Unsupported {
+                agent: self.agent.kind().name(),
+                what: "it does not advertise `sessionCapabilities.close`: check \
+                       `advertises(\"sessionCapabilities.close\")` first"
+                    .into(),
+            });
+        }
+        let request = CloseSessionRequest::new(self.id.clone());
+        self.agent
+            .request(request, super::agent::SETUP_CEILING)
+            .await?;
+        Ok(())
     }
 }

@@ -15,7 +15,7 @@ use super::session_memory::SessionMemory;
 use super::stream::{EventStream, StreamOptions};
 use super::types::{
     Health, MessageWithParts, PermissionReply, PermissionRequest, QuestionRequest, SessionInfo,
-    SessionStatus,
+    SessionStatus, Todo,
 };
 use crate::gates::{GatePoint, Gates};
 use crate::redact::Redactor;
@@ -272,6 +272,12 @@ impl Client {
         self.gate(GatePoint::BeforeAbort).await;
         self.memory.changed(session_id);
         self.call(Method::POST, &format!("/session/{session_id}/abort"), None)
+            .await
+    }
+
+    /// `GET /session/{id}/todo`: the session's todo list, as its `todowrite` tool left it.
+    pub async fn todos(&self, session_id: &str) -> Result<Vec<Todo>, ClientError> {
+        self.call(Method::GET, &format!("/session/{session_id}/todo"), None)
             .await
     }
 

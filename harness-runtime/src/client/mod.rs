@@ -44,7 +44,8 @@ pub use message_error::MessageError;
 pub use types::{
     CreateSession, Health, MessageInfo, MessageTime, MessageWithParts, ModelRef, Part,
     PermissionAction, PermissionReply, PermissionRequest, PermissionRule, QuestionInfo,
-    QuestionOption, QuestionRequest, SessionInfo, SessionStatus, ToolRef, ToolState, ToolStatus,
+    QuestionOption, QuestionRequest, SessionInfo, SessionStatus, Todo, ToolRef, ToolState,
+    ToolStatus,
 };
 
 pub(crate) use http::loopback_http_client;

@@ -113,6 +113,20 @@ impl CreateSession {
     }
 }
 
+/// One entry of a session's todo list (`GET /session/{id}/todo`): the plan its `todowrite`
+/// tool keeps.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Todo {
+    /// What the step is.
+    pub content: String,
+    /// `pending`, `in_progress`, `completed` or `cancelled`.
+    pub status: String,
+    /// `high`, `medium` or `low`.
+    #[serde(default)]
+    pub priority: String,
+}
+
 /// A session's run status (`session.status` events, `GET /session/status`).
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(tag = "type", rename_all = "lowercase")]

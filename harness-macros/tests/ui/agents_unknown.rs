@@ -1,0 +1,6 @@
+use harness_runtime::{Live, live_agent_test};
+
+#[live_agent_test(agents = ["opencode-http", "gemini-cli"])]
+async fn text_turn(_live: &mut Live) {}
+
+fn main() {}
