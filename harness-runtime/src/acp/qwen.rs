@@ -23,7 +23,8 @@ pub(crate) const PROGRAM: &str = "qwen";
 /// detection by the model, no start-up context, no memory or follow-up suggestion after a turn).
 fn settings(model: &str, approval_mode: &str) -> serde_json::Value {
     json!({
-        "tools": {"approvalMode": approval_mode},
+        // Its todo tool (off by default) is how it reports a plan (ACP `plan` updates).
+        "tools": {"approvalMode": approval_mode, "todoWrite": {"enabled": true}},
         "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
         "privacy": {"usageStatisticsEnabled": false},
         "telemetry": {"enabled": false},

@@ -1,5 +1,5 @@
 //! docs/other-agents.md's table of what each agent did is rendered from the live suite's
-//! accepted evidence (`snapshots/agents__<agent>__<scenario>.snap`, the same turns on every
+//! accepted evidence (`snapshots/agents__turns__<scenario>__<agent>.snap`, one body run on every
 //! agent), so it says what a run showed, not what someone remembered. A changed snapshot fails
 //! here with the table it now renders; `UPDATE_AGENT_TABLE=1` writes it into the page.
 
@@ -14,11 +14,14 @@ const AGENTS: [(&str, &str); 3] = [
     ("qwen_code", "Qwen Code over ACP"),
 ];
 /// The scenarios, in row order: (function, row heading).
-const SCENARIOS: [(&str, &str); 4] = [
+const SCENARIOS: [(&str, &str); 7] = [
     ("text_turn", "text turn"),
     ("tool_call_approved", "shell command, permission approved"),
     ("tool_call_rejected", "shell command, permission rejected"),
     ("cancel_mid_turn", "cancel mid-turn"),
+    ("multi_step_plan", "multi-step plan (todo tool)"),
+    ("file_edit", "file written by its own tool"),
+    ("session_closed", "session closed, next one served"),
 ];
 const START: &str = "<!-- agent-table: start (rendered from snapshots/agents__*.snap) -->";
 const END: &str = "<!-- agent-table: end -->";
@@ -61,20 +64,25 @@ fn render(snapshots: &Path) -> String {
         format!("| | {} |", AGENTS.map(|(_, heading)| heading).join(" | ")),
         format!("|---|{}", "---|".repeat(AGENTS.len())),
     ];
-    let sections = |agent: &str, scenario: &str| -> Vec<(String, Value)> {
-        let path = snapshots.join(format!("agents__{agent}__{scenario}.snap"));
-        let text =
-            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    // `None`: no snapshot, the scenario skipped on that agent.
+    let sections = |agent: &str, scenario: &str| -> Option<Vec<(String, Value)>> {
+        let path = snapshots.join(format!("agents__turns__{scenario}__{agent}.snap"));
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+            Err(e) => panic!("{}: {e}", path.display()),
+        };
         let body = text
             .splitn(3, "---\n")
             .nth(2)
             .expect("a snapshot has a header");
-        parse_sections(body)
+        Some(parse_sections(body))
     };
     let identity: Vec<String> = AGENTS
         .iter()
         .map(|(agent, _)| {
-            let found = sections(agent, "text_turn");
+            let found = sections(agent, "text_turn")
+                .unwrap_or_else(|| panic!("no text_turn snapshot for {agent}"));
             match found.iter().find(|(key, _)| key == "agent") {
                 Some((_, agent)) => identity_cell(agent),
                 None => "(OpenCode's HTTP API)".into(),
@@ -89,7 +97,9 @@ fn render(snapshots: &Path) -> String {
         let cells: Vec<String> = AGENTS
             .iter()
             .map(|(agent, _)| {
-                let found = sections(agent, scenario);
+                let Some(found) = sections(agent, scenario) else {
+                    return "skipped (not advertised)".into();
+                };
                 let turn = found.iter().find(|(key, _)| key == "turn").map(|(_, t)| t);
                 turn.map_or_else(|| "(no turn recorded)".into(), turn_cell)
             })
@@ -155,6 +165,10 @@ fn turn_cell(turn: &Value) -> String {
         let replies: Vec<String> = asks.iter().map(|a| scalar(&a["reply"])).collect();
         parts.push(format!("asked, replied {}", replies.join(", ")));
     }
+    let plan = list("plan");
+    if !plan.is_empty() {
+        parts.push(format!("plan: {}", plan.join(", ")));
+    }
     let errors = list("errors");
     if !errors.is_empty() {
         parts.push(format!("errors: {}", errors.join(", ")));
@@ -216,7 +230,8 @@ fn parse_block(lines: &[&str], at: usize) -> Value {
         if is_list {
             let rest = &line[2..];
             // `- key: value` opens a map item whose other keys sit at `at + 2`.
-            if rest.contains(": ") || rest.ends_with(':') {
+            // A quoted scalar may hold `: ` itself.
+            if !rest.starts_with('"') && (rest.contains(": ") || rest.ends_with(':')) {
                 let first = format!("{}{}", " ".repeat(at + 2), rest);
                 let mut block: Vec<&str> = vec![first.as_str()];
                 block.extend(&lines[i + 1..end]);
@@ -261,13 +276,41 @@ fn plain(text: &str) -> Value {
     }
 }
 
+/// OpenCode over HTTP answers `advertises` with what `opencode acp` of the same binary
+/// advertised in its accepted snapshot.
+#[test]
+fn opencode_over_http_advertises_what_its_acp_mode_does() {
+    let text = std::fs::read_to_string(
+        repo().join("snapshots/agents__turns__text_turn__opencode_acp.snap"),
+    )
+    .expect("the opencode-acp text_turn snapshot");
+    let body = text
+        .splitn(3, "---\n")
+        .nth(2)
+        .expect("a snapshot has a header");
+    let sections = parse_sections(body);
+    let (_, agent) = sections
+        .iter()
+        .find(|(key, _)| key == "agent")
+        .expect("an agent section");
+    let file = repo().join("harness-runtime/src/any_agent/opencode_http_capabilities.json");
+    let http: Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).expect("the file")).expect("JSON");
+    assert_eq!(
+        http,
+        agent["capabilities"],
+        "{} differs from what `opencode acp` advertised: copy its capabilities",
+        file.display()
+    );
+}
+
 #[test]
 fn the_snapshot_reader_reads_nested_maps_lists_and_quoted_scalars() {
-    let body = "- turn:\n    events:\n      - a ×2\n    tool_calls:\n      - tool: \"execute: x\"\n        status: completed\n    plan: {}\n- agent:\n    name: OpenCode\n    caps:\n      deep:\n        on: true\n";
+    let body = "- turn:\n    events:\n      - a ×2\n      - \"done: x\"\n    tool_calls:\n      - tool: \"execute: x\"\n        status: completed\n    plan: {}\n- agent:\n    name: OpenCode\n    caps:\n      deep:\n        on: true\n";
     let sections = parse_sections(body);
     assert_eq!(
         sections[0].1,
-        serde_json::json!({"events": ["a ×2"], "tool_calls": [{"tool": "execute: x", "status": "completed"}], "plan": {}})
+        serde_json::json!({"events": ["a ×2", "done: x"], "tool_calls": [{"tool": "execute: x", "status": "completed"}], "plan": {}})
     );
     assert_eq!(
         sections[1].1,

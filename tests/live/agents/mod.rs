@@ -1,10 +1,10 @@
-//! The same turns on every agent the framework drives, with the scripted model: OpenCode over
-//! HTTP (`opencode serve`), OpenCode over ACP (`opencode acp`) and Qwen Code over ACP. One module
-//! per agent, so names (`agents::qwen_code::text_turn`) and snapshots tell them apart; the ACP
-//! agents share their bodies (`acp_bodies.rs`). docs/other-agents.md's table of what each agent
-//! did is rendered from these snapshots (a test in client_evidence holds it to them).
+//! The same scenarios on every agent the framework drives, with the scripted model: OpenCode
+//! over HTTP (`opencode serve`), OpenCode over ACP (`opencode acp`) and Qwen Code over ACP. Each
+//! scenario lists its agents once (`agents = [...]`) and is one scenario per agent
+//! (`agents::turns::text_turn::qwen_code`), so filters, snapshots and the report tell them
+//! apart. docs/other-agents.md's table of what each agent did is rendered from the turns'
+//! snapshots (a test in client_evidence holds it to them).
 
-mod acp_bodies;
-mod opencode_acp;
-mod opencode_http;
-mod qwen_code;
+mod acp;
+mod tools;
+mod turns;
