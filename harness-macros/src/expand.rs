@@ -164,6 +164,7 @@ fn render(func: &ItemFn, options: &Options) -> TokenStream {
                     AnyAgent::OpenCodeHttp => quote!(OpenCodeHttp),
                     AnyAgent::OpenCodeAcp => quote!(OpenCodeAcp),
                     AnyAgent::QwenCode => quote!(QwenCode),
+                    AnyAgent::GeminiCli => quote!(GeminiCli),
                 };
                 let name = format!("{function}::{}", entry.value().replace('-', "_"));
                 let field = quote! {

@@ -57,6 +57,7 @@ pub(crate) enum AnyAgent {
     OpenCodeHttp,
     OpenCodeAcp,
     QwenCode,
+    GeminiCli,
 }
 
 /// `agents`' values, as written (the runtime's `AnyAgentKind::name`), with their variants.
@@ -64,6 +65,7 @@ pub(crate) const AGENTS: &[(&str, AnyAgent)] = &[
     ("opencode-http", AnyAgent::OpenCodeHttp),
     ("opencode-acp", AnyAgent::OpenCodeAcp),
     ("qwen-code", AnyAgent::QwenCode),
+    ("gemini-cli", AnyAgent::GeminiCli),
 ];
 
 /// `model_api = "…"`: the provider package OpenCode talks to the scripted model with.

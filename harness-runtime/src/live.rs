@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::any_agent::{AnyAgent, AnyAgentError, AnyAgentKind};
 use crate::evidence::Evidence;
 use crate::fixture::FixtureControl;
 use crate::gates::Gates;
@@ -376,6 +377,55 @@ impl Live {
         }
     }
 
+    /// Which agent this scenario runs on: the one its `agents = [...]` entry names (a scenario
+    /// listing three agents is three scenarios, `…::opencode_http`, `…::opencode_acp`,
+    /// `…::qwen_code`), or OpenCode over HTTP when it lists none.
+    pub fn any_agent_kind(&self) -> AnyAgentKind {
+        self.options()
+            .any_agent()
+            .unwrap_or(AnyAgentKind::OpenCodeHttp)
+    }
+
+    /// Starts the agent this scenario runs on ([`any_agent_kind`](Self::any_agent_kind)):
+    /// [`opencode`](Self::opencode) for OpenCode over HTTP, [`acp_agent`](Self::acp_agent)
+    /// for an ACP agent, with their rules (a missing program skips the scenario, failed under
+    /// `CI`/`LIVE_STRICT=1`).
+    pub async fn any_agent(&mut self) -> Result<AnyAgent, AnyAgentError> {
+        self.any_agent_with(AgentOptions::default()).await
+    }
+
+    /// [`any_agent`](Self::any_agent) with explicit options. The `permission` rules apply to
+    /// every agent as each understands them (Qwen Code asks by mode: any `ask` rule makes it
+    /// ask before edits and shell commands); an OpenCode `config` only to OpenCode.
+    pub async fn any_agent_with(
+        &mut self,
+        options: AgentOptions,
+    ) -> Result<AnyAgent, AnyAgentError> {
+        match self.any_agent_kind().acp() {
+            None => Ok(AnyAgent::OpenCodeHttp(self.opencode_with(options).await?)),
+            Some(kind) => Ok(AnyAgent::Acp(self.acp_agent_with(kind, options).await?)),
+        }
+    }
+
+    /// Skips the scenario, saying so, unless `agent` advertises `capability` (a path into its
+    /// [`capabilities`](AnyAgent::capabilities), e.g. `sessionCapabilities.close`): a
+    /// scenario about a capability neither passes nor fails on an agent without it.
+    /// `live.require_capability(&agent, "loadSession")?;`
+    pub fn require_capability(
+        &mut self,
+        agent: &AnyAgent,
+        capability: &str,
+    ) -> Result<(), Skipped> {
+        if agent.advertises(capability) {
+            Ok(())
+        } else {
+            Err(self.skip(format!(
+                "{} does not advertise `{capability}` at initialize",
+                agent.kind()
+            )))
+        }
+    }
+
     /// An ACP agent of `kind` for a product that is an ACP client to drive: started as
     /// [`acp_agent_with`](Self::acp_agent_with) starts one, but spoken to by the product, not
     /// by the harness. Give the relay to [`start_acp_product`](Self::start_acp_product): the
@@ -437,6 +487,14 @@ impl Live {
                 .map_err(crate::acp::AcpError::from)
             }
             crate::acp::AcpAgentKind::QwenCode => crate::acp::prepare_qwen(
+                &self.info.name,
+                &self.info.manifest_dir,
+                &mut self.model,
+                &self.redactor,
+                index,
+                options,
+            ),
+            crate::acp::AcpAgentKind::GeminiCli => crate::acp::prepare_gemini(
                 &self.info.name,
                 &self.info.manifest_dir,
                 &mut self.model,
@@ -609,10 +667,18 @@ impl Live {
     /// started, removes their roots when `passed` (keeps and prints them otherwise).
     #[cfg(feature = "testing")]
     pub(crate) async fn finish_agents(&mut self, passed: bool) -> Result<(), FinishError> {
-        self.agents
+        let agents = self
+            .agents
             .finish(passed, &self.redactor)
             .await
-            .map_err(FinishError::Agents)
+            .map_err(FinishError::Agents);
+        // ACP agents too: left to the slot's drop they would be killed and their roots kept.
+        let acp_agents = self
+            .acp_agents
+            .finish(passed && agents.is_ok(), &self.redactor)
+            .await
+            .map_err(FinishError::Agents);
+        agents.and(acp_agents)
     }
 
     /// Measures what the turns spent, before the agents stop (kept for the run report; a

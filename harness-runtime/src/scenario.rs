@@ -28,20 +28,27 @@ pub enum AnyAgentKind {
     OpenCodeAcp,
     /// Qwen Code, `qwen --acp`.
     QwenCode,
+    /// Gemini CLI, `gemini --acp`.
+    GeminiCli,
 }
 
 impl AnyAgentKind {
     /// Every kind, in the order the docs list them.
-    pub const ALL: &'static [AnyAgentKind] =
-        &[Self::OpenCodeHttp, Self::OpenCodeAcp, Self::QwenCode];
+    pub const ALL: &'static [AnyAgentKind] = &[
+        Self::OpenCodeHttp,
+        Self::OpenCodeAcp,
+        Self::QwenCode,
+        Self::GeminiCli,
+    ];
 
     /// The attribute's spelling, also the report's: `opencode-http`, `opencode-acp`,
-    /// `qwen-code`. A scenario's name ends with it, `-` as `_` (`text_turn::qwen_code`).
+    /// `qwen-code`, `gemini-cli`. A scenario's name ends with it, `-` as `_` (`text_turn::qwen_code`).
     pub fn name(self) -> &'static str {
         match self {
             Self::OpenCodeHttp => "opencode-http",
             Self::OpenCodeAcp => "opencode-acp",
             Self::QwenCode => "qwen-code",
+            Self::GeminiCli => "gemini-cli",
         }
     }
 }

@@ -92,9 +92,13 @@ impl AcpAgent {
                 redactor,
             }),
         };
+        // Gemini CLI 0.61 takes the not-found error of `fs/read_text_file` (its read of a file
+        // it is about to create) for a failure and gives up the write: offered no file methods,
+        // it reads and writes itself, confined to its root like the others' shell commands.
+        let serves_files = kind != AcpAgentKind::GeminiCli;
         let capabilities = ClientCapabilities::new().fs(FileSystemCapabilities::new()
-            .read_text_file(true)
-            .write_text_file(true));
+            .read_text_file(serves_files)
+            .write_text_file(serves_files));
         let request = InitializeRequest::new(ProtocolVersion::V1)
             .client_capabilities(capabilities)
             .client_info(Implementation::new(

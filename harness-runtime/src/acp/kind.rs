@@ -11,6 +11,9 @@ pub enum AcpAgentKind {
     /// Qwen Code: `qwen --acp`, npm `@qwen-code/qwen-code` pinned in `package.json`, with the
     /// scripted model as its OpenAI-compatible endpoint.
     QwenCode,
+    /// Gemini CLI: `gemini --acp`, npm `@google/gemini-cli` pinned in `package.json`, with the
+    /// scripted model as its Gemini API endpoint.
+    GeminiCli,
 }
 
 impl AcpAgentKind {
@@ -19,6 +22,7 @@ impl AcpAgentKind {
         match self {
             Self::OpenCode => "opencode-acp",
             Self::QwenCode => "qwen-code",
+            Self::GeminiCli => "gemini-cli",
         }
     }
 }

@@ -62,8 +62,8 @@ impl AcpProcess {
             program: launch.program.clone(),
             args: launch.args.iter().map(OsString::from).collect(),
             current_dir: launch.root.workspace.clone(),
-            env: (launch.env.iter())
-                .map(|(name, value)| (name.into(), Some(value.into())))
+            env: (launch.unset.iter().map(|name| (name.into(), None)))
+                .chain((launch.env.iter()).map(|(name, value)| (name.into(), Some(value.into()))))
                 .collect(),
             confined: launch.policy.clone(),
             token: process::new_token(),

@@ -43,6 +43,7 @@ impl AnyAgent {
             Self::Acp(agent) => match agent.kind() {
                 crate::acp::AcpAgentKind::OpenCode => AnyAgentKind::OpenCodeAcp,
                 crate::acp::AcpAgentKind::QwenCode => AnyAgentKind::QwenCode,
+                crate::acp::AcpAgentKind::GeminiCli => AnyAgentKind::GeminiCli,
             },
         }
     }

@@ -14,6 +14,7 @@ impl AnyAgentKind {
             Self::OpenCodeHttp => None,
             Self::OpenCodeAcp => Some(AcpAgentKind::OpenCode),
             Self::QwenCode => Some(AcpAgentKind::QwenCode),
+            Self::GeminiCli => Some(AcpAgentKind::GeminiCli),
         }
     }
 }

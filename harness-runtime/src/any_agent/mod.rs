@@ -6,7 +6,6 @@
 mod agent;
 mod error;
 mod kind;
-mod live;
 mod turn;
 
 pub use agent::{AnyAgent, AnyPrompt, AnySession};

@@ -39,6 +39,8 @@ pub(crate) struct StdioLaunch {
     pub(crate) args: Vec<String>,
     /// Set after the inherited environment was cleaned, in order.
     pub(crate) env: Vec<(String, String)>,
+    /// Inherited variables removed besides those no agent gets.
+    pub(crate) unset: Vec<String>,
     /// The sandbox it runs in; `None` when the sandbox is off.
     pub(crate) policy: Option<Policy>,
     /// The progress line that says how it is confined.
@@ -97,5 +99,6 @@ pub(crate) fn prepare_opencode_acp(cx: AcpContext<'_>) -> Result<StdioLaunch, Pr
         program,
         args,
         env,
+        unset: Vec::new(),
     })
 }

@@ -77,6 +77,15 @@ pub(crate) fn not_for_agents() -> Vec<String> {
         .collect()
 }
 
+/// The names of this process's variables that `matches` picks: those an agent must not inherit
+/// beyond [`not_for_agents`] (a caller's own keys and endpoints for that agent).
+pub(crate) fn inherited_names(matches: impl Fn(&str) -> bool) -> Vec<String> {
+    std::env::vars_os()
+        .filter_map(|(name, _)| name.into_string().ok())
+        .filter(|name| matches(name))
+        .collect()
+}
+
 /// `LIVE_POOL_RUNNER` as the harness set it for a pool's owner (`<pid>:<start time>`); `None`
 /// when unset or not UTF-8.
 pub(crate) fn pool_runner() -> Option<String> {

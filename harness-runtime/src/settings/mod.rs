@@ -20,8 +20,8 @@ pub(crate) use foreign::{
     nextest_run_id, path_var, under_nextest, unicode,
 };
 pub(crate) use internal::{
-    FixtureAgentEnv, Role, acp_forward, in_helper_role, not_for_agents, owner_mark, pool_runner,
-    role, sandbox_launch,
+    FixtureAgentEnv, Role, acp_forward, in_helper_role, inherited_names, not_for_agents,
+    owner_mark, pool_runner, role, sandbox_launch,
 };
 pub(crate) use names::*;
 pub use prerequisite::MissingPrerequisite;

@@ -8,10 +8,11 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 /// The agents, in the table's column order: (snapshot infix, column heading).
-const AGENTS: [(&str, &str); 3] = [
+const AGENTS: [(&str, &str); 4] = [
     ("opencode_http", "OpenCode over HTTP"),
     ("opencode_acp", "OpenCode over ACP"),
     ("qwen_code", "Qwen Code over ACP"),
+    ("gemini_cli", "Gemini CLI over ACP"),
 ];
 /// The scenarios, in row order: (function, row heading).
 const SCENARIOS: [(&str, &str); 7] = [

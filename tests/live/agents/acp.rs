@@ -12,6 +12,24 @@ use harness_runtime::prelude::*;
 use super::tools;
 use crate::support;
 
+/// The tool results of the scenario's last model request, as JSON text: chat completions'
+/// `tool` messages (OpenCode, Qwen Code), Gemini's `functionResponse` parts (Gemini CLI).
+fn tool_results_sent_to_model(live: &Live) -> String {
+    let Some(last) = live.model().requests().pop() else {
+        return String::new();
+    };
+    let messages = last.raw["messages"].as_array().into_iter().flatten();
+    let tool_messages = messages.filter(|m| m["role"] == "tool").cloned();
+    let parts = last.raw["contents"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|c| c["parts"].as_array().into_iter().flatten());
+    let responses = parts.filter_map(|p| p.get("functionResponse")).cloned();
+    let results: Vec<serde_json::Value> = tool_messages.chain(responses).collect();
+    serde_json::Value::Array(results).to_string()
+}
+
 /// The scenario's agent, which its `agents` lists only ACP agents for.
 async fn acp_agent(live: &mut Live, options: AgentOptions) -> anyhow::Result<AcpAgent> {
     match live.any_agent_with(options).await? {
@@ -23,7 +41,7 @@ async fn acp_agent(live: &mut Live, options: AgentOptions) -> anyhow::Result<Acp
 /// The agent runs confined like `opencode serve`: the model's shell command cannot read or
 /// write a directory outside the scenario's root, nor connect to a loopback port that is not its
 /// model's, while its work inside the workspace succeeds.
-#[live_agent_test(timeout = "120s", agents = ["opencode-acp", "qwen-code"])]
+#[live_agent_test(timeout = "120s", agents = ["opencode-acp", "qwen-code", "gemini-cli"])]
 async fn confined_to_its_root(live: &mut Live) -> anyhow::Result<()> {
     if !live.sandboxed() {
         return Err(live
@@ -40,7 +58,7 @@ async fn confined_to_its_root(live: &mut Live) -> anyhow::Result<()> {
     live.redactor().add_port(port);
     let command = format!(
         "echo inside > inside.txt; cat {dir}/secret.txt; echo x > {dir}/new.txt; \
-         (exec 3<>/dev/tcp/127.0.0.1/{port}) || echo connect refused",
+         (exec 3<>/dev/tcp/127.0.0.1/{port}) || printf 'refused-%s\\n' 42",
         dir = outside.path().display()
     );
     live.model()
@@ -55,17 +73,21 @@ async fn confined_to_its_root(live: &mut Live) -> anyhow::Result<()> {
     let agent = acp_agent(live, unguarded).await?;
     let session = agent.new_session().await?;
     let turn = session.prompt("Try the sandbox").await?;
-    let [call] = turn
-        .tool_calls()
-        .try_into()
-        .map_err(|calls: Vec<_>| anyhow::anyhow!("expected one tool call, got {}", calls.len()))?;
-    let output = serde_json::to_string(&call)?;
+    anyhow::ensure!(
+        turn.tool_calls().len() == 1,
+        "expected one tool call, got {}",
+        turn.tool_calls().len()
+    );
+    // What the command printed, as the agent gave it back to the model: every agent does, where
+    // not every agent puts it in its tool call's update (Gemini CLI's is empty).
+    let output = tool_results_sent_to_model(live);
     // `connect: Permission denied` is the kernel's refusal (EACCES), not a closed port: no TCP
-    // leaves for any port but the model's, whatever the agent's telemetry would try.
+    // leaves for any port but the model's, whatever the agent's telemetry would try. The last
+    // line is put together by `printf`, so the command's own text cannot match it.
     for refused in [
         "Permission denied",
         "connect: Permission denied",
-        "connect refused",
+        "refused-42",
     ] {
         anyhow::ensure!(
             output.contains(refused),
@@ -86,7 +108,7 @@ async fn confined_to_its_root(live: &mut Live) -> anyhow::Result<()> {
 /// The agent's permission request held at `acp before session/request_permission` (armed by
 /// the scenario's attribute): while it is held the command has not run; released, it is
 /// answered and runs. The turn's traffic, counted by kind, is part of the evidence.
-#[live_agent_test(timeout = "120s", agents = ["opencode-acp", "qwen-code"], gate = "acp before session/request_permission")]
+#[live_agent_test(timeout = "120s", agents = ["opencode-acp", "qwen-code", "gemini-cli"], gate = "acp before session/request_permission")]
 async fn permission_held_at_a_gate(live: &mut Live) -> anyhow::Result<()> {
     let point = AcpPoint::parse("acp before session/request_permission")?;
     let gate = live
@@ -128,7 +150,7 @@ async fn permission_held_at_a_gate(live: &mut Live) -> anyhow::Result<()> {
 
 /// A fault: the connection dropped while the model is answering. The prompt fails at once,
 /// naming `session/prompt`, instead of waiting out its ceiling.
-#[live_agent_test(timeout = "120s", agents = ["opencode-acp", "qwen-code"])]
+#[live_agent_test(timeout = "120s", agents = ["opencode-acp", "qwen-code", "gemini-cli"])]
 async fn connection_dropped_mid_turn(live: &mut Live) -> anyhow::Result<()> {
     let (reply, stall) = Reply::stall();
     live.model().reply(reply);
@@ -170,7 +192,7 @@ async fn connection_dropped_mid_turn(live: &mut Live) -> anyhow::Result<()> {
 
 /// A fault: `session/prompt` held longer than the prompt's ceiling. The turn fails at its
 /// ceiling, naming the method and what the agent was doing; a misspelt method is refused.
-#[live_agent_test(timeout = "120s", agents = ["opencode-acp", "qwen-code"])]
+#[live_agent_test(timeout = "120s", agents = ["opencode-acp", "qwen-code", "gemini-cli"])]
 async fn delayed_prompt_meets_its_ceiling(live: &mut Live) -> anyhow::Result<()> {
     live.model().reply(Reply::text("Too late."));
     let agent = acp_agent(live, AgentOptions::default()).await?;

@@ -7,7 +7,7 @@ use harness_runtime::prelude::*;
 /// The model's call of `kind`'s shell tool running `command`.
 pub(super) fn shell(kind: AnyAgentKind, command: &str, description: &str) -> Reply {
     match kind {
-        AnyAgentKind::QwenCode => Reply::tool_call(
+        AnyAgentKind::QwenCode | AnyAgentKind::GeminiCli => Reply::tool_call(
             "run_shell_command",
             json!({"command": command, "description": description, "is_background": false}),
         ),
@@ -31,6 +31,13 @@ pub(super) fn plan(kind: AnyAgentKind, steps: &[(&str, &str)]) -> Reply {
                 .collect();
             Reply::tool_call("todo_write", json!({"todos": todos}))
         }
+        AnyAgentKind::GeminiCli => {
+            let todos: Vec<_> = steps
+                .iter()
+                .map(|(content, status)| json!({"description": content, "status": status}))
+                .collect();
+            Reply::tool_call("write_todos", json!({"todos": todos}))
+        }
         _ => {
             let todos: Vec<_> = steps
                 .iter()
@@ -46,7 +53,7 @@ pub(super) fn plan(kind: AnyAgentKind, steps: &[(&str, &str)]) -> Reply {
 /// The model's call of `kind`'s tool writing `content` into the file at `path` (absolute).
 pub(super) fn write_file(kind: AnyAgentKind, path: &str, content: &str) -> Reply {
     match kind {
-        AnyAgentKind::QwenCode => {
+        AnyAgentKind::QwenCode | AnyAgentKind::GeminiCli => {
             Reply::tool_call("write_file", json!({"file_path": path, "content": content}))
         }
         _ => Reply::tool_call("write", json!({"filePath": path, "content": content})),

@@ -8,7 +8,7 @@ use harness_runtime::prelude::*;
 use super::tools;
 use crate::support;
 
-#[live_agent_test(timeout = "120s", agents = ["opencode-http", "opencode-acp", "qwen-code"])]
+#[live_agent_test(timeout = "120s", agents = ["opencode-http", "opencode-acp", "qwen-code", "gemini-cli"])]
 async fn text_turn(live: &mut Live) -> anyhow::Result<()> {
     live.model().reply(Reply::text("Hello over ACP."));
     let agent = live.any_agent().await?;
@@ -73,17 +73,17 @@ async fn shell_asking(live: &mut Live, policy: PermissionPolicy) -> anyhow::Resu
     Ok(())
 }
 
-#[live_agent_test(timeout = "120s", agents = ["opencode-http", "opencode-acp", "qwen-code"])]
+#[live_agent_test(timeout = "120s", agents = ["opencode-http", "opencode-acp", "qwen-code", "gemini-cli"])]
 async fn tool_call_approved(live: &mut Live) -> anyhow::Result<()> {
     shell_asking(live, PermissionPolicy::Once).await
 }
 
-#[live_agent_test(timeout = "120s", agents = ["opencode-http", "opencode-acp", "qwen-code"])]
+#[live_agent_test(timeout = "120s", agents = ["opencode-http", "opencode-acp", "qwen-code", "gemini-cli"])]
 async fn tool_call_rejected(live: &mut Live) -> anyhow::Result<()> {
     shell_asking(live, PermissionPolicy::Reject).await
 }
 
-#[live_agent_test(timeout = "120s", agents = ["opencode-http", "opencode-acp", "qwen-code"])]
+#[live_agent_test(timeout = "120s", agents = ["opencode-http", "opencode-acp", "qwen-code", "gemini-cli"])]
 async fn cancel_mid_turn(live: &mut Live) -> anyhow::Result<()> {
     let (reply, stall) = Reply::stall();
     live.model().reply(reply);
@@ -108,9 +108,9 @@ async fn cancel_mid_turn(live: &mut Live) -> anyhow::Result<()> {
 
 /// The model writes a three-step plan with the agent's todo tool; the turn's plan is those
 /// steps with their statuses, as the agent reports them: ACP's `plan` update (Qwen Code), or
-/// OpenCode's todo list over HTTP. OpenCode 1.18's ACP mode sends no `plan` update, only the
-/// tool call: its plan is empty, and this fails the day it starts sending one.
-#[live_agent_test(timeout = "120s", agents = ["opencode-http", "opencode-acp", "qwen-code"])]
+/// OpenCode's todo list over HTTP. OpenCode 1.18's ACP mode and Gemini CLI 0.61 send no `plan`
+/// update, only the tool call: their plan is empty, and this fails the day they send one.
+#[live_agent_test(timeout = "120s", agents = ["opencode-http", "opencode-acp", "qwen-code", "gemini-cli"])]
 async fn multi_step_plan(live: &mut Live) -> anyhow::Result<()> {
     let kind = live.any_agent_kind();
     let steps = [
@@ -128,7 +128,7 @@ async fn multi_step_plan(live: &mut Live) -> anyhow::Result<()> {
         .iter()
         .map(|(content, status)| format!("{status}: {content}"))
         .collect();
-    let reported = if kind == AnyAgentKind::OpenCodeAcp {
+    let reported = if matches!(kind, AnyAgentKind::OpenCodeAcp | AnyAgentKind::GeminiCli) {
         Vec::new()
     } else {
         expected
@@ -150,7 +150,7 @@ async fn multi_step_plan(live: &mut Live) -> anyhow::Result<()> {
 }
 
 /// The model writes a file with the agent's own tool: it lands in the workspace, as written.
-#[live_agent_test(timeout = "120s", agents = ["opencode-http", "opencode-acp", "qwen-code"])]
+#[live_agent_test(timeout = "120s", agents = ["opencode-http", "opencode-acp", "qwen-code", "gemini-cli"])]
 async fn file_edit(live: &mut Live) -> anyhow::Result<()> {
     let kind = live.any_agent_kind();
     let agent = live.any_agent().await?;
@@ -175,7 +175,7 @@ async fn file_edit(live: &mut Live) -> anyhow::Result<()> {
 
 /// A session closed, and the agent still serving the next one: only on the agents that
 /// advertise `sessionCapabilities.close` (Qwen Code does not: skipped, saying so).
-#[live_agent_test(timeout = "120s", agents = ["opencode-http", "opencode-acp", "qwen-code"])]
+#[live_agent_test(timeout = "120s", agents = ["opencode-http", "opencode-acp", "qwen-code", "gemini-cli"])]
 async fn session_closed(live: &mut Live) -> anyhow::Result<()> {
     let agent = live.any_agent().await?;
     live.require_capability(&agent, "sessionCapabilities.close")?;
