@@ -7,6 +7,7 @@
 //! counts: `LIVE_BENCH_SAMPLES` (see `settings.rs`). Skips (exit 0) when OpenCode is not
 //! installed.
 
+mod acp_turn;
 mod agent_memory;
 mod common;
 mod explored_run;
@@ -95,6 +96,9 @@ fn main() -> ExitCode {
          replay_turn: session.prompt() answered from a cassette (recorded first, in this run) / \
          the same turn answered by the scripted model, each on a server of its own, per API \
          (chat completions, .anthropic, .responses, .gemini; {t} per side each)\n  \
+         acp_turn: live.acp_agent(OpenCode) started and one turn through it / a bare ACP \
+         client of `opencode acp` in the same root layout, start to the prompt's answer ({n} per \
+         side)\n  \
          scenario_cpu: a shared server's CPU per one-turn scenario / a fresh directory's on a \
          bare server ({cpu_rounds} rounds of {cpu_per_round} per side)\n  \
          shared_speedup: live suite wall time, LIVE_ISOLATION=server / shared, medians of {s} \
@@ -207,6 +211,7 @@ fn run(bench: &Bench) -> (Vec<Figure>, Vec<(&'static str, BenchError)>) {
             "relayed_turn" => runtime.block_on(relayed_turn::measure(bench)),
             "replay_turn" => runtime.block_on(replay_turn::measure(bench)),
             "provisioning" => runtime.block_on(provisioning::measure(bench)),
+            "acp_turn" => runtime.block_on(acp_turn::measure(bench)),
             "scenario_cpu" => runtime.block_on(scenario_cpu::measure(bench)),
             "suite" => suite::measure(bench),
             "nextest" => nextest::measure(bench),

@@ -125,7 +125,7 @@ pub struct Ratio {
 }
 
 /// Every ratio, in the order the sections run.
-pub const RATIOS: [Ratio; 15] = [
+pub const RATIOS: [Ratio; 16] = [
     Ratio {
         name: "turn",
         section: "turn",
@@ -180,6 +180,13 @@ pub const RATIOS: [Ratio; 15] = [
     Ratio {
         name: "provisioning",
         section: "provisioning",
+        target: Some(Target::AtMost(1.05)),
+    },
+    // An ACP agent started and one turn through the harness / through a bare ACP client: issue
+    // #43 asked for at most 5 % over the agent's own start and turn.
+    Ratio {
+        name: "acp_turn",
+        section: "acp_turn",
         target: Some(Target::AtMost(1.05)),
     },
     // A shared scenario's CPU in its server should be little more than its turn's: at most half

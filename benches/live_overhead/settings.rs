@@ -15,7 +15,7 @@ pub const SUITE_FILTER_ENV: &str = "LIVE_BENCH_SUITE_FILTER";
 const QUICK_NEXTEST_FILTER: &str = "isolation::cross_talk_";
 
 /// The sections, in the order they run.
-pub const SECTIONS: [&str; 12] = [
+pub const SECTIONS: [&str; 13] = [
     "model",
     "fixture",
     "turn",
@@ -24,6 +24,7 @@ pub const SECTIONS: [&str; 12] = [
     "relayed_turn",
     "replay_turn",
     "provisioning",
+    "acp_turn",
     "scenario_cpu",
     "suite",
     "nextest",
