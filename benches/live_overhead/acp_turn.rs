@@ -21,8 +21,6 @@ use crate::report::Figure;
 use crate::turn::{PROMPT, REPLY};
 
 const SECTION: &str = "acp_turn";
-/// SIGTERM to SIGKILL on the raw side.
-const STOP_GRACE: Duration = Duration::from_secs(5);
 
 pub async fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
     let n = bench.settings.provisioning_pairs();
@@ -120,16 +118,7 @@ async fn raw_once(bench: &Bench) -> Result<Duration, BenchError> {
     let turn = tokio::time::timeout(ceiling, raw_turn(&mut child, &workspace)).await;
     let took = started.elapsed();
     // Stop: SIGTERM to the group, SIGKILL after the grace, sweep marked strays, remove the root.
-    if let Some(pid) = child.id() {
-        signal_group(pid, libc::SIGTERM);
-        if tokio::time::timeout(STOP_GRACE, child.wait())
-            .await
-            .is_err()
-        {
-            signal_group(pid, libc::SIGKILL);
-            let _ = child.wait().await;
-        }
-    }
+    let reaped = crate::raw::stop_group(&mut child).await;
     testing::sweep(&token);
     let stderr_tail = || {
         let text = std::fs::read_to_string(bare.root.join("stderr.log")).unwrap_or_default();
@@ -139,6 +128,9 @@ async fn raw_once(bench: &Bench) -> Result<Duration, BenchError> {
             .redact(&lines[lines.len().saturating_sub(10)..].join(" | "))
     };
     let outcome = match turn {
+        _ if !reaped => Err(BenchError::Raw(
+            "the raw opencode acp was not reaped after SIGKILL".into(),
+        )),
         Err(_) => Err(BenchError::Raw(format!(
             "the raw ACP turn did not end within {ceiling:?}; its stderr: {}",
             stderr_tail()
@@ -205,11 +197,4 @@ async fn raw_turn(child: &mut tokio::process::Child, workspace: &str) -> Result<
         }
     }
     Ok(text)
-}
-
-fn signal_group(pid: u32, signal: libc::c_int) {
-    // SAFETY: killpg only sends a signal; the group is the child's own (process_group(0)).
-    unsafe {
-        libc::killpg(pid as libc::pid_t, signal);
-    }
 }

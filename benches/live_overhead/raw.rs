@@ -154,19 +154,7 @@ impl RawServer {
     pub async fn stop(mut self) -> Result<(), BenchError> {
         let mut exited = true;
         if let Some(mut child) = self.child.take() {
-            if let Some(pid) = child.id() {
-                signal_group(pid, libc::SIGTERM);
-                if tokio::time::timeout(STOP_GRACE, child.wait())
-                    .await
-                    .is_err()
-                {
-                    signal_group(pid, libc::SIGKILL);
-                }
-            }
-            exited = matches!(
-                tokio::time::timeout(STOP_GRACE, child.wait()).await,
-                Ok(Ok(_))
-            );
+            exited = stop_group(&mut child).await;
         }
         // Tool commands leave the group; the mark finds them (and a server not reaped yet).
         testing::sweep(&self.token);
@@ -177,6 +165,23 @@ impl RawServer {
         }
         std::fs::remove_dir_all(&self.root).map_err(|e| BenchError::io("remove the raw root", e))
     }
+}
+
+/// SIGTERM to `child`'s process group, SIGKILL after [`STOP_GRACE`]; whether it was reaped.
+pub async fn stop_group(child: &mut tokio::process::Child) -> bool {
+    if let Some(pid) = child.id() {
+        signal_group(pid, libc::SIGTERM);
+        if tokio::time::timeout(STOP_GRACE, child.wait())
+            .await
+            .is_err()
+        {
+            signal_group(pid, libc::SIGKILL);
+        }
+    }
+    matches!(
+        tokio::time::timeout(STOP_GRACE, child.wait()).await,
+        Ok(Ok(_))
+    )
 }
 
 fn signal_group(pid: u32, signal: libc::c_int) {
