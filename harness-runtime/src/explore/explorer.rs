@@ -309,10 +309,10 @@ fn next_path(path: &[(usize, usize)]) -> Option<Vec<usize>> {
 const ALONE_FIRST: usize = 4;
 
 /// Shrinks a failing schedule. First, the deviations that began a delay are tried alone,
-/// earliest first (at most [`ALONE_FIRST`]): a deviation that overtakes the step the one before
-/// it overtook only follows from that delay (the held step stays held while the others go), and
-/// a race usually needs a single one, so this is often one or two runs where halving a schedule
-/// of twenty deviations takes six. Then it drops chunks of its deviations (all of them, then
+/// earliest first (at most [`ALONE_FIRST`]): once a thread's step overtook a held step, its
+/// next steps overtaking the same one only follow from that (the held step stays held while
+/// they go), and a race usually needs a single deviation, so this is often one or two runs
+/// where halving a schedule of twenty deviations takes six. Then it drops chunks of its deviations (all of them, then
 /// halves, then quarters, down to single ones, the latest first: an early deviation is usually
 /// what set the race up) while the replay still fails, to a fixpoint or until `run` says the
 /// budget is spent (`None`). What is kept is the schedule the failing run actually took: a
@@ -377,18 +377,17 @@ fn shrink(
     (current, failing)
 }
 
-/// The deviations of `schedule` that began a delay, in order: each one whose overtaken step is
-/// not the one the deviation before it overtook.
+/// The deviations of `schedule` that began a delay, in order: each that is the first of its
+/// step's thread to overtake that step (a thread's later steps overtaking the step still held
+/// follow from its first going ahead).
 fn delay_starts(schedule: &Schedule) -> Vec<super::schedule::Choice> {
-    let mut previous = None;
-    let mut starts = Vec::new();
-    for choice in schedule.choices() {
-        if previous != Some(choice.over) {
-            starts.push(*choice);
-        }
-        previous = Some(choice.over);
-    }
-    starts
+    let mut seen = HashSet::new();
+    schedule
+        .choices()
+        .iter()
+        .filter(|choice| seen.insert((choice.first.tag, choice.over)))
+        .copied()
+        .collect()
 }
 
 #[cfg(test)]
