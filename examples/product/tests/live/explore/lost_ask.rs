@@ -20,10 +20,10 @@ const ANSWER: &str = "Your notes say: remember the milk.";
 /// The product's deadline and its settle ceiling after an abort (both scaled).
 const DEADLINE: Duration = Duration::from_secs(8);
 const SETTLE: Duration = Duration::from_secs(1);
-/// How long after the model was first asked the product has to report the turn (scaled): the
-/// user presses stop then. A product that answers the ask reports the turn (the read, the
-/// model's second answer) within a second or two, its steps held one by one.
-const REPORTED_WITHIN: Duration = Duration::from_secs(4);
+/// How long nothing may happen, once the model was first asked, before the user presses stop
+/// (scaled): a product that answers the ask keeps the turn going (the read, the model's second
+/// answer), its steps held one by one; one that lost the ask leaves the agent waiting on it.
+const USER_WAITS: Duration = Duration::from_secs(2);
 
 /// One exploring run: the product's stream drops at the turn's first status event; the model
 /// reads the notes (an ask the product approves), then answers; the product must report that
@@ -45,7 +45,7 @@ pub(crate) async fn answer_across_a_reconnect(
         .deadline(scaled(DEADLINE))
         .settle(scaled(SETTLE));
     let report =
-        super::run_until_the_user_gives_up(live, &product, &task, REPORTED_WITHIN, LOST).await?;
+        super::run_until_the_user_gives_up(live, &product, &task, USER_WAITS, LOST).await?;
     let completed = Outcome::Completed {
         text: ANSWER.to_owned(),
     };

@@ -1,7 +1,7 @@
 //! The agent runs ahead of the product: a product that opens its event stream only once its
 //! prompt was accepted (`Product::with_late_subscribe`, feature `racy`) misses a turn that ended
 //! before the stream was open: it waits for an end that already went, until its user gives up
-//! (stop, pressed two seconds after the model was asked) or its deadline. Whether the turn
+//! (stop, pressed once nothing happened for two seconds) or its deadline. Whether the turn
 //! ended first is the agent's progress, which the scheduler orders: the scripted model's answer
 //! is a decision point, and after it went nothing else goes until the agent settled. So the
 //! search finds the race, and its schedule replays it, every time; the correct product (it
@@ -22,11 +22,11 @@ const ANSWER: &str = "Your notes say: remember the milk.";
 /// (both scaled): a turn held step by step still ends well within them.
 const DEADLINE: Duration = Duration::from_secs(8);
 const SETTLE: Duration = Duration::from_secs(1);
-/// How long after the model was asked for its answer the product has to report the turn
-/// (scaled): the user presses stop then. A product that follows the turn reports it within a
-/// few hundred milliseconds, the steps between held one by one; one that lost it would wait
-/// for its deadline, so a failing run ends here instead of there.
-const REPORTED_WITHIN: Duration = Duration::from_secs(2);
+/// How long nothing may happen, once the model was asked, before the user presses stop
+/// (scaled): a product that follows the turn keeps its steps going (each held for the quiet
+/// window, 30 ms); one that lost it would wait for its deadline, so a failing run ends here
+/// instead of there.
+const USER_WAITS: Duration = Duration::from_secs(2);
 
 /// One exploring run: the product prompts, the model answers in one text turn, and the
 /// product must report that turn completed with the answer.
@@ -41,7 +41,7 @@ pub(crate) async fn follow_the_turn(live: &mut Live, late: bool) -> anyhow::Resu
         .deadline(scaled(DEADLINE))
         .settle(scaled(SETTLE));
     let report =
-        super::run_until_the_user_gives_up(live, &product, &task, REPORTED_WITHIN, LOST).await?;
+        super::run_until_the_user_gives_up(live, &product, &task, USER_WAITS, LOST).await?;
     let completed = Outcome::Completed {
         text: ANSWER.to_owned(),
     };

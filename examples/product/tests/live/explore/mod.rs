@@ -63,20 +63,40 @@ pub(crate) async fn stop_at_reply(live: &mut Live, racy: bool) -> anyhow::Result
     Ok(())
 }
 
-/// Runs `task` on `product` as a user who presses stop `within` (scaled) after the model was
-/// first asked: a product that lost an event the agent sent reports the stop then, not at its
-/// deadline. The product's report; a product error is the race `lost` names.
+/// Runs `task` on `product` as a user who presses stop once nothing happened for `idle`
+/// (scaled) after the model was first asked: no request or event crossed the product's wire and
+/// the model was not asked again. A product that lost an event the agent sent waits for it, and
+/// so does everything else: it reports the stop then, not at its deadline. A product that
+/// follows the turn keeps things happening, however slow a loaded machine makes them. The
+/// product's report; a product error is the race `lost` names.
 pub(crate) async fn run_until_the_user_gives_up<H: Hooks>(
     live: &Live,
     product: &Product<H>,
     task: &Task,
-    within: Duration,
+    idle: Duration,
     lost: &str,
 ) -> anyhow::Result<TaskReport> {
     let cancel = Cancel::new();
     let user_gives_up = async {
         live.model().wait_for_requests(1).await?;
-        tokio::time::sleep(scaled(within)).await;
+        let idle = scaled(idle);
+        let happened = || {
+            let counters = live.wire().counters();
+            let wire: u64 = counters
+                .requests
+                .values()
+                .chain(counters.events.values())
+                .sum();
+            (wire, live.model().requests().len())
+        };
+        let (mut last, mut since) = (happened(), tokio::time::Instant::now());
+        while since.elapsed() < idle {
+            tokio::time::sleep(IDLE_CHECK).await;
+            let now = happened();
+            if now != last {
+                (last, since) = (now, tokio::time::Instant::now());
+            }
+        }
         cancel.cancel();
         std::future::pending::<anyhow::Result<std::convert::Infallible>>().await
     };
@@ -86,6 +106,9 @@ pub(crate) async fn run_until_the_user_gives_up<H: Hooks>(
     };
     ran.map_err(|error| anyhow::anyhow!("{lost}: the product failed: {error}"))
 }
+
+/// How often the user of [`run_until_the_user_gives_up`] looks whether anything happened.
+const IDLE_CHECK: Duration = Duration::from_millis(100);
 
 /// The correct product's report is the run's evidence: every explored ordering must give the
 /// same (the snapshot).
