@@ -642,30 +642,21 @@ impl Live {
         .map(|note| self.cassette.note = note)
         .map_err(|error| FinishError::Model(redactor.redact(&error.to_string())));
         let agents = self
-            .agents
-            .finish(
+            .finish_agents(
                 passed && model.is_ok() && products.is_ok() && gates.is_ok() && budget.is_ok(),
-                &self.redactor,
             )
-            .await
-            .map_err(FinishError::Agents);
-        let acp_agents = self
-            .acp_agents
-            .finish(passed && agents.is_ok(), &self.redactor)
-            .await
-            .map_err(FinishError::Agents);
+            .await;
         gates
             .and(products)
             .and(budget)
             .and(upstream)
             .and(model)
             .and(agents)
-            .and(acp_agents)
     }
 
-    /// The agents' part of [`finish`](Self::finish) alone: stops every agent this context
-    /// started, removes their roots when `passed` (keeps and prints them otherwise).
-    #[cfg(feature = "testing")]
+    /// The agents' part of [`finish`](Self::finish): stops every agent this context started,
+    /// OpenCode's and ACP ones, removes their roots when `passed` (keeps and prints them
+    /// otherwise).
     pub(crate) async fn finish_agents(&mut self, passed: bool) -> Result<(), FinishError> {
         let agents = self
             .agents

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::AcpError;
-use super::npm_agent::{NpmAgent, Start, any_rule_asks};
+use super::npm_agent::{NpmAgent, Start, approval_mode};
 use crate::model::ModelSlot;
 use crate::opencode::{AgentOptions, StdioLaunch};
 use crate::redact::Redactor;
@@ -71,11 +71,7 @@ pub(crate) fn prepare(
     index: usize,
     options: AgentOptions,
 ) -> Result<StdioLaunch, AcpError> {
-    let approval_mode = if any_rule_asks(&options.permission) {
-        "default"
-    } else {
-        "yolo"
-    };
+    let approval_mode = approval_mode(&options.permission);
     let agent = NpmAgent {
         agent: "gemini-cli",
         program: PROGRAM,

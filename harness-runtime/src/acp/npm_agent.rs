@@ -130,10 +130,21 @@ impl NpmAgent {
     }
 }
 
+/// The approval mode of an agent that asks by mode, not by tool (Qwen Code, Gemini CLI):
+/// `default` (it asks before edits and shell commands) when any rule of `permission` asks, else
+/// `yolo`.
+pub(crate) fn approval_mode(permission: &serde_json::Value) -> &'static str {
+    if any_rule_asks(permission) {
+        "default"
+    } else {
+        "yolo"
+    }
+}
+
 /// Whether OpenCode's `permission` rules ask anywhere: the agents that ask by mode, not by tool,
 /// ask before edits and shell commands when any rule does, and nothing when none does (as the
 /// default `{"*": "allow", …}` does for OpenCode).
-pub(crate) fn any_rule_asks(permission: &serde_json::Value) -> bool {
+fn any_rule_asks(permission: &serde_json::Value) -> bool {
     let asks = |v: &serde_json::Value| match v {
         serde_json::Value::String(action) => action == "ask",
         serde_json::Value::Object(rules) => rules.values().any(|a| a == "ask"),
