@@ -16,35 +16,14 @@ use harness_runtime::testing::{self, ModelSlot};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-use crate::common::{Bench, BenchError, finish, interleave, progress, secs};
+use crate::common::{Bench, BenchError, finish, harness_against_raw};
 use crate::report::Figure;
 use crate::turn::{PROMPT, REPLY};
 
 const SECTION: &str = "acp_turn";
 
 pub async fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
-    let n = bench.settings.provisioning_pairs();
-    if !bench.settings.quick {
-        // The first start of the binary pays for the page cache; neither side should.
-        let took = raw_once(bench).await?;
-        progress(SECTION, &format!("warm-up raw turn: {}", secs(took)));
-    }
-    let [harness, raw] = interleave(
-        SECTION,
-        n,
-        ["harness", "raw"],
-        || harness_once(bench),
-        || raw_once(bench),
-    )
-    .await?;
-    Ok([
-        Figure::ratio("acp_turn", &harness, &raw),
-        Figure::median("acp_turn.harness", &harness),
-        Figure::median("acp_turn.raw", &raw),
-    ]
-    .into_iter()
-    .flatten()
-    .collect())
+    harness_against_raw(bench, SECTION, || harness_once(bench), || raw_once(bench)).await
 }
 
 async fn harness_once(bench: &Bench) -> Result<Duration, BenchError> {

@@ -176,6 +176,39 @@ pub fn secs(d: Duration) -> String {
     }
 }
 
+/// A start-and-turn section's figures, the harness against the raw side: outside `--quick` a
+/// warm-up raw sample first (the first start of a binary pays for the page cache; neither side
+/// should), then the bench's provisioning pairs interleaved; `<section>` (harness / raw) and
+/// both sides' medians.
+pub async fn harness_against_raw<A, B, FA, FB>(
+    bench: &Bench,
+    section: &str,
+    harness: A,
+    mut raw: B,
+) -> Result<Vec<crate::report::Figure>, BenchError>
+where
+    A: FnMut() -> FA,
+    B: FnMut() -> FB,
+    FA: Future<Output = Result<Duration, BenchError>>,
+    FB: Future<Output = Result<Duration, BenchError>>,
+{
+    use crate::report::Figure;
+    if !bench.settings.quick {
+        let took = raw().await?;
+        progress(section, &format!("warm-up raw sample: {}", secs(took)));
+    }
+    let n = bench.settings.provisioning_pairs();
+    let [harness, raw] = interleave(section, n, ["harness", "raw"], harness, raw).await?;
+    Ok([
+        Figure::ratio(section, &harness, &raw),
+        Figure::median(&format!("{section}.harness"), &harness),
+        Figure::median(&format!("{section}.raw"), &raw),
+    ]
+    .into_iter()
+    .flatten()
+    .collect())
+}
+
 /// Runs `n` samples of each side, interleaved A,B,B,A,A,B… so that drift (a machine that gets
 /// busier or quieter, caches that warm up) lands on both sides alike.
 pub async fn interleave<A, B, FA, FB>(

@@ -12,35 +12,14 @@ use std::time::{Duration, Instant};
 use harness_runtime::opencode::AgentOptions;
 use harness_runtime::testing::ModelSlot;
 
-use crate::common::{Bench, BenchError, OWN_SERVER, finish, interleave, progress, secs};
+use crate::common::{Bench, BenchError, OWN_SERVER, finish, harness_against_raw};
 use crate::raw::RawServer;
 use crate::report::Figure;
 
 const SECTION: &str = "provisioning";
 
 pub async fn measure(bench: &Bench) -> Result<Vec<Figure>, BenchError> {
-    let n = bench.settings.provisioning_pairs();
-    if !bench.settings.quick {
-        // The first start of a 185 MB binary pays for the page cache; neither side should.
-        let took = raw_once(bench).await?;
-        progress(SECTION, &format!("warm-up raw start: {}", secs(took)));
-    }
-    let [harness, raw] = interleave(
-        SECTION,
-        n,
-        ["harness", "raw"],
-        || harness_once(bench),
-        || raw_once(bench),
-    )
-    .await?;
-    Ok([
-        Figure::ratio("provisioning", &harness, &raw),
-        Figure::median("provisioning.harness", &harness),
-        Figure::median("provisioning.raw", &raw),
-    ]
-    .into_iter()
-    .flatten()
-    .collect())
+    harness_against_raw(bench, SECTION, || harness_once(bench), || raw_once(bench)).await
 }
 
 async fn harness_once(bench: &Bench) -> Result<Duration, BenchError> {
