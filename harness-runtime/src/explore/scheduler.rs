@@ -37,6 +37,19 @@ const SETTLED_BY: [&str; 4] = [
 /// The routes of requests that set the agent working (a turn starts), by how they end.
 const PROMPT_ROUTES: [&str; 4] = ["/prompt_async", "/message", "/command", "/shell"];
 
+/// The `POST` routes OpenCode answers only once a model turn ended (by how they end): the
+/// agent answering one of them waits on the model, it has not left anything undone.
+const ANSWERED_WITH_THE_TURN: [&str; 8] = [
+    "/session/{sessionID}/message",
+    "/session/{sessionID}/command",
+    "/session/{sessionID}/shell",
+    "/session/{sessionID}/init",
+    "/session/{sessionID}/summarize",
+    "/api/session/{sessionID}/prompt",
+    "/api/session/{sessionID}/wait",
+    "/api/session/{sessionID}/compact",
+];
+
 /// A request that went through its decision point: its response's step belongs to it.
 #[derive(Clone, Debug)]
 pub(crate) struct Exchange {
@@ -53,8 +66,8 @@ pub(crate) struct Scheduler {
     quiet: Duration,
     focus: Focus,
     /// The agent's progress is a dimension of the schedule: the scripted model's answers are
-    /// decision points, and after a step that sets the agent working nothing else goes until it
-    /// settled (or this ceiling passed).
+    /// decision points, and after a step that sets the agent working, or while it answers a
+    /// request, nothing else goes until it settled (or this ceiling passed).
     progress: Option<Duration>,
     driver: Mutex<Option<AbortHandle>>,
 }
@@ -87,6 +100,13 @@ struct State {
     models: u32,
     /// The agent works on what a released step set off: what, and since when.
     working: Option<(Instant, String)>,
+    /// The product's requests the agent is answering (by [`Answering`] number): what, and since
+    /// when. Until it answered, the agent has not settled either: a product that subscribed
+    /// has its stream once the agent answered, and a model answer that went before would let
+    /// the agent run ahead of a subscription it had not made yet, by the machine's timing.
+    answering: HashMap<u64, (Instant, String)>,
+    /// The number of the next [`Answering`].
+    answerings: u64,
 }
 
 struct Held {
@@ -163,6 +183,8 @@ impl Scheduler {
                 streams: Vec::new(),
                 models: 0,
                 working: None,
+                answering: HashMap::new(),
+                answerings: 0,
             }),
             changed: Notify::new(),
             quiet,
@@ -242,6 +264,26 @@ impl Scheduler {
             state.last_change = Instant::now();
         }
         self.changed.notify_one();
+    }
+
+    /// The agent has the product's request of `method route` to answer: until the returned
+    /// guard is dropped (the agent answered, or the request was given up), the agent has not
+    /// settled. `None` where the agent's progress is no dimension, or the request is answered
+    /// only once the turn ended ([`ANSWERED_WITH_THE_TURN`]: the agent waits on the model then).
+    pub(crate) fn answering(self: &Arc<Self>, method: &str, route: &str) -> Option<Answering> {
+        if self.progress.is_none() || (method == "POST" && ANSWERED_WITH_THE_TURN.contains(&route))
+        {
+            return None;
+        }
+        let mut state = self.lock();
+        state.answerings += 1;
+        let number = state.answerings;
+        let doing = format!("answering {method} {route}");
+        state.answering.insert(number, (Instant::now(), doing));
+        Some(Answering {
+            scheduler: self.clone(),
+            number,
+        })
     }
 
     /// The agent answered `exchange`: returns when the product may have the response.
@@ -367,14 +409,15 @@ impl Scheduler {
     }
 
     /// When the next step may go: `None` while nothing is held. While the agent works on what a
-    /// step set off, once it settled (or at the ceiling).
+    /// step set off or answers a request, once it settled (or at the ceiling).
     fn due(&self) -> Option<Instant> {
         let state = self.lock();
         if state.held.is_empty() {
             return None;
         }
-        Some(match (&state.working, self.progress) {
-            (Some((since, _)), Some(ceiling)) => *since + ceiling,
+        let unsettled_since = state.unsettled().map(|(since, _)| since).min();
+        Some(match (unsettled_since, self.progress) {
+            (Some(since), Some(ceiling)) => since + ceiling,
             _ => state.last_change + self.quiet,
         })
     }
@@ -386,7 +429,12 @@ impl Scheduler {
         if state.held.is_empty() || state.stopped {
             return;
         }
-        let unsettled = state.working.take();
+        // What the agent had not finished when the ceiling let this step go, oldest first; past
+        // it, none of it holds anything any more.
+        let mut unsettled: Vec<(Instant, String)> = state.unsettled().collect();
+        unsettled.sort();
+        state.working = None;
+        state.answering.clear();
         let (index, decision) = if state.held.len() == 1 {
             (0, None)
         } else {
@@ -418,9 +466,11 @@ impl Scheduler {
             });
         }
         let held = state.held.remove(index);
-        if let (Some((_, doing)), Some(ceiling)) = (unsettled, self.progress) {
+        if let Some(ceiling) = self.progress.filter(|_| !unsettled.is_empty()) {
+            let doing: Vec<String> = unsettled.into_iter().map(|(_, doing)| doing).collect();
             let unsettled = format!(
-                "the agent had not settled within {ceiling:?} (it was {doing}) when {} went",
+                "the agent had not settled within {ceiling:?} (it was {}) when {} went",
+                doing.join(", "),
                 held.step.label
             );
             note(Lane::Wire, "unsettled", || unsettled.clone());
@@ -459,6 +509,32 @@ async fn drive(scheduler: Arc<Scheduler>) {
             }
             Some(_) => scheduler.release_one(),
         }
+    }
+}
+
+impl State {
+    /// What the agent is doing that it was set off on and has not finished (a prompt or model
+    /// answer it works on, a request it answers), each since when.
+    fn unsettled(&self) -> impl Iterator<Item = (Instant, String)> + '_ {
+        let working = self.working.iter().cloned();
+        working.chain(self.answering.values().cloned())
+    }
+}
+
+/// The agent has a product's request to answer ([`Scheduler::answering`]): dropped once it
+/// answered or the request was given up.
+pub(crate) struct Answering {
+    scheduler: Arc<Scheduler>,
+    number: u64,
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        let mut state = self.scheduler.lock();
+        state.answering.remove(&self.number);
+        state.last_change = Instant::now();
+        drop(state);
+        self.scheduler.changed.notify_one();
     }
 }
 
@@ -693,6 +769,114 @@ mod tests {
             "{}",
             unsettled[0]
         );
+        scheduler.stop();
+    }
+
+    /// A product that subscribes once its prompt was accepted: the agent still answers its
+    /// `GET /event` when it asks the model. The answer does not go before the agent answered
+    /// (however long that takes): then the response and the answer are held together, and by
+    /// default the product has its stream first.
+    #[tokio::test]
+    async fn a_model_answer_waits_while_the_agent_answers_a_request() {
+        let plan = Plan::Replay(Schedule::default());
+        let scheduler = Scheduler::start_settling(
+            plan.strategy(),
+            QUIET,
+            Focus::all(),
+            Duration::from_secs(60),
+        );
+        let exchange = scheduler.request("GET", "/event", "/event").await;
+        let answering = scheduler
+            .answering("GET", "/event")
+            .expect("a request it answers");
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let model = tokio::spawn({
+            let (s, order) = (scheduler.clone(), order.clone());
+            async move {
+                s.model(false, false).await;
+                order.lock().unwrap().push("model");
+            }
+        });
+        until_held(&scheduler, 1).await;
+        tokio::time::sleep(QUIET * 10).await;
+        assert_eq!(scheduler.held_labels(), ["model answer 1"]);
+        drop(answering);
+        let response = tokio::spawn({
+            let (s, order) = (scheduler.clone(), order.clone());
+            async move {
+                s.response(&exchange).await;
+                order.lock().unwrap().push("response");
+            }
+        });
+        model.await.unwrap();
+        response.await.unwrap();
+        assert_eq!(*order.lock().unwrap(), ["response", "model"]);
+        let record = scheduler.record();
+        assert_eq!(record.decisions.len(), 1, "{record:?}");
+        assert!(record.unsettled.is_empty(), "{:?}", record.unsettled);
+        scheduler.stop();
+    }
+
+    /// Requests OpenCode answers once the turn ended leave the agent waiting on the model, and
+    /// without the agent's progress as a dimension nothing waits on the agent's answers.
+    #[tokio::test]
+    async fn only_answers_that_do_not_wait_on_the_turn_hold_the_agent_unsettled() {
+        let plan = Plan::Replay(Schedule::default());
+        let settling = Scheduler::start_settling(
+            plan.strategy(),
+            QUIET,
+            Focus::all(),
+            Duration::from_secs(60),
+        );
+        assert!(settling.answering("GET", "/event").is_some());
+        assert!(
+            settling
+                .answering("POST", "/session/{sessionID}/prompt_async")
+                .is_some()
+        );
+        for turn in [
+            "/session/{sessionID}/message",
+            "/session/{sessionID}/command",
+        ] {
+            assert!(settling.answering("POST", turn).is_none(), "{turn}");
+        }
+        settling.stop();
+        let plan = Plan::Replay(Schedule::default());
+        let product_only = Scheduler::start(plan.strategy(), QUIET, Focus::all());
+        assert!(product_only.answering("GET", "/event").is_none());
+        product_only.stop();
+    }
+
+    /// An answer that never comes holds nothing for ever: at the ceiling the held step goes, the
+    /// record says what the agent was still answering, and the next step waits only for quiet.
+    #[tokio::test]
+    async fn an_answer_that_never_comes_is_passed_at_the_ceiling_and_recorded() {
+        let plan = Plan::Replay(Schedule::default());
+        let scheduler = Scheduler::start_settling(
+            plan.strategy(),
+            QUIET,
+            Focus::all(),
+            Duration::from_millis(100),
+        );
+        let _answering = scheduler
+            .answering("GET", "/event")
+            .expect("answered at once");
+        tokio::time::timeout(Duration::from_secs(5), scheduler.product("next"))
+            .await
+            .expect("the ceiling lets the step go");
+        let unsettled = scheduler.record().unsettled;
+        assert_eq!(unsettled.len(), 1, "{unsettled:?}");
+        assert!(
+            unsettled[0].contains("(it was answering GET /event) when product next went"),
+            "{}",
+            unsettled[0]
+        );
+        let quiet_only = Instant::now();
+        tokio::time::timeout(Duration::from_secs(5), scheduler.product("after"))
+            .await
+            .expect("the next step goes");
+        assert!(quiet_only.elapsed() < Duration::from_millis(100));
+        assert_eq!(scheduler.record().unsettled.len(), 1);
         scheduler.stop();
     }
 

@@ -184,6 +184,11 @@ async fn handle(shared: &Arc<Shared>, mut request: Request<Incoming>) -> Respons
         None => None,
     };
     shared.gates.pass_request(method.as_str(), path).await;
+    // From here until its answer came (or the product gave the request up), the agent has it to
+    // answer: an exploring run's agent has not settled.
+    let answering = scheduler
+        .as_ref()
+        .and_then(|scheduler| scheduler.answering(method.as_str(), &route));
     if let Some(delay) = shared.wire.delay_for(method.as_str(), path) {
         // The scenario's injected wire delay: a fault, not synchronisation.
         tokio::time::sleep(delay).await;
@@ -196,6 +201,7 @@ async fn handle(shared: &Arc<Shared>, mut request: Request<Incoming>) -> Respons
             Err(cause) => Answer::Gone(cause),
         },
     };
+    drop(answering);
     if let (Some(scheduler), Some(exchange)) = (&scheduler, &exchange) {
         scheduler.response(exchange).await;
     }
