@@ -251,7 +251,16 @@ fn quick_runs_once_and_the_full_bench_interleaves_several() {
     assert_eq!(quick.suite_runs(), 1);
     assert_eq!(quick.nextest_pairs(), 1);
     assert_eq!(quick.cpu_rounds(), (1, 2));
+    // One sample per side, as `--quick` says, whatever the base count.
+    for quick in [quick, settings(true, 3)] {
+        assert_eq!(quick.provisioning_pairs(), 1);
+        assert_eq!(quick.turn_pairs(), 1);
+        assert_eq!(quick.explored_pairs(), 1);
+    }
     let full = settings(false, 5);
+    assert_eq!(full.provisioning_pairs(), 20);
+    assert_eq!(full.turn_pairs(), 60);
+    assert_eq!(full.explored_pairs(), 20);
     assert_eq!(full.suite_runs(), 3);
     assert_eq!(full.nextest_pairs(), 2);
     assert!(full.cpu_rounds().0 >= 3, "{:?}", full.cpu_rounds());

@@ -139,20 +139,31 @@ impl Settings {
 
     /// Provisioning pairs: OpenCode's own start varies from 2.0 to 3.3 s on 2 cores (the
     /// harness adds under 1 ms before the spawn and one health poll after the line), so a median
-    /// of 5 moved the ratio by ±0.08 between runs.
+    /// of 5 moved the ratio by ±0.08 between runs. `--quick`: one.
     pub fn provisioning_pairs(&self) -> usize {
-        self.samples * 4
+        self.pairs(4)
     }
 
-    /// Turn pairs (`turn`, `forwarded_turn` and `replay_turn`): a turn varies by ±60 ms around 250 ms.
+    /// Turn pairs (`turn`, `forwarded_turn` and `replay_turn`): a turn varies by ±60 ms around
+    /// 250 ms. `--quick`: one.
     pub fn turn_pairs(&self) -> usize {
-        self.samples * 12
+        self.pairs(12)
+    }
+
+    /// `per_sample` pairs per base sample; `--quick` (one sample per side, as documented): one.
+    /// A quick run says every section still runs (CI's use); its figures are indicative only.
+    fn pairs(&self, per_sample: usize) -> usize {
+        if self.quick {
+            1
+        } else {
+            self.samples * per_sample
+        }
     }
 
     /// Pairs of `explored_schedule`: an explored turn waits for quiet at each of its some twenty
     /// held steps (about a second at the default 30 ms), so fewer pairs than a plain turn's.
     pub fn explored_pairs(&self) -> usize {
-        self.samples * 4
+        self.pairs(4)
     }
 
     /// How many times the suite runs per server and shared (interleaved): whole-suite wall
