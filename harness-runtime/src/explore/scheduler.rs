@@ -652,6 +652,26 @@ mod tests {
         assert!(scheduler.record().decisions.is_empty());
     }
 
+    /// A scheduler of the default order whose agent's progress is a dimension, the agent
+    /// settling within `ceiling`.
+    fn settling(ceiling: Duration) -> Arc<Scheduler> {
+        let plan = Plan::Replay(Schedule::default());
+        Scheduler::start_settling(plan.strategy(), QUIET, Focus::all(), ceiling)
+    }
+
+    /// The agent asks the model (its answer held like any step); `order` gets `model` once the
+    /// answer went.
+    fn model_answer(
+        scheduler: &Arc<Scheduler>,
+        order: &Arc<Mutex<Vec<&'static str>>>,
+    ) -> tokio::task::JoinHandle<()> {
+        let (s, order) = (scheduler.clone(), order.clone());
+        tokio::spawn(async move {
+            s.model(false, false).await;
+            order.lock().unwrap().push("model");
+        })
+    }
+
     /// Waits (a few seconds at most) until `scheduler` holds `n` steps.
     async fn until_held(scheduler: &Arc<Scheduler>, n: usize) {
         tokio::time::timeout(Duration::from_secs(5), async {
@@ -684,13 +704,7 @@ mod tests {
                 Duration::from_millis(50),
             );
             let order = Arc::new(Mutex::new(Vec::new()));
-            let model = tokio::spawn({
-                let (s, order) = (scheduler.clone(), order.clone());
-                async move {
-                    s.model(false, false).await;
-                    order.lock().unwrap().push("model");
-                }
-            });
+            let model = model_answer(&scheduler, &order);
             until_held(&scheduler, 1).await;
             let product = tokio::spawn({
                 let (s, order) = (scheduler.clone(), order.clone());
@@ -713,13 +727,7 @@ mod tests {
     /// it settled (idle, an ask, an error) or it sends the model another request.
     #[tokio::test]
     async fn nothing_goes_while_the_agent_works_on_a_released_answer() {
-        let plan = Plan::Replay(Schedule::default());
-        let scheduler = Scheduler::start_settling(
-            plan.strategy(),
-            QUIET,
-            Focus::all(),
-            Duration::from_secs(60),
-        );
+        let scheduler = settling(Duration::from_secs(60));
         scheduler.model(false, false).await;
         let product = tokio::spawn({
             let s = scheduler.clone();
@@ -748,13 +756,7 @@ mod tests {
     /// the record says what the agent was still doing. A title request passes at once.
     #[tokio::test]
     async fn an_agent_that_does_not_settle_is_passed_at_the_ceiling_and_recorded() {
-        let plan = Plan::Replay(Schedule::default());
-        let scheduler = Scheduler::start_settling(
-            plan.strategy(),
-            QUIET,
-            Focus::all(),
-            Duration::from_millis(100),
-        );
+        let scheduler = settling(Duration::from_millis(100));
         tokio::time::timeout(Duration::from_secs(1), scheduler.model(true, false))
             .await
             .expect("a title request is not held");
@@ -778,25 +780,13 @@ mod tests {
     /// default the product has its stream first.
     #[tokio::test]
     async fn a_model_answer_waits_while_the_agent_answers_a_request() {
-        let plan = Plan::Replay(Schedule::default());
-        let scheduler = Scheduler::start_settling(
-            plan.strategy(),
-            QUIET,
-            Focus::all(),
-            Duration::from_secs(60),
-        );
+        let scheduler = settling(Duration::from_secs(60));
         let exchange = scheduler.request("GET", "/event", "/event").await;
         let answering = scheduler
             .answering("GET", "/event")
             .expect("a request it answers");
         let order = Arc::new(Mutex::new(Vec::new()));
-        let model = tokio::spawn({
-            let (s, order) = (scheduler.clone(), order.clone());
-            async move {
-                s.model(false, false).await;
-                order.lock().unwrap().push("model");
-            }
-        });
+        let model = model_answer(&scheduler, &order);
         until_held(&scheduler, 1).await;
         tokio::time::sleep(QUIET * 10).await;
         assert_eq!(scheduler.held_labels(), ["model answer 1"]);
@@ -821,13 +811,7 @@ mod tests {
     /// without the agent's progress as a dimension nothing waits on the agent's answers.
     #[tokio::test]
     async fn only_answers_that_do_not_wait_on_the_turn_hold_the_agent_unsettled() {
-        let plan = Plan::Replay(Schedule::default());
-        let settling = Scheduler::start_settling(
-            plan.strategy(),
-            QUIET,
-            Focus::all(),
-            Duration::from_secs(60),
-        );
+        let settling = settling(Duration::from_secs(60));
         assert!(settling.answering("GET", "/event").is_some());
         assert!(
             settling
@@ -851,13 +835,7 @@ mod tests {
     /// record says what the agent was still answering, and the next step waits only for quiet.
     #[tokio::test]
     async fn an_answer_that_never_comes_is_passed_at_the_ceiling_and_recorded() {
-        let plan = Plan::Replay(Schedule::default());
-        let scheduler = Scheduler::start_settling(
-            plan.strategy(),
-            QUIET,
-            Focus::all(),
-            Duration::from_millis(100),
-        );
+        let scheduler = settling(Duration::from_millis(100));
         let _answering = scheduler
             .answering("GET", "/event")
             .expect("answered at once");
