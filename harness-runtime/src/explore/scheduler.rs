@@ -37,8 +37,8 @@ const SETTLED_BY: [&str; 4] = [
 /// The routes of requests that set the agent working (a turn starts), by how they end.
 const PROMPT_ROUTES: [&str; 4] = ["/prompt_async", "/message", "/command", "/shell"];
 
-/// The `POST` routes OpenCode answers only once a model turn ended (by how they end): the
-/// agent answering one of them waits on the model, it has not left anything undone.
+/// The `POST` routes (as OpenCode's API spells them) that OpenCode answers only once a model
+/// turn ended: while it answers one of them the agent waits on its model, which settles it.
 const ANSWERED_WITH_THE_TURN: [&str; 8] = [
     "/session/{sessionID}/message",
     "/session/{sessionID}/command",
