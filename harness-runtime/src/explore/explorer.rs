@@ -317,16 +317,26 @@ const ALONE_FIRST: usize = 4;
 /// an early deviation is usually what set the race up) while the replay still fails, to a
 /// fixpoint or until `run` says the budget is spent (`None`). What is kept is the schedule the failing run actually took: a
 /// deviation that no longer came up (an earlier one it needed was dropped) is gone from it.
-/// `passed` holds schedules known to pass (the FIFO run's). Returns the simplest failing
-/// schedule and its failing run.
+/// `passed` holds schedules known to pass (the FIFO run's): a run that failed while taking one
+/// of them failed by the machine's timing, not by its schedule, and is not a simpler schedule.
+/// Returns the simplest failing schedule and its failing run.
 fn shrink(
     mut current: Schedule,
     mut failing: RunResult,
     passed: &[Schedule],
     run: &mut dyn FnMut(&Schedule) -> Option<RunResult>,
 ) -> (Schedule, RunResult) {
-    let mut tried: HashSet<String> = passed.iter().map(Schedule::to_string).collect();
+    let passed: HashSet<String> = passed.iter().map(Schedule::to_string).collect();
+    let mut tried = passed.clone();
     tried.insert(current.to_string());
+    // A failing run whose schedule is simpler than the current one, and not one seen passing.
+    let simpler = |result: &RunResult, current: &Schedule| {
+        let taken = result.record.schedule();
+        (result.failure.is_some()
+            && taken.len() < current.len()
+            && !passed.contains(&taken.to_string()))
+        .then_some(taken)
+    };
     if current.len() > 1 {
         for alone in delay_starts(&current).into_iter().take(ALONE_FIRST) {
             let candidate = Schedule::new(vec![alone]);
@@ -336,8 +346,7 @@ fn shrink(
             let Some(result) = run(&candidate) else {
                 return (current, failing);
             };
-            let taken = result.record.schedule();
-            if result.failure.is_some() && taken.len() < current.len() {
+            if let Some(taken) = simpler(&result, &current) {
                 tried.insert(taken.to_string());
                 current = taken;
                 failing = result;
@@ -362,8 +371,7 @@ fn shrink(
                 };
                 // Deviations that no longer came up did not matter: what the failing run
                 // actually did is the simpler schedule.
-                let taken = result.record.schedule();
-                if result.failure.is_some() && taken.len() < current.len() {
+                if let Some(taken) = simpler(&result, &current) {
                     tried.insert(taken.to_string());
                     current = taken;
                     failing = result;
@@ -591,6 +599,61 @@ mod tests {
             assert!(fails(&order), "seed {seed}: {order:?}");
         }
         assert_eq!(found_any, 20);
+    }
+
+    /// A loaded machine: the first run while shrinking fails in the default order (its
+    /// deviation never came up: the agent ran ahead by timing), though the default order passed
+    /// as the search's first run. That run is not a simpler schedule: shrinking keeps the
+    /// deviation the failure needs, and never ends at `fifo`, whose line would reproduce the
+    /// failure only by chance.
+    #[test]
+    fn a_shrink_run_failing_in_an_order_seen_passing_is_timing_not_a_simpler_schedule() {
+        let sim = Sim {
+            threads: vec![
+                vec!["a1", "a2", "a3", "a4"],
+                vec!["b1", "b2", "b3", "b4"],
+                vec!["c1", "c2", "c3", "c4"],
+            ],
+        };
+        let fails = |order: &[&str]| {
+            let at = |s| order.iter().position(|o| *o == s).unwrap();
+            at("c1") < at("b1")
+        };
+        for seed in 0..20 {
+            let mut shrink_runs = 0;
+            let exploration = explore(
+                Budget {
+                    runs: 50,
+                    within: Duration::from_secs(3600),
+                    confirm: 0,
+                },
+                seed,
+                &|| Duration::ZERO,
+                &mut |plan, purpose| {
+                    if matches!(purpose, Purpose::Shrink) {
+                        shrink_runs += 1;
+                        if shrink_runs == 1 {
+                            let (order, record) = sim.run(&Plan::Replay(Schedule::default()));
+                            return RunResult {
+                                failure: Some(format!("by timing: {order:?}")),
+                                record,
+                            };
+                        }
+                    }
+                    let (order, record) = sim.run(plan);
+                    RunResult {
+                        failure: fails(&order).then(|| format!("{order:?}")),
+                        record,
+                    }
+                },
+                &mut |_| {},
+            );
+            let found = exploration.found.expect("the bug is found");
+            // The timing run's candidate counts as tried: its deviation may stay beside the one
+            // needed, but the schedule still decides the failure.
+            assert!(!found.schedule.is_fifo(), "seed {seed}: fifo");
+            assert!(fails(&sim.run(&Plan::Replay(found.schedule.clone())).0));
+        }
     }
 
     #[test]
