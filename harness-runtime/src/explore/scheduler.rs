@@ -34,6 +34,13 @@ const SETTLED_BY: [&str; 4] = [
     "session.error",
 ];
 
+/// How many quiet windows a model answer held alone waits before it goes. By default the agent
+/// is slower than its product: on a loaded machine the product can take longer than one window
+/// to send the step its last response set off, and the answer going first then would be the
+/// machine's timing, not the schedule's choice (seen in CI: the lost turn "found" that way, its
+/// line not replaying). Product steps held alone still go after one window.
+const AGENT_PATIENCE: u32 = 5;
+
 /// The routes of requests that set the agent working (a turn starts), by how they end.
 const PROMPT_ROUTES: [&str; 4] = ["/prompt_async", "/message", "/command", "/shell"];
 
@@ -416,8 +423,13 @@ impl Scheduler {
             return None;
         }
         let unsettled_since = state.unsettled().map(|(since, _)| since).min();
+        let only_the_agent = state
+            .held
+            .iter()
+            .all(|held| held.step.kind == super::step::StepKind::Model);
         Some(match (unsettled_since, self.progress) {
             (Some(since), Some(ceiling)) => since + ceiling,
+            _ if only_the_agent => state.last_change + self.quiet * AGENT_PATIENCE,
             _ => state.last_change + self.quiet,
         })
     }
@@ -721,6 +733,28 @@ mod tests {
             assert_eq!(record.divergence, None);
             scheduler.stop();
         }
+    }
+
+    /// A model answer held alone waits several quiet windows: a product step that comes three
+    /// windows later (a product slowed by a loaded machine) still goes first, as by default.
+    #[tokio::test]
+    async fn a_lone_model_answer_gives_a_slow_product_its_turn_first() {
+        let scheduler = settling(Duration::from_secs(60));
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let model = model_answer(&scheduler, &order);
+        until_held(&scheduler, 1).await;
+        tokio::time::sleep(QUIET * 3).await;
+        let product = tokio::spawn({
+            let (s, order) = (scheduler.clone(), order.clone());
+            async move {
+                s.product("subscribe").await;
+                order.lock().unwrap().push("product");
+            }
+        });
+        model.await.unwrap();
+        product.await.unwrap();
+        assert_eq!(*order.lock().unwrap(), ["product", "model"]);
+        scheduler.stop();
     }
 
     /// After a model answer went, the agent works on it: nothing else goes until its stream says
