@@ -571,21 +571,29 @@ mod tests {
         );
     }
 
-    #[test]
-    fn shrinking_reaches_the_one_deviation_the_failure_needs() {
-        let sim = Sim {
+    /// Three threads of four steps each.
+    fn three_threads() -> Sim {
+        Sim {
             threads: vec![
                 vec!["a1", "a2", "a3", "a4"],
                 vec!["b1", "b2", "b3", "b4"],
                 vec!["c1", "c2", "c3", "c4"],
             ],
-        };
-        // Fails when c1 goes before b1: one deviation at decision 2 (a1 goes first by default,
-        // then b1 and c1 are held), or at decision 1 (c1 over a1, then b1 over a2 is the default).
-        let fails = |order: &[&str]| {
-            let at = |s| order.iter().position(|o| *o == s).unwrap();
-            at("c1") < at("b1")
-        };
+        }
+    }
+
+    /// The failure of [`three_threads`] that needs one deviation: c1 before b1 (at decision 2,
+    /// a1 going first by default and then b1 and c1 held; or at decision 1, c1 over a1, then b1
+    /// over a2 by default).
+    fn c1_before_b1(order: &[&str]) -> bool {
+        let at = |s| order.iter().position(|o| *o == s).unwrap();
+        at("c1") < at("b1")
+    }
+
+    #[test]
+    fn shrinking_reaches_the_one_deviation_the_failure_needs() {
+        let sim = three_threads();
+        let fails = c1_before_b1;
         let mut found_any = 0;
         for seed in 0..20 {
             let (exploration, _) = sim.explore(50, seed, fails);
@@ -608,17 +616,8 @@ mod tests {
     /// failure only by chance.
     #[test]
     fn a_shrink_run_failing_in_an_order_seen_passing_is_timing_not_a_simpler_schedule() {
-        let sim = Sim {
-            threads: vec![
-                vec!["a1", "a2", "a3", "a4"],
-                vec!["b1", "b2", "b3", "b4"],
-                vec!["c1", "c2", "c3", "c4"],
-            ],
-        };
-        let fails = |order: &[&str]| {
-            let at = |s| order.iter().position(|o| *o == s).unwrap();
-            at("c1") < at("b1")
-        };
+        let sim = three_threads();
+        let fails = c1_before_b1;
         for seed in 0..20 {
             let mut shrink_runs = 0;
             let exploration = explore(

@@ -684,6 +684,18 @@ mod tests {
         })
     }
 
+    /// The product passes its point `subscribe`; `order` gets `product` once it went.
+    fn product_step(
+        scheduler: &Arc<Scheduler>,
+        order: &Arc<Mutex<Vec<&'static str>>>,
+    ) -> tokio::task::JoinHandle<()> {
+        let (s, order) = (scheduler.clone(), order.clone());
+        tokio::spawn(async move {
+            s.product("subscribe").await;
+            order.lock().unwrap().push("product");
+        })
+    }
+
     /// Waits (a few seconds at most) until `scheduler` holds `n` steps.
     async fn until_held(scheduler: &Arc<Scheduler>, n: usize) {
         tokio::time::timeout(Duration::from_secs(5), async {
@@ -718,13 +730,7 @@ mod tests {
             let order = Arc::new(Mutex::new(Vec::new()));
             let model = model_answer(&scheduler, &order);
             until_held(&scheduler, 1).await;
-            let product = tokio::spawn({
-                let (s, order) = (scheduler.clone(), order.clone());
-                async move {
-                    s.product("subscribe").await;
-                    order.lock().unwrap().push("product");
-                }
-            });
+            let product = product_step(&scheduler, &order);
             model.await.unwrap();
             product.await.unwrap();
             assert_eq!(*order.lock().unwrap(), expected, "{schedule}");
@@ -744,13 +750,7 @@ mod tests {
         let model = model_answer(&scheduler, &order);
         until_held(&scheduler, 1).await;
         tokio::time::sleep(QUIET * 3).await;
-        let product = tokio::spawn({
-            let (s, order) = (scheduler.clone(), order.clone());
-            async move {
-                s.product("subscribe").await;
-                order.lock().unwrap().push("product");
-            }
-        });
+        let product = product_step(&scheduler, &order);
         model.await.unwrap();
         product.await.unwrap();
         assert_eq!(*order.lock().unwrap(), ["product", "model"]);
