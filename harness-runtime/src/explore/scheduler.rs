@@ -443,7 +443,10 @@ impl Scheduler {
         }
         // What the agent had not finished when the ceiling let this step go, oldest first; past
         // it, none of it holds anything any more.
-        let mut unsettled: Vec<(Instant, String)> = state.unsettled().collect();
+        let mut unsettled: Vec<(Instant, String)> = state
+            .unsettled()
+            .map(|(since, doing)| (since, doing.to_owned()))
+            .collect();
         unsettled.sort();
         state.working = None;
         state.answering.clear();
@@ -527,9 +530,11 @@ async fn drive(scheduler: Arc<Scheduler>) {
 impl State {
     /// What the agent is doing that it was set off on and has not finished (a prompt or model
     /// answer it works on, a request it answers), each since when.
-    fn unsettled(&self) -> impl Iterator<Item = (Instant, String)> + '_ {
-        let working = self.working.iter().cloned();
-        working.chain(self.answering.values().cloned())
+    fn unsettled(&self) -> impl Iterator<Item = (Instant, &str)> {
+        let working = self.working.iter();
+        working
+            .chain(self.answering.values())
+            .map(|(since, doing)| (*since, doing.as_str()))
     }
 }
 
