@@ -132,6 +132,19 @@ impl Exploration {
     }
 }
 
+/// What an exploration says as it goes, for progress lines.
+pub(crate) enum Progress<'a> {
+    /// Every search run so far passed; another one starts.
+    Searching(&'a Exploration),
+    /// Shrinking the failing schedule ended at `schedule` after `runs` runs; up to `confirm`
+    /// replays of it follow.
+    Shrunk {
+        schedule: &'a Schedule,
+        runs: u32,
+        confirm: u32,
+    },
+}
+
 /// `24`, `1.2e9`, or `more than 1e19` for a count that saturated.
 pub(crate) fn orderings(n: u64) -> String {
     match n {
@@ -165,7 +178,7 @@ pub(crate) fn explore(
     seed: u64,
     elapsed: &dyn Fn() -> Duration,
     run: &mut dyn FnMut(&Plan, Purpose) -> RunResult,
-    progress: &mut dyn FnMut(&Exploration),
+    progress: &mut dyn FnMut(Progress<'_>),
 ) -> Exploration {
     let mut exploration = Exploration {
         mode: Mode::Exhaustive,
@@ -211,7 +224,7 @@ pub(crate) fn explore(
         if result.failure.is_some() {
             break;
         }
-        progress(&exploration);
+        progress(Progress::Searching(&exploration));
         let plan = match exploration.mode {
             Mode::Exhaustive => match next_path(&path) {
                 Some(prefix) => Plan::Prefix(prefix),
@@ -271,6 +284,11 @@ pub(crate) fn explore(
         reproduced: 0,
         replays: 0,
     };
+    progress(Progress::Shrunk {
+        schedule: &found.schedule,
+        runs: shrink_runs,
+        confirm: budget.confirm,
+    });
     for _ in 0..budget.confirm {
         if elapsed() >= budget.within {
             break;
@@ -767,6 +785,50 @@ mod tests {
         assert!(
             f64::from(runs) / f64::from(found) <= 1.5,
             "{runs} shrinking runs for {found} finds"
+        );
+    }
+
+    /// The shrunk schedule is said once, when shrinking ends: before the confirming replays,
+    /// which take as long as the runs did.
+    #[test]
+    fn the_shrunk_schedule_is_said_before_it_is_confirmed() {
+        let sim = three_threads();
+        let confirms = std::cell::Cell::new(0);
+        let mut said = Vec::new();
+        let exploration = explore(
+            Budget {
+                runs: 50,
+                within: Duration::from_secs(3600),
+                confirm: 2,
+            },
+            1,
+            &|| Duration::ZERO,
+            &mut |plan, purpose| {
+                if purpose == Purpose::Confirm {
+                    confirms.set(confirms.get() + 1);
+                }
+                let (order, record) = sim.run(plan);
+                RunResult {
+                    failure: c1_before_b1(&order).then(|| format!("{order:?}")),
+                    record,
+                }
+            },
+            &mut |event| {
+                if let Progress::Shrunk {
+                    schedule,
+                    runs,
+                    confirm,
+                } = event
+                {
+                    said.push((schedule.to_string(), runs, confirm, confirms.get()));
+                }
+            },
+        );
+        let found = exploration.found.expect("the bug is found");
+        assert_eq!(found.replays, 2);
+        assert_eq!(
+            said,
+            [(found.schedule.to_string(), found.shrink_runs, 2, 0)]
         );
     }
 

@@ -14,7 +14,7 @@ use super::report_hook::TrialReport;
 use super::setup::{self, DEFAULT_CEILING, SHUTDOWN_CEILING};
 use crate::cassette::Resolution;
 use crate::evidence::Baseline;
-use crate::explore::explorer::{self, Budget, Exploration, Purpose, RunResult};
+use crate::explore::explorer::{self, Budget, Exploration, Progress, Purpose, RunResult};
 use crate::explore::{Focus, Plan, Point, RunRecord, Schedule, Scheduler};
 use crate::gates::WirePoint;
 use crate::live::{RunSetup, Skip};
@@ -216,20 +216,41 @@ impl Runs<'_> {
                     }
                     result
                 },
-                &mut |exploration| {
-                    if last_progress.elapsed() >= PROGRESS_EVERY || exploration.schedules % 10 == 0
-                    {
-                        last_progress = Instant::now();
-                        progress(
-                            name,
-                            &format!(
-                                "explored {} schedule{} ({} search), all passed",
-                                exploration.schedules,
-                                if exploration.schedules == 1 { "" } else { "s" },
-                                exploration.mode.name()
-                            ),
-                        );
+                &mut |event| match event {
+                    Progress::Searching(exploration) => {
+                        if last_progress.elapsed() >= PROGRESS_EVERY
+                            || exploration.schedules % 10 == 0
+                        {
+                            last_progress = Instant::now();
+                            progress(
+                                name,
+                                &format!(
+                                    "explored {} schedule{} ({} search), all passed",
+                                    exploration.schedules,
+                                    if exploration.schedules == 1 { "" } else { "s" },
+                                    exploration.mode.name()
+                                ),
+                            );
+                        }
                     }
+                    // The schedule the failure will print, as soon as it is known: the confirming
+                    // replays take as long as the runs did.
+                    Progress::Shrunk {
+                        schedule,
+                        runs,
+                        confirm,
+                    } => progress(
+                        name,
+                        &format!(
+                            "shrunk to {schedule} in {runs} run{}{}",
+                            if runs == 1 { "" } else { "s" },
+                            if confirm == 0 {
+                                String::new()
+                            } else {
+                                format!("; replaying it {confirm} times to confirm")
+                            }
+                        ),
+                    ),
                 },
             )
         };
