@@ -509,19 +509,7 @@ impl Options {
 
 /// Checks a gate name in any of its five forms; the message is the runtime's `GateError` for it.
 pub(crate) fn check_gate(name: &str) -> Result<(), String> {
-    match harness_opencode_api::spelling::parse(name) {
-        Ok(harness_opencode_api::spelling::Spelled::Client(client))
-            if !CLIENT_POINTS.contains(&client) =>
-        {
-            Err(format!(
-                "unknown gate point `{name}`: expected one of {}, or a wire, product or ACP point: {}",
-                CLIENT_POINTS.join(", "),
-                harness_opencode_api::spelling::FORMS
-            ))
-        }
-        Ok(_) => Ok(()),
-        Err(problem) => Err(harness_opencode_api::spelling::message(name, &problem)),
-    }
+    harness_opencode_api::spelling::check(name)
 }
 
 /// `explore = N`: an integer literal from 1 to [`MAX_EXPLORE_RUNS`].
@@ -631,81 +619,11 @@ fn check_var_name(var: &LitStr) -> syn::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use harness_runtime::gates::{GatePoint, Gates, WirePoint};
-
-    /// The attribute accepts a name exactly when the runtime does, with the runtime's message:
-    /// both copies of the data and of the grammar agree on good and bad names alike.
+    /// The attribute's agents are the runtime's (`AnyAgentKind::name` reads the shared list),
+    /// spelt alike and in the same order.
     #[test]
-    fn gate_names_are_checked_as_the_runtime_checks_them() {
-        let mut names: Vec<String> = GatePoint::ALL.map(|p| p.name().to_owned()).to_vec();
-        for (method, path) in harness_opencode_api::tables::ROUTES {
-            names.push(format!("request {method} {path}"));
-            names.push(format!("response {method} {path}"));
-        }
-        for kind in harness_opencode_api::tables::EVENT_TYPES {
-            names.push(format!("event {kind}"));
-        }
-        names.extend(
-            [
-                "request POST /session/{id}/abort",
-                "response GET /session/{id}/message/{id}",
-                "request POST /permission/{sessionID}/reply",
-                "request GET /session/status",
-                "request GET /api/fs/read/*",
-                "product before_save",
-                "product a.b-c_9",
-                // Bad ones, one per problem.
-                "before_abort",
-                "Abort",
-                "",
-                "request",
-                "request ",
-                "request POST",
-                "request POST  /session",
-                "request post /session",
-                "request P0ST /session",
-                "request POST session",
-                "request POST /session?directory=/x",
-                "request POST /session//abort",
-                "request POST /session/",
-                "request POST /session/{id",
-                "request POST /session/{}/abort",
-                "request POST /session/x{id}/abort",
-                "request POST /session/{sessionId}/abort",
-                "request POST /session/{id}/abrt",
-                "request HEAD /session",
-                "request GET /session/{id}/abort",
-                "request GET /api/fs/*/read",
-                "response DELETE /session/status",
-                "event",
-                "event permission.askd",
-                "event permission asked",
-                "product",
-                "product Before",
-                "product before save",
-                "products x",
-            ]
-            .map(str::to_owned),
-        );
-        for name in &names {
-            let runtime = Gates::from_names(&[name.as_str()])
-                .map(|_| ())
-                .map_err(|e| e.to_string());
-            assert_eq!(super::check_gate(name), runtime, "`{name}`");
-            if let Ok(point) = WirePoint::parse(name) {
-                assert_eq!(&point.to_string(), name, "the spelling round-trips");
-            }
-        }
-    }
-
-    /// The attribute's agents are the runtime's, spelt alike and in the same order.
-    #[test]
-    fn agents_are_the_runtime_kinds() {
-        let runtime: Vec<&str> = harness_runtime::any_agent::AnyAgentKind::ALL
-            .iter()
-            .map(|kind| kind.name())
-            .collect();
+    fn agents_are_the_shared_spellings() {
         let attribute: Vec<&str> = super::AGENTS.iter().map(|(name, _)| *name).collect();
-        assert_eq!(attribute, runtime);
+        assert_eq!(attribute, harness_opencode_api::agents::AGENT_NAMES);
     }
 }

@@ -274,6 +274,21 @@ pub fn check_product_name(name: &str) -> Result<(), Problem> {
     }
 }
 
+/// Whether `name` is a gate point the runtime accepts, with its error message if not: a client
+/// point's name (one of [`CLIENT_POINTS`]) or a wire, product or ACP spelling that can match.
+/// The attribute's compile-time check; the runtime's `Gates::from_names` agrees (its tests
+/// check both on good and bad names alike).
+pub fn check(name: &str) -> Result<(), String> {
+    match parse(name) {
+        Ok(Spelled::Client(client)) if !CLIENT_POINTS.contains(&client) => Err(format!(
+            "unknown gate point `{name}`: expected one of {}, or a wire, product or ACP point: {FORMS}",
+            CLIENT_POINTS.join(", "),
+        )),
+        Ok(_) => Ok(()),
+        Err(problem) => Err(message(name, &problem)),
+    }
+}
+
 /// The error message for `problem` in `spelling` (as written: a gate name, a route, a name): the
 /// attribute's compile error, and the text of the runtime's `GateError` for it.
 pub fn message(spelling: &str, problem: &Problem) -> String {

@@ -44,12 +44,13 @@ impl AnyAgentKind {
     /// The attribute's spelling, also the report's: `opencode-http`, `opencode-acp`,
     /// `qwen-code`, `gemini-cli`. A scenario's name ends with it, `-` as `_` (`text_turn::qwen_code`).
     pub fn name(self) -> &'static str {
-        match self {
-            Self::OpenCodeHttp => "opencode-http",
-            Self::OpenCodeAcp => "opencode-acp",
-            Self::QwenCode => "qwen-code",
-            Self::GeminiCli => "gemini-cli",
-        }
+        let index = match self {
+            Self::OpenCodeHttp => 0,
+            Self::OpenCodeAcp => 1,
+            Self::QwenCode => 2,
+            Self::GeminiCli => 3,
+        };
+        harness_opencode_api::agents::AGENT_NAMES[index]
     }
 }
 

@@ -335,3 +335,90 @@ impl Gates {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
+
+/// The attribute (`harness-macros`) checks gate names and agents at compile time from the crate
+/// both depend on; these keep its copy of the rules the runtime's.
+#[cfg(test)]
+mod attribute_agrees {
+    use super::Gates;
+    use crate::gates::{GatePoint, WirePoint};
+
+    /// The attribute's check (`spelling::check`, its compile error) accepts a name exactly when
+    /// the runtime does, with the runtime's message: good and bad names alike.
+    #[test]
+    fn the_attribute_checks_gate_names_as_the_runtime_does() {
+        let mut names: Vec<String> = GatePoint::ALL.map(|p| p.name().to_owned()).to_vec();
+        for (method, path) in harness_opencode_api::tables::ROUTES {
+            names.push(format!("request {method} {path}"));
+            names.push(format!("response {method} {path}"));
+        }
+        for kind in harness_opencode_api::tables::EVENT_TYPES {
+            names.push(format!("event {kind}"));
+        }
+        names.extend(
+            [
+                "request POST /session/{id}/abort",
+                "response GET /session/{id}/message/{id}",
+                "request POST /permission/{sessionID}/reply",
+                "request GET /session/status",
+                "request GET /api/fs/read/*",
+                "product before_save",
+                "product a.b-c_9",
+                // Bad ones, one per problem.
+                "before_abort",
+                "Abort",
+                "",
+                "request",
+                "request ",
+                "request POST",
+                "request POST  /session",
+                "request post /session",
+                "request P0ST /session",
+                "request POST session",
+                "request POST /session?directory=/x",
+                "request POST /session//abort",
+                "request POST /session/",
+                "request POST /session/{id",
+                "request POST /session/{}/abort",
+                "request POST /session/x{id}/abort",
+                "request POST /session/{sessionId}/abort",
+                "request POST /session/{id}/abrt",
+                "request HEAD /session",
+                "request GET /session/{id}/abort",
+                "request GET /api/fs/*/read",
+                "response DELETE /session/status",
+                "event",
+                "event permission.askd",
+                "event permission asked",
+                "product",
+                "product Before",
+                "product before save",
+                "products x",
+            ]
+            .map(str::to_owned),
+        );
+        for name in &names {
+            let runtime = Gates::from_names(&[name.as_str()])
+                .map(|_| ())
+                .map_err(|e| e.to_string());
+            assert_eq!(
+                harness_opencode_api::spelling::check(name),
+                runtime,
+                "`{name}`"
+            );
+            if let Ok(point) = WirePoint::parse(name) {
+                assert_eq!(&point.to_string(), name, "the spelling round-trips");
+            }
+        }
+    }
+
+    /// The attribute's agent spellings are the runtime's kinds, in the same order.
+    #[test]
+    fn every_agent_kind_has_its_shared_spelling() {
+        let runtime: Vec<&str> = crate::any_agent::AnyAgentKind::ALL
+            .iter()
+            .map(|kind| kind.name())
+            .collect();
+        assert_eq!(runtime, harness_opencode_api::agents::AGENT_NAMES);
+    }
+}

@@ -2,7 +2,7 @@
 //! The expansions that must compile are an ordinary test target (`tests/expansions`), so
 //! trybuild only checks these cases (`cargo check`), never builds or runs them.
 //!
-//! Regenerate the expected output with `TRYBUILD=overwrite cargo test -p harness-macros --test ui`
+//! Regenerate the expected output with `TRYBUILD=overwrite cargo test -p harness-macros-tests --test ui`
 //! and review the diff: compiler wording drifts between toolchains.
 
 #[test]
