@@ -127,7 +127,7 @@ pub enum GateError {
 
 impl GateError {
     /// The error for a spelling's `problem`; its message is the one the attribute reports at
-    /// compile time (a test of harness-macros holds them equal).
+    /// compile time (`registry`'s `attribute_agrees` tests hold them equal).
     pub(super) fn from_problem(spelling: &str, problem: Problem) -> GateError {
         let spelling = spelling.to_owned();
         match problem {
