@@ -357,3 +357,16 @@ impl DeclaredOptions {
         self.0.needs_peer
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::AnyAgentKind;
+
+    /// The attribute's agent spellings (`harness-opencode-api`, which `name` reads) are the
+    /// kinds', one each, in the same order.
+    #[test]
+    fn every_agent_kind_has_its_shared_spelling() {
+        let names: Vec<&str> = AnyAgentKind::ALL.iter().map(|kind| kind.name()).collect();
+        assert_eq!(names, harness_opencode_api::agents::AGENT_NAMES);
+    }
+}
