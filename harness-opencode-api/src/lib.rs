@@ -1,5 +1,6 @@
 //! OpenCode's API as the harness checks gate spellings against it: the routes and event types
-//! of the pinned OpenCode ([`tables`]) and the parser of gate spellings ([`spelling`]).
+//! of the pinned OpenCode ([`tables`]) and the parser of gate spellings ([`spelling`]); and the
+//! agents' spellings ([`agents`]).
 //!
 //! One crate so that the attribute (`harness-macros`, which rejects a misspelt gate at compile
 //! time) and the runtime (`harness-runtime`, whose gates match requests and events) read the
