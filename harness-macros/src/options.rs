@@ -399,7 +399,9 @@ impl Options {
                 let mut names: Vec<String> = Vec::new();
                 for point in &points {
                     let text = point.value();
-                    check_gate(&text).map_err(|message| syn::Error::new(point.span(), message))?;
+                    // Any of the five forms; the message is the runtime's `GateError` for it.
+                    harness_opencode_api::spelling::check(&text)
+                        .map_err(|message| syn::Error::new(point.span(), message))?;
                     if names.contains(&text) {
                         return Err(syn::Error::new(
                             point.span(),
@@ -505,11 +507,6 @@ impl Options {
         }
         Ok(())
     }
-}
-
-/// Checks a gate name in any of its five forms; the message is the runtime's `GateError` for it.
-pub(crate) fn check_gate(name: &str) -> Result<(), String> {
-    harness_opencode_api::spelling::check(name)
 }
 
 /// `explore = N`: an integer literal from 1 to [`MAX_EXPLORE_RUNS`].
