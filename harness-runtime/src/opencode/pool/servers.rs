@@ -45,11 +45,12 @@ const IDLE_SEATS: usize = 4;
 /// How long the runner waits for the servers to stop at exit, before scaling.
 const SHUTDOWN_CEILING: Duration = Duration::from_secs(30);
 /// How many scenarios lease one server at once, each in its own workspace. OpenCode runs its
-/// JavaScript on one thread, and a server answers a few scenarios at once about as fast as one:
-/// each more server costs its start and a JIT warm-up of its own. Measured on 2 cores, the 20
-/// racy explorations of `examples/product` on 6 threads: 6 servers 108 CPU-s (59 s), 2 servers
-/// (3 lessees each) 46 CPU-s (38 s), 1 server 42 CPU-s (38 s).
-pub(crate) const LESSEES_PER_SERVER: usize = 3;
+/// JavaScript on one thread, and a server answers several scenarios at once about as fast as
+/// one: each more server costs its start and a JIT warm-up of its own. Measured on 2 cores, the
+/// 20 racy explorations of `examples/product`: on 6 threads, 6 servers took 108 CPU-s (59 s), 2
+/// servers 46 (38 s), 1 server 42 (38 s); on 10 threads, 4 servers 71 CPU-s (39 s), 2 servers 53
+/// (33 s), 1 server 44 (34 s).
+pub(crate) const LESSEES_PER_SERVER: usize = 8;
 
 /// Where a server's start is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
