@@ -44,6 +44,15 @@ fn run(sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Finished {
     sandbox.run(command, scaled(RUN_CEILING))
 }
 
+/// The pid the run's scenarios recorded under `label`; panics naming what they recorded.
+fn recorded_pid(sandbox: &Sandbox, label: &str, out: &Finished) -> u32 {
+    let pids = sandbox.pids();
+    pids.iter()
+        .find(|(l, _)| l == label)
+        .map(|(_, pid)| *pid)
+        .unwrap_or_else(|| panic!("no {label} pid in {pids:?}\n{out}"))
+}
+
 /// Waits up to `ceiling` for no process of the run to remain, then checks no recorded process
 /// still runs; panics with what is left otherwise.
 fn assert_clean(sandbox: &Sandbox, finished: &Finished, ceiling: Duration) -> Duration {
@@ -98,13 +107,7 @@ fn shared_scenarios_lease_one_server_and_leave_nothing() {
         "\n{out}"
     );
 
-    let pids = sandbox.pids();
-    let pid = |label: &str| {
-        pids.iter()
-            .find(|(l, _)| l == label)
-            .map(|(_, pid)| *pid)
-            .unwrap_or_else(|| panic!("no {label} pid in {pids:?}\n{out}"))
-    };
+    let pid = |label: &str| recorded_pid(&sandbox, label, &out);
     assert_eq!(pid("first"), pid("second"), "two shared servers\n{out}");
     let first = files_under(report.path())
         .into_iter()
@@ -141,13 +144,7 @@ fn a_shared_server_that_dies_fails_only_its_scenario() {
     out.assert_result("shared_death::next_leases_a_new_server", "ok");
     out.assert_stdout("the shared server died");
     out.assert_stdout("1 passed; 1 failed");
-    let pids = sandbox.pids();
-    let pid = |label: &str| {
-        pids.iter()
-            .find(|(l, _)| l == label)
-            .map(|(_, pid)| *pid)
-            .unwrap_or_else(|| panic!("no {label} pid in {pids:?}\n{out}"))
-    };
+    let pid = |label: &str| recorded_pid(&sandbox, label, &out);
     assert_ne!(
         pid("dead"),
         pid("next"),
@@ -173,13 +170,7 @@ fn a_failure_retires_a_shared_server_its_neighbour_still_uses() {
     out.assert_result("shared_beside::outlives_its_failed_neighbour", "ok");
     out.assert_stdout("failed on purpose beside its neighbour");
     out.assert_stdout("1 passed; 1 failed");
-    let pids = sandbox.pids();
-    let pid = |label: &str| {
-        pids.iter()
-            .find(|(l, _)| l == label)
-            .map(|(_, pid)| *pid)
-            .unwrap_or_else(|| panic!("no {label} pid in {pids:?}\n{out}"))
-    };
+    let pid = |label: &str| recorded_pid(&sandbox, label, &out);
     assert_eq!(
         pid("failing"),
         pid("neighbour"),
