@@ -143,20 +143,21 @@ impl SharedServer {
         &self.process.root().root
     }
 
-    /// Takes a lessee's place on the server, if it has one free.
-    fn claim(&self) -> bool {
+    /// Takes `places` lessees' places on the server, if they are free.
+    fn claim(&self, places: usize) -> bool {
         self.lessees
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
-                (n < LESSEES_PER_SERVER).then_some(n + 1)
+                (n + places <= LESSEES_PER_SERVER).then_some(n + places)
             })
             .is_ok()
     }
 
-    /// A lessee is done with the server: a retired server is stopped by its last lessee (its
-    /// other lessees run on until they end; a failed stop leaves it to the runner's shutdown).
-    async fn let_go(&self) {
-        let before = self.lessees.fetch_sub(1, Ordering::SeqCst);
-        if before == 1 && self.retired.load(Ordering::SeqCst) {
+    /// A lessee is done with its `places` on the server: a retired server is stopped by its last
+    /// lessee (its other lessees run on until they end; a failed stop leaves it to the runner's
+    /// shutdown).
+    async fn let_go(&self, places: usize) {
+        let before = self.lessees.fetch_sub(places, Ordering::SeqCst);
+        if before == places && self.retired.load(Ordering::SeqCst) {
             let _ = self.process.stop().await;
         }
     }
@@ -179,6 +180,8 @@ pub(crate) struct Lease {
     seat_kept: AtomicBool,
     /// `<topic>::<fn>` of the lessee, for its progress lines.
     scenario: String,
+    /// The lessees' places it takes on the server ([`places`]).
+    places: usize,
 }
 
 impl std::fmt::Debug for Lease {
@@ -227,7 +230,7 @@ impl Lease {
             }
             if passed && self.hand_on(seat, approved_always).await {
                 self.seat_kept.store(true, Ordering::SeqCst);
-                self.server.let_go().await;
+                self.server.let_go(self.places).await;
                 return;
             }
         }
@@ -240,7 +243,7 @@ impl Lease {
         }
         // A retired server is stopped by its last lessee rather than at exit: nothing it still
         // runs outlives its scenarios by long.
-        self.server.let_go().await;
+        self.server.let_go(self.places).await;
     }
 
     /// Resets a passed scenario's seat and gives it back to the server; `false` when it cannot
@@ -332,7 +335,7 @@ impl Lease {
             }
             self.server.retired.store(true, Ordering::SeqCst);
             self.server.kept.store(true, Ordering::SeqCst);
-            self.server.lessees.fetch_sub(1, Ordering::SeqCst);
+            self.server.lessees.fetch_sub(self.places, Ordering::SeqCst);
         }
     }
 }
@@ -345,7 +348,7 @@ impl Lease {
     pub(crate) async fn discard(&self) {
         if !self.released.swap(true, Ordering::SeqCst) {
             self.server.retired.store(true, Ordering::SeqCst);
-            self.server.let_go().await;
+            self.server.let_go(self.places).await;
         }
     }
 }
@@ -368,6 +371,7 @@ impl Lease {
             warm: false,
             seat_kept: AtomicBool::new(false),
             scenario: String::new(),
+            places: 1,
         }
     }
 }
@@ -411,6 +415,7 @@ impl SharedPool {
         scenario: &str,
         seat: Option<&SeatConfig>,
     ) -> Result<Lease, ProvisionError> {
+        let places = places(seat);
         let has_seat = |server: &SharedServer| {
             seat.is_some_and(|wanted| {
                 let seats = server.seats.lock().unwrap_or_else(|p| p.into_inner());
@@ -432,7 +437,7 @@ impl SharedPool {
                 .collect();
             // The least busy first: the lessees' work spreads over the servers (and cores).
             usable.sort_by_key(|server| server.lessees.load(Ordering::SeqCst));
-            usable.into_iter().find(|server| server.claim())
+            usable.into_iter().find(|server| server.claim(places))
         };
         let mut server = claim(Start::Ready, true).or_else(|| claim(Start::Ready, false));
         if server.is_none() {
@@ -447,7 +452,7 @@ impl SharedPool {
         }
         let server = match server {
             Some(server) => server,
-            None => self.start(program, true).await?,
+            None => self.start(program, places).await?,
         };
         note_lessee(server.root(), scenario);
         let (seat, warm) = match seat {
@@ -455,7 +460,7 @@ impl SharedPool {
             Some(wanted) => match self.take_seat(&server, wanted) {
                 Ok(taken) => taken,
                 Err(e) => {
-                    server.lessees.fetch_sub(1, Ordering::SeqCst);
+                    server.lessees.fetch_sub(places, Ordering::SeqCst);
                     return Err(e);
                 }
             },
@@ -467,6 +472,7 @@ impl SharedPool {
             warm,
             seat_kept: AtomicBool::new(false),
             scenario: scenario.to_string(),
+            places,
         })
     }
 
@@ -503,6 +509,18 @@ impl SharedPool {
     }
 }
 
+/// The lessees' places a lease takes on its server: one in a seat, every one in a directory that
+/// boots for it (`AgentOptions::fresh_workspace`, `LIVE_KEEP`), which leases its server alone as
+/// a server of its own would be: a neighbour's instance booting beside it reorders what the boot
+/// announces (seen in the conformance suite: `catalog.updated` after `reference.updated`).
+fn places(seat: Option<&SeatConfig>) -> usize {
+    if seat.is_some() {
+        1
+    } else {
+        LESSEES_PER_SERVER
+    }
+}
+
 /// Appends `scenario` to the server's [`LEASED_BY`]. Evidence only: a scenario does not fail
 /// because it could not be written.
 fn note_lessee(root: &Path, scenario: &str) {
@@ -515,19 +533,20 @@ fn note_lessee(root: &Path, scenario: &str) {
 }
 
 impl SharedPool {
+    /// Starts a new server, `places` of it leased already.
     async fn start(
         &self,
         program: &Path,
-        leased: bool,
+        places: usize,
     ) -> Result<Arc<SharedServer>, ProvisionError> {
-        let server = self.prepare(program, leased)?;
+        let server = self.prepare(program, places)?;
         finish_start(&server).await?;
         Ok(server)
     }
 
     /// A new server of the pool, not started yet: its root made and its entry in the pool, so a
     /// lease finds it while it starts.
-    fn prepare(&self, program: &Path, leased: bool) -> Result<Arc<SharedServer>, ProvisionError> {
+    fn prepare(&self, program: &Path, places: usize) -> Result<Arc<SharedServer>, ProvisionError> {
         let sandbox = crate::sandbox::current().map_err(ProvisionError::Sandbox)?;
         let pool_dir = self
             .dir()
@@ -553,7 +572,7 @@ impl SharedPool {
         }
         let server = Arc::new(SharedServer {
             process,
-            lessees: AtomicUsize::new(usize::from(leased)),
+            lessees: AtomicUsize::new(places),
             retired: AtomicBool::new(false),
             kept: AtomicBool::new(false),
             start: watch::Sender::new(Start::Starting),
@@ -593,7 +612,7 @@ impl SharedPool {
         }
         // A failed preparation leaves the start to the scenarios, which report it.
         let servers: Vec<_> = (0..count)
-            .map_while(|_| self.prepare(&program, false).ok())
+            .map_while(|_| self.prepare(&program, 0).ok())
             .collect();
         if servers.is_empty() {
             return;
