@@ -1,5 +1,5 @@
-//! Warming the shared servers (`LIVE_ISOLATION=shared`) before the first trial: as many as
-//! scenarios will run at once, and no more than will share. A scenario talking to the real model
+//! Warming the shared servers (`LIVE_ISOLATION=shared`) before the first trial: as many as the
+//! scenarios that will run at once need, and no more than those that will share. A scenario talking to the real model
 //! (live, or recording its cassette) gets a server of its own, so it warms nothing: a recording
 //! run would otherwise start servers that no scenario leases.
 

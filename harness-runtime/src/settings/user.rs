@@ -14,7 +14,7 @@ use super::rule::{FLAG_VALUES, InvalidSetting, Problem, Setting, flag, parse_wit
 pub enum Isolation {
     /// One `opencode serve` of its own per agent: nothing is shared, not even the process.
     Server,
-    /// The default: a server shared with other scenarios, one at a time, each in its own
+    /// The default: a server shared with other scenarios, up to eight at once, each in its own
     /// directory and OpenCode project with its own sessions, events, asks, files and config.
     /// Gives up only what one process shares (see the README); what needs more falls back to
     /// a server of its own by itself.

@@ -65,6 +65,8 @@ const ALL: &[&str] = &[
     "shared::first",
     "shared::own",
     "shared::second",
+    "shared_beside::fails_beside_its_neighbour",
+    "shared_beside::outlives_its_failed_neighbour",
     "shared_death::kills_its_server",
     "shared_death::next_leases_a_new_server",
     "skips::ignored_with_reason",
@@ -118,6 +120,8 @@ const SKIPPED_WHEN_LISTED: &[&str] = &[
     "shared::first",
     "shared::own",
     "shared::second",
+    "shared_beside::fails_beside_its_neighbour",
+    "shared_beside::outlives_its_failed_neighbour",
     "shared_death::kills_its_server",
     "shared_death::next_leases_a_new_server",
     "skips::ignored_with_reason",
@@ -577,14 +581,14 @@ fn a_whole_run_reports_every_failure_and_fails() {
     run.assert_code(101)
         // Passed: `outcomes::passes`, the passing exploration and `history::fails_when_asked`
         // (it fails only when asked); failed: the four failing outcomes and the racy
-        // exploration. Ignored: the two of `skips`/`requirements`, the 25 that require
+        // exploration. Ignored: the two of `skips`/`requirements`, the 27 that require
         // `SELFTEST_SCRATCH` or a canary (`hosted`'s three among them), `run_skips::skips_with_reason` (skipped at run time),
         // the cassette one (no cassette, no real model), the 14 of `budgets`, `rate_limits` and
         // `verdicts` (variables only their tests set), the 2 of `peers` (`SELFTEST_PEERS`), the 2
         // of `pool` (`SELFTEST_POOL_*`), the
         // 114 of `reliability` (they require `SELFTEST_SCRATCH`, a real model or
         // `LIVE_SNAPSHOT_DIR`) and its 1,051 soak ones (`RELIABILITY_SOAK`).
-        .assert_stdout("3 passed; 6 failed; 1212 ignored")
+        .assert_stdout("3 passed; 6 failed; 1214 ignored")
         .assert_result("history::fails_when_asked", "ok")
         .assert_result("outcomes::passes", "ok")
         .assert_result(EXPLORING, "ok")

@@ -26,6 +26,7 @@ pub(crate) fn tests() -> Vec<Test> {
     vec![
         test!(shared_scenarios_lease_one_server_and_leave_nothing).needs(OpenCode),
         test!(a_shared_server_that_dies_fails_only_its_scenario).needs(OpenCode),
+        test!(a_failure_retires_a_shared_server_its_neighbour_still_uses).needs(OpenCode),
         test!(every_outcome_leaves_no_process_and_only_the_failing_roots).needs(OpenCode),
         test!(a_sigkilled_runner_leaves_no_process_within_5s),
         test!(live_skip_is_ignored_with_its_reason_even_under_strict),
@@ -41,6 +42,15 @@ fn run(sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Finished {
     let mut command = sandbox.command(SCENARIOS, args);
     command.envs(env.iter().copied());
     sandbox.run(command, scaled(RUN_CEILING))
+}
+
+/// The pid the run's scenarios recorded under `label`; panics naming what they recorded.
+fn recorded_pid(sandbox: &Sandbox, label: &str, out: &Finished) -> u32 {
+    let pids = sandbox.pids();
+    pids.iter()
+        .find(|(l, _)| l == label)
+        .map(|(_, pid)| *pid)
+        .unwrap_or_else(|| panic!("no {label} pid in {pids:?}\n{out}"))
 }
 
 /// Waits up to `ceiling` for no process of the run to remain, then checks no recorded process
@@ -97,13 +107,7 @@ fn shared_scenarios_lease_one_server_and_leave_nothing() {
         "\n{out}"
     );
 
-    let pids = sandbox.pids();
-    let pid = |label: &str| {
-        pids.iter()
-            .find(|(l, _)| l == label)
-            .map(|(_, pid)| *pid)
-            .unwrap_or_else(|| panic!("no {label} pid in {pids:?}\n{out}"))
-    };
+    let pid = |label: &str| recorded_pid(&sandbox, label, &out);
     assert_eq!(pid("first"), pid("second"), "two shared servers\n{out}");
     let first = files_under(report.path())
         .into_iter()
@@ -140,13 +144,7 @@ fn a_shared_server_that_dies_fails_only_its_scenario() {
     out.assert_result("shared_death::next_leases_a_new_server", "ok");
     out.assert_stdout("the shared server died");
     out.assert_stdout("1 passed; 1 failed");
-    let pids = sandbox.pids();
-    let pid = |label: &str| {
-        pids.iter()
-            .find(|(l, _)| l == label)
-            .map(|(_, pid)| *pid)
-            .unwrap_or_else(|| panic!("no {label} pid in {pids:?}\n{out}"))
-    };
+    let pid = |label: &str| recorded_pid(&sandbox, label, &out);
     assert_ne!(
         pid("dead"),
         pid("next"),
@@ -158,6 +156,27 @@ fn a_shared_server_that_dies_fails_only_its_scenario() {
         roots.len() == 1 && roots[0].starts_with("live-shared-pool-"),
         "expected only the pool's directory (with the kept roots): {roots:?}\n{out}"
     );
+    out.assert_stderr("kept scenario root:");
+}
+
+/// Two scenarios lease one shared server at once; the first fails, which retires the server,
+/// yet the second, which has its turn only after that failure was released, passes on it: a
+/// retired server stops once its last lessee is done. Nothing of it is left running after the
+/// run, and the failed scenario's root is kept.
+fn a_failure_retires_a_shared_server_its_neighbour_still_uses() {
+    let sandbox = Sandbox::new();
+    let out = run(&sandbox, &["--test-threads", "2", "shared_beside::"], &[]);
+    out.assert_result("shared_beside::fails_beside_its_neighbour", "FAILED");
+    out.assert_result("shared_beside::outlives_its_failed_neighbour", "ok");
+    out.assert_stdout("failed on purpose beside its neighbour");
+    out.assert_stdout("1 passed; 1 failed");
+    let pid = |label: &str| recorded_pid(&sandbox, label, &out);
+    assert_eq!(
+        pid("failing"),
+        pid("neighbour"),
+        "the two scenarios did not share a server\n{out}"
+    );
+    assert_clean(&sandbox, &out, scaled(Duration::from_secs(5)));
     out.assert_stderr("kept scenario root:");
 }
 

@@ -1,5 +1,5 @@
 //! Shared servers (`LIVE_ISOLATION=shared`): which scenarios may share (`policy`), the pool of
-//! servers leased one scenario at a time (`servers`), its warm workspaces (`warm`), a
+//! servers each leased by a few scenarios at once (`servers`), its warm workspaces (`warm`), a
 //! scenario's confinement on a shared server (`shell`, `guard`), and, under nextest, the pool
 //! one process of the run owns and the others lease from over a socket (`run`, `owner`,
 //! `remote`, `wire`). `lease` is what a scenario holds, whichever process owns the pool;

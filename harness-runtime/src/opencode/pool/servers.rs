@@ -1,7 +1,7 @@
 //! Shared servers (`LIVE_ISOLATION=shared`): a pool of `opencode serve` processes that scenarios
-//! lease one at a time. A scenario talks to its lease through `?directory=<its workspace>`, so its
-//! sessions, files and project config (its own scripted model, its permission policy) are its own;
-//! what it saves is the server's start. The pool is a value its runner owns ([`SharedPool`]: the
+//! lease, up to [`LESSEES_PER_SERVER`] at once. A scenario talks to its lease through
+//! `?directory=<its workspace>`, so its sessions, files and project config (its own scripted
+//! model, its permission policy) are its own; what it saves is the server's start. The pool is a value its runner owns ([`SharedPool`]: the
 //! runner's for a run, the pool owner's for a nextest run): its [`shutdown`](SharedPool::shutdown)
 //! stops every server at exit, and each server carries an owner mark like any agent, so the sweep
 //! and the reaper cover them too.
@@ -11,7 +11,7 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -44,6 +44,13 @@ const DISPOSE_CEILING: Duration = Duration::from_secs(15);
 const IDLE_SEATS: usize = 4;
 /// How long the runner waits for the servers to stop at exit, before scaling.
 const SHUTDOWN_CEILING: Duration = Duration::from_secs(30);
+/// How many scenarios lease one server at once, each in its own workspace. OpenCode runs its
+/// JavaScript on one thread, and a server answers several scenarios at once about as fast as
+/// one: each more server costs its start and a JIT warm-up of its own. Measured on 2 cores, the
+/// 20 racy explorations of `examples/product`: on 6 threads, 6 servers took 108 CPU-s (59 s), 2
+/// servers 46 (38 s), 1 server 42 (38 s); on 10 threads, 4 servers 71 CPU-s (39 s), 2 servers 53
+/// (33 s), 1 server 44 (34 s).
+pub(crate) const LESSEES_PER_SERVER: usize = 8;
 
 /// Where a server's start is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,10 +63,11 @@ enum Start {
 /// One server of the pool.
 pub(crate) struct SharedServer {
     process: ServerProcess,
-    /// Leased by a scenario right now (or claimed while it still starts).
-    busy: AtomicBool,
+    /// The scenarios leasing it right now (or claiming it while it still starts), at most
+    /// [`LESSEES_PER_SERVER`].
+    lessees: AtomicUsize,
     /// Never leased again: a scenario failed on it, its instance could not be disposed, or its
-    /// start failed.
+    /// start failed. Its last lessee stops it.
     retired: AtomicBool,
     /// Its root (logs, database) is a failure's evidence, kept at exit: a scenario failed on it
     /// or its start failed. A server retired only because a passing scenario's instance could
@@ -71,7 +79,8 @@ pub(crate) struct SharedServer {
 }
 
 /// The shared servers of one runner (the runner's for its run, the pool owner's for a nextest
-/// run, a context's made by hand): leased one scenario at a time, stopped by
+/// run, a context's made by hand): leased by up to [`LESSEES_PER_SERVER`] scenarios at once,
+/// stopped by
 /// [`shutdown`](Self::shutdown) after the last lease. Dropped without it, it kills its servers.
 #[derive(Default)]
 pub(crate) struct SharedPool {
@@ -134,13 +143,32 @@ impl SharedServer {
         &self.process.root().root
     }
 
+    /// Takes `places` lessees' places on the server, if they are free.
+    fn claim(&self, places: usize) -> bool {
+        self.lessees
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n + places <= LESSEES_PER_SERVER).then_some(n + places)
+            })
+            .is_ok()
+    }
+
+    /// A lessee is done with its `places` on the server: a retired server is stopped by its last
+    /// lessee (its other lessees run on until they end; a failed stop leaves it to the runner's
+    /// shutdown).
+    async fn let_go(&self, places: usize) {
+        let before = self.lessees.fetch_sub(places, Ordering::SeqCst);
+        if before == places && self.retired.load(Ordering::SeqCst) {
+            let _ = self.process.stop().await;
+        }
+    }
+
     /// The server's home directory (its `HOME`), for the scenario's redactor.
     pub(crate) fn home(&self) -> &Path {
         &self.process.root().home
     }
 }
 
-/// A scenario's exclusive use of one shared server (and of a seat on it) until
+/// A scenario's place on one shared server (and its exclusive use of a seat on it) until
 /// [`Lease::release`].
 pub(crate) struct Lease {
     server: Arc<SharedServer>,
@@ -152,6 +180,8 @@ pub(crate) struct Lease {
     seat_kept: AtomicBool,
     /// `<topic>::<fn>` of the lessee, for its progress lines.
     scenario: String,
+    /// The lessees' places it takes on the server ([`places`]).
+    places: usize,
 }
 
 impl std::fmt::Debug for Lease {
@@ -183,7 +213,7 @@ impl Lease {
     /// Ends the lease. A scenario that passed hands the server back after its sessions were
     /// deleted and its directory's instance disposed (sessions stop, memory is freed); one that
     /// failed retires it, so whatever it left running cannot touch the next scenario, and its
-    /// root is kept.
+    /// root is kept. A retired server is stopped once its other lessees are done with it.
     /// A seat's instance is not disposed when nothing only a dispose clears happened
     /// (`approved_always`: an ask may have been answered `always`): its sessions are deleted, its
     /// work tree scrubbed, and it waits for the next scenario with the same config.
@@ -200,28 +230,27 @@ impl Lease {
             }
             if passed && self.hand_on(seat, approved_always).await {
                 self.seat_kept.store(true, Ordering::SeqCst);
-                self.server.busy.store(false, Ordering::SeqCst);
+                self.server.let_go(self.places).await;
                 return;
             }
         }
         let disposed = passed && self.dispose(workspace).await;
-        if disposed && self.server.process.is_running() {
-            self.server.busy.store(false, Ordering::SeqCst);
-        } else {
+        if !(disposed && self.server.process.is_running()) {
             self.server.retired.store(true, Ordering::SeqCst);
             if !passed {
                 self.server.kept.store(true, Ordering::SeqCst);
             }
-            // Stopped now rather than at exit: nothing it still runs outlives the scenario
-            // by long. A failed stop leaves it to the runner's shutdown.
-            let _ = self.server.process.stop().await;
         }
+        // A retired server is stopped by its last lessee rather than at exit: nothing it still
+        // runs outlives its scenarios by long.
+        self.server.let_go(self.places).await;
     }
 
     /// Resets a passed scenario's seat and gives it back to the server; `false` when it cannot
     /// be (the caller disposes the instance, and the seat's root goes with the scenario's).
     async fn hand_on(&self, seat: Seat, approved_always: bool) -> bool {
-        if !self.server.process.is_running() {
+        // A server another lessee retired takes no seat back: it leases nothing any more.
+        if !self.server.process.is_running() || self.server.retired.load(Ordering::SeqCst) {
             return false;
         }
         let client = self.client(&seat.root.workspace);
@@ -296,8 +325,9 @@ impl Lease {
         delete_sessions(&client).await.is_some() && client.dispose().await.is_ok()
     }
 
-    /// The synchronous fallback (a scenario's slot dropped without `finish`): retire the server.
-    /// Its seat is dropped with the lease (its root is kept with the scenario's evidence).
+    /// The synchronous fallback (a scenario's slot dropped without `finish`): retire the server
+    /// (stopped by its last other lessee, else at the runner's shutdown). Its seat is dropped
+    /// with the lease (its root is kept with the scenario's evidence).
     pub(crate) fn abandon(&self) {
         if !self.released.swap(true, Ordering::SeqCst) {
             if let Some(seat) = &*self.seat.lock().unwrap_or_else(|p| p.into_inner()) {
@@ -305,6 +335,7 @@ impl Lease {
             }
             self.server.retired.store(true, Ordering::SeqCst);
             self.server.kept.store(true, Ordering::SeqCst);
+            self.server.lessees.fetch_sub(self.places, Ordering::SeqCst);
         }
     }
 }
@@ -312,11 +343,12 @@ impl Lease {
 impl Lease {
     /// The lessee vanished (its process died, even by SIGKILL: the run's pool owner saw its
     /// connection close): the server is retired and stopped, with whatever the scenario left
-    /// running on it. Its root is no failure's evidence (none of the run's names it): removed.
+    /// running on it, once its other lessees are done. Its root is no failure's evidence (none
+    /// of the run's names it): removed.
     pub(crate) async fn discard(&self) {
         if !self.released.swap(true, Ordering::SeqCst) {
             self.server.retired.store(true, Ordering::SeqCst);
-            let _ = self.server.process.stop().await;
+            self.server.let_go(self.places).await;
         }
     }
 }
@@ -328,7 +360,7 @@ impl Lease {
         Lease {
             server: Arc::new(SharedServer {
                 process,
-                busy: AtomicBool::new(true),
+                lessees: AtomicUsize::new(1),
                 retired: AtomicBool::new(false),
                 kept: AtomicBool::new(false),
                 start: watch::Sender::new(Start::Ready),
@@ -339,6 +371,7 @@ impl Lease {
             warm: false,
             seat_kept: AtomicBool::new(false),
             scenario: String::new(),
+            places: 1,
         }
     }
 }
@@ -372,16 +405,17 @@ fn reboot(client: crate::client::Client) {
 }
 
 impl SharedPool {
-    /// Leases an idle shared server of `program` to `scenario`: a ready one, else one still warming
-    /// up (waiting for its start), else a new one started for this scenario. With `seat`, a ready
-    /// server holding an idle seat of the same config comes first, and the lease includes a seat:
-    /// that warm one, else a new one.
+    /// Leases a shared server of `program` with a lessee's place free to `scenario`: a ready one
+    /// (the one with the fewest lessees), else one still warming up (waiting for its start), else
+    /// a new one started for this scenario. With `seat`, a ready server holding an idle seat of
+    /// the same config comes first, and the lease includes a seat: that warm one, else a new one.
     pub(crate) async fn lease(
         &self,
         program: &Path,
         scenario: &str,
         seat: Option<&SeatConfig>,
     ) -> Result<Lease, ProvisionError> {
+        let places = places(seat);
         let has_seat = |server: &SharedServer| {
             seat.is_some_and(|wanted| {
                 let seats = server.seats.lock().unwrap_or_else(|p| p.into_inner());
@@ -389,19 +423,21 @@ impl SharedPool {
             })
         };
         let claim = |wanted: Start, warm_only: bool| {
-            self.servers().iter().find_map(|server| {
-                let usable = !server.retired.load(Ordering::SeqCst)
-                    && *server.start.borrow() == wanted
-                    && server.process.program() == program
-                    && (wanted == Start::Starting || server.process.is_running())
-                    && (!warm_only || has_seat(server));
-                (usable
-                    && server
-                        .busy
-                        .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
-                        .is_ok())
-                .then(|| server.clone())
-            })
+            let mut usable: Vec<_> = self
+                .servers()
+                .iter()
+                .filter(|server| {
+                    !server.retired.load(Ordering::SeqCst)
+                        && *server.start.borrow() == wanted
+                        && server.process.program() == program
+                        && (wanted == Start::Starting || server.process.is_running())
+                        && (!warm_only || has_seat(server))
+                })
+                .cloned()
+                .collect();
+            // The least busy first: the lessees' work spreads over the servers (and cores).
+            usable.sort_by_key(|server| server.lessees.load(Ordering::SeqCst));
+            usable.into_iter().find(|server| server.claim(places))
         };
         let mut server = claim(Start::Ready, true).or_else(|| claim(Start::Ready, false));
         if server.is_none() {
@@ -416,7 +452,7 @@ impl SharedPool {
         }
         let server = match server {
             Some(server) => server,
-            None => self.start(program, true).await?,
+            None => self.start(program, places).await?,
         };
         note_lessee(server.root(), scenario);
         let (seat, warm) = match seat {
@@ -424,7 +460,7 @@ impl SharedPool {
             Some(wanted) => match self.take_seat(&server, wanted) {
                 Ok(taken) => taken,
                 Err(e) => {
-                    server.busy.store(false, Ordering::SeqCst);
+                    server.lessees.fetch_sub(places, Ordering::SeqCst);
                     return Err(e);
                 }
             },
@@ -436,6 +472,7 @@ impl SharedPool {
             warm,
             seat_kept: AtomicBool::new(false),
             scenario: scenario.to_string(),
+            places,
         })
     }
 
@@ -472,6 +509,18 @@ impl SharedPool {
     }
 }
 
+/// The lessees' places a lease takes on its server: one in a seat, every one in a directory that
+/// boots for it (`AgentOptions::fresh_workspace`, `LIVE_KEEP`), which leases its server alone as
+/// a server of its own would be: a neighbour's instance booting beside it reorders what the boot
+/// announces (seen in the conformance suite: `catalog.updated` after `reference.updated`).
+fn places(seat: Option<&SeatConfig>) -> usize {
+    if seat.is_some() {
+        1
+    } else {
+        LESSEES_PER_SERVER
+    }
+}
+
 /// Appends `scenario` to the server's [`LEASED_BY`]. Evidence only: a scenario does not fail
 /// because it could not be written.
 fn note_lessee(root: &Path, scenario: &str) {
@@ -484,19 +533,20 @@ fn note_lessee(root: &Path, scenario: &str) {
 }
 
 impl SharedPool {
+    /// Starts a new server, `places` of it leased already.
     async fn start(
         &self,
         program: &Path,
-        leased: bool,
+        places: usize,
     ) -> Result<Arc<SharedServer>, ProvisionError> {
-        let server = self.prepare(program, leased)?;
+        let server = self.prepare(program, places)?;
         finish_start(&server).await?;
         Ok(server)
     }
 
     /// A new server of the pool, not started yet: its root made and its entry in the pool, so a
     /// lease finds it while it starts.
-    fn prepare(&self, program: &Path, leased: bool) -> Result<Arc<SharedServer>, ProvisionError> {
+    fn prepare(&self, program: &Path, places: usize) -> Result<Arc<SharedServer>, ProvisionError> {
         let sandbox = crate::sandbox::current().map_err(ProvisionError::Sandbox)?;
         let pool_dir = self
             .dir()
@@ -522,7 +572,7 @@ impl SharedPool {
         }
         let server = Arc::new(SharedServer {
             process,
-            busy: AtomicBool::new(leased),
+            lessees: AtomicUsize::new(places),
             retired: AtomicBool::new(false),
             kept: AtomicBool::new(false),
             start: watch::Sender::new(Start::Starting),
@@ -550,18 +600,19 @@ async fn finish_start(server: &SharedServer) -> Result<(), ProvisionError> {
 }
 
 impl SharedPool {
-    /// Starts `count` servers of `program` in the background, so the first scenarios find them
-    /// warm. The runner calls it once, before the first trial, when scenarios will share. The
-    /// servers are in the pool (starting) when it returns: the first scenarios wait for them
-    /// instead of starting more.
-    pub(crate) fn prewarm(&self, program: PathBuf, count: usize) {
+    /// Starts the servers of `program` that `at_once` scenarios leasing together need, in the
+    /// background, so the first scenarios find them warm. The runner calls it once, before the
+    /// first trial, when scenarios will share. The servers are in the pool (starting) when it
+    /// returns: the first scenarios wait for them instead of starting more.
+    pub(crate) fn prewarm(&self, program: PathBuf, at_once: usize) {
+        let count = at_once.div_ceil(LESSEES_PER_SERVER);
         // The run's pool starts its servers in its owner, as its lessees ask.
         if super::run::leases_from_owner() {
             return;
         }
         // A failed preparation leaves the start to the scenarios, which report it.
         let servers: Vec<_> = (0..count)
-            .map_while(|_| self.prepare(&program, false).ok())
+            .map_while(|_| self.prepare(&program, 0).ok())
             .collect();
         if servers.is_empty() {
             return;

@@ -23,8 +23,8 @@
 //! - `verdicts`: `cassette` scenarios with `passes = "K of N"`, one whose verdict passes and one
 //!   whose verdict fails against an upstream answering in a known pattern; driven by
 //!   `tests/runs/verdicts.rs`;
-//! - `hygiene`, `hygiene_probe`, `killed`, `canary`, `shared`, `shared_death`: processes, roots
-//!   and secrets left by whole runs; driven by `tests/runs/hygiene.rs`;
+//! - `hygiene`, `hygiene_probe`, `killed`, `canary`, `shared`, `shared_death`, `shared_beside`:
+//!   processes, roots and secrets left by whole runs; driven by `tests/runs/hygiene.rs`;
 //! - `reliability`: a hundred mixed fixture scenarios, real-OpenCode ones for the heavy run,
 //!   scenarios that meet bad input, and the soak run's 1,051 (named by `build.rs`, skipped
 //!   unless `RELIABILITY_SOAK` is set); driven by `tests/reliability`.
@@ -52,6 +52,7 @@ mod requirements;
 mod round_trip;
 mod run_skips;
 mod shared;
+mod shared_beside;
 mod shared_death;
 mod skips;
 mod snapshot;
