@@ -70,8 +70,8 @@ pub(crate) struct Roots {
     pub(crate) kept: usize,
     /// Roots of scenarios in flight when the runner died.
     pub(crate) in_flight: usize,
-    /// Roots of shared servers kept because a scenario failed on them (the last that leased
-    /// each).
+    /// Roots of shared servers kept because a scenario (one or more of those that leased each)
+    /// failed on them.
     pub(crate) servers_kept: usize,
     /// Roots of shared servers left by a runner that died before it stopped its pool.
     pub(crate) servers_left: usize,
@@ -91,8 +91,9 @@ macro_rules! ensure {
 
 /// Checks the roots against the reported results: none of a passing scenario, at least one of
 /// every failing one (its path printed), the rest only of scenarios still in flight. A shared
-/// server's root is the scenarios' that leased it: after a whole run it is kept only when the
-/// last of them failed (its path printed), and every failing scenario that leased one kept it;
+/// server's root is the scenarios' that leased it (several at once): after a whole run it is kept
+/// only when one of them failed (its path printed), and every failing scenario that leased one
+/// is named by a kept one;
 /// a runner that died leaves its pool's servers' roots, whoever leased them. A root nobody of
 /// the run owns fails the check.
 pub(crate) fn check_roots(sandbox: &Sandbox, finished: &Finished) -> Roots {
@@ -144,7 +145,7 @@ struct RootCheck<'a> {
     kept_by: BTreeSet<String>,
     /// Sanitized scenarios whose roots are in the pool: they leased a shared server.
     leased: BTreeSet<String>,
-    /// Scenarios that retired a shared server whose root was kept.
+    /// Scenarios that failed on a shared server whose root was kept.
     retired_by: BTreeSet<String>,
 }
 
@@ -273,21 +274,22 @@ impl RootCheck<'_> {
             self.roots.servers_left += 1;
             return Ok(());
         }
-        let failed = |name: &&String| self.results.get(*name).is_some_and(|o| o == "FAILED");
-        let Some(retired_by) = lessees.last().filter(failed) else {
-            return Err(format!(
-                "the shared server root {root} was kept, but no scenario failed on it \
-                 (leased by {lessees:?})"
-            ));
-        };
+        // Several scenarios lease a server at once: it is kept when any of them failed on it,
+        // and names every one that did.
+        let failed: Vec<&String> = lessees
+            .iter()
+            .filter(|name| self.results.get(*name).is_some_and(|o| o == "FAILED"))
+            .collect();
+        ensure!(
+            !failed.is_empty(),
+            "the shared server root {root} was kept, but no scenario failed on it (leased by \
+             {lessees:?})"
+        );
         ensure!(
             printed(self.finished, "kept shared server root: ", root),
             "the kept shared server root {root} was not printed"
         );
-        ensure!(
-            self.retired_by.insert(retired_by.clone()),
-            "{retired_by} retired two shared servers"
-        );
+        self.retired_by.extend(failed.into_iter().cloned());
         self.roots.servers_kept += 1;
         Ok(())
     }

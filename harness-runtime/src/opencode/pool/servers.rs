@@ -529,7 +529,9 @@ fn note_lessee(root: &Path, scenario: &str) {
         .create(true)
         .append(true)
         .open(root.join(LEASED_BY))
-        .and_then(|mut file| writeln!(file, "{scenario}"));
+        // One write per line: lessees at once append to one file, and an append is atomic per
+        // write, where `writeln!` may write the name and its newline apart.
+        .and_then(|mut file| file.write_all(format!("{scenario}\n").as_bytes()));
 }
 
 impl SharedPool {
