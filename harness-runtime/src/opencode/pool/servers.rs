@@ -257,10 +257,9 @@ impl Lease {
         let Some(deleted) = delete_sessions(&client).await else {
             return false;
         };
-        // An ask the scenario left unanswered (a product that stopped rather than replied) would
-        // make the instance be disposed and booted again for the next lessee.
-        warm::reject_asks_of(&client, &deleted).await;
-        let held = warm::instance_state(&client).await.held;
+        // An ask the scenario left unanswered (a product that stopped rather than replied) is
+        // rejected: it would make the instance be disposed and booted again for the next lessee.
+        let held = warm::instance_state(&client, &deleted).await.held;
         let left = seat.boot_inputs_left();
         if self.warm && !left.is_empty() {
             // Its instance booted before they were written: OpenCode may not have read them.

@@ -8,5 +8,5 @@ mod seat;
 
 pub(crate) use key::{SeatConfig, seat_config};
 pub(crate) use relay::{ModelRelay, runtime};
-pub(crate) use reset::{Baseline, instance_state, reject_asks_of};
+pub(crate) use reset::{Baseline, instance_state};
 pub(crate) use seat::{Reset, Seat};

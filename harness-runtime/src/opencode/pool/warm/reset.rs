@@ -100,10 +100,16 @@ pub(crate) struct InstanceState {
     pub(crate) held: Vec<&'static str>,
 }
 
-/// Reads what the instance of `client`'s directory holds: terminals (`GET /pty`), language
-/// servers (`GET /lsp`), MCP clients (`GET /mcp`) and pending asks. Anything unreadable counts
-/// as held.
-pub(crate) async fn instance_state(client: &crate::client::Client) -> InstanceState {
+/// Reads what the instance of `client`'s directory holds once the asks still pending for
+/// `deleted` sessions are rejected: terminals (`GET /pty`), language servers (`GET /lsp`), MCP
+/// clients (`GET /mcp`) and pending asks. OpenCode keeps an ask of a deleted session pending,
+/// and a pending ask is what only a dispose clears otherwise; an ask of another session, or one
+/// whose rejection failed, counts as held. Anything unreadable counts as held. The asks are
+/// read once: each request costs the server more than the rest of the check.
+pub(crate) async fn instance_state(
+    client: &crate::client::Client,
+    deleted: &std::collections::HashSet<String>,
+) -> InstanceState {
     let mut held = Vec::new();
     for (path, name) in [("/pty", "pty"), ("/lsp", "lsp"), ("/mcp", "mcp")] {
         match client.get_value(path).await {
@@ -111,39 +117,35 @@ pub(crate) async fn instance_state(client: &crate::client::Client) -> InstanceSt
             _ => held.push(name),
         }
     }
-    let asks = match (client.permissions().await, client.questions().await) {
-        (Ok(p), Ok(q)) => p.is_empty() && q.is_empty(),
-        _ => false,
-    };
-    if !asks {
+    if !reject_asks_of(client, deleted).await {
         held.push("pending ask");
     }
     InstanceState { held }
 }
 
-/// Rejects the asks still pending for `sessions` (deleted ones): OpenCode keeps an ask of a
-/// deleted session pending, and a pending ask is what only a dispose clears otherwise. An ask
-/// of another session is left alone; a failed reply leaves the ask to [`instance_state`].
-pub(crate) async fn reject_asks_of(
+/// Rejects the asks pending for `deleted` sessions; `true` when none is left pending (an ask of
+/// another session, a failed read or a failed reply leave one).
+async fn reject_asks_of(
     client: &crate::client::Client,
-    sessions: &std::collections::HashSet<String>,
-) {
+    deleted: &std::collections::HashSet<String>,
+) -> bool {
     use crate::client::PermissionReply;
-    if let Ok(asks) = client.permissions().await {
-        for ask in asks.iter().filter(|a| sessions.contains(&a.session_id)) {
-            let _ = client
+    let (Ok(asks), Ok(questions)) = (client.permissions().await, client.questions().await) else {
+        return false;
+    };
+    let mut none_left = true;
+    for ask in &asks {
+        none_left &= deleted.contains(&ask.session_id)
+            && client
                 .reply_permission(&ask.session_id, &ask.id, PermissionReply::Reject, None)
-                .await;
-        }
+                .await
+                .is_ok();
     }
-    if let Ok(questions) = client.questions().await {
-        for question in questions
-            .iter()
-            .filter(|q| sessions.contains(&q.session_id))
-        {
-            let _ = client.reject_question(&question.id).await;
-        }
+    for question in &questions {
+        none_left &= deleted.contains(&question.session_id)
+            && client.reject_question(&question.id).await.is_ok();
     }
+    none_left
 }
 
 fn is_empty(value: &Value) -> bool {
