@@ -110,7 +110,7 @@ fn roots_of(tmp: &Path, finished: &Finished) -> Result<Roots, String> {
         roots: Roots::default(),
         kept_by: BTreeSet::new(),
         leased: BTreeSet::new(),
-        retired_by: BTreeSet::new(),
+        failed_on_kept: BTreeSet::new(),
     };
     for root in entries(tmp)? {
         if root_scenario(&root) == Some(POOL) {
@@ -146,7 +146,7 @@ struct RootCheck<'a> {
     /// Sanitized scenarios whose roots are in the pool: they leased a shared server.
     leased: BTreeSet<String>,
     /// Scenarios that failed on a shared server whose root was kept.
-    retired_by: BTreeSet<String>,
+    failed_on_kept: BTreeSet<String>,
 }
 
 impl RootCheck<'_> {
@@ -289,7 +289,7 @@ impl RootCheck<'_> {
             printed(self.finished, "kept shared server root: ", root),
             "the kept shared server root {root} was not printed"
         );
-        self.retired_by.extend(failed.into_iter().cloned());
+        self.failed_on_kept.extend(failed.into_iter().cloned());
         self.roots.servers_kept += 1;
         Ok(())
     }
@@ -309,7 +309,7 @@ impl RootCheck<'_> {
             ensure!(
                 !self.whole_run()
                     || !self.leased.contains(&scenario)
-                    || self.retired_by.contains(name),
+                    || self.failed_on_kept.contains(name),
                 "the failing {name} leased a shared server whose root was not kept"
             );
         }

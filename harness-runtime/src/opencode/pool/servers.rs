@@ -1,10 +1,10 @@
 //! Shared servers (`LIVE_ISOLATION=shared`): a pool of `opencode serve` processes that scenarios
 //! lease, up to [`LESSEES_PER_SERVER`] at once. A scenario talks to its lease through
 //! `?directory=<its workspace>`, so its sessions, files and project config (its own scripted
-//! model, its permission policy) are its own; what it saves is the server's start. The pool is a value its runner owns ([`SharedPool`]: the
-//! runner's for a run, the pool owner's for a nextest run): its [`shutdown`](SharedPool::shutdown)
-//! stops every server at exit, and each server carries an owner mark like any agent, so the sweep
-//! and the reaper cover them too.
+//! model, its permission policy) are its own; what it saves is the server's start. The pool is a
+//! value its runner owns ([`SharedPool`]: the runner's for a run, the pool owner's for a nextest
+//! run): its [`shutdown`](SharedPool::shutdown) stops every server at exit, and each server
+//! carries an owner mark like any agent, so the sweep and the reaper cover them too.
 //!
 //! Every shared server and every leasing scenario's root lives in one directory of the pool's
 //! (`live-shared-pool-<pid>-<nonce>`): a shared server's sandbox writes beneath it alone.
