@@ -25,7 +25,9 @@ use harness_selftest::sandbox::{Sandbox, in_own_group};
 use harness_selftest::test;
 
 use crate::SCENARIOS;
-use crate::run_checks::{REAP_CEILING, THREADS, assert_clean, check_roots, count, figures, serial};
+use crate::run_checks::{
+    FIXTURE_THREADS, REAP_CEILING, THREADS, assert_clean, check_roots, count, figures, serial,
+};
 
 /// The hundred fixture scenarios (`reliability::mix` of the scenario binary).
 const MIX: &str = "reliability::mix::";
@@ -56,7 +58,7 @@ fn full_run(
 ) {
     let _serial = serial();
     let sandbox = Sandbox::new();
-    let mut args = vec!["--test-threads", THREADS];
+    let mut args = vec!["--test-threads", threads(scenarios, fixture_scenarios)];
     args.extend(filter);
     let mut command = sandbox.command(SCENARIOS, &args);
     command.envs(env.iter().copied());
@@ -113,6 +115,16 @@ fn full_run(
     );
 }
 
+/// How many scenarios a run of `scenarios` runs at once, `fixture_scenarios` of them fixture
+/// ones: more when none starts real OpenCode.
+fn threads(scenarios: usize, fixture_scenarios: usize) -> &'static str {
+    if scenarios == fixture_scenarios {
+        FIXTURE_THREADS
+    } else {
+        THREADS
+    }
+}
+
 /// How a run is interrupted.
 #[derive(Clone, Copy, Debug)]
 enum Interrupt {
@@ -133,7 +145,15 @@ fn interrupted_run(
 ) {
     let _serial = serial();
     let sandbox = Sandbox::new();
-    let mut args = vec!["--test-threads", THREADS];
+    let real_opencode = env.contains(&("RELIABILITY_OPENCODE", "1"));
+    let mut args = vec![
+        "--test-threads",
+        if real_opencode {
+            THREADS
+        } else {
+            FIXTURE_THREADS
+        },
+    ];
     args.extend(filter);
     let mut command = sandbox.command(SCENARIOS, &args);
     command.envs(env.iter().copied());

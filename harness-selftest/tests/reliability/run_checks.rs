@@ -18,8 +18,12 @@ use harness_selftest::test;
 /// One runner at a time: these runs load the machine, and their timings are figures.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// How many scenarios a runner runs at once.
+/// How many scenarios a runner runs at once where they start real OpenCode (the soak's, the
+/// heavy runs'): each server takes a share of two cores.
 pub(crate) const THREADS: &str = "4";
+/// How many fixture scenarios a runner runs at once: they mostly wait (their ceilings, the stop
+/// grace of agents deaf to SIGTERM), so at four the hundred took 40 s of a mostly idle machine.
+pub(crate) const FIXTURE_THREADS: &str = "8";
 /// How long the reaper may take to sweep after the runner died, before scaling.
 pub(crate) const REAP_CEILING: Duration = Duration::from_secs(10);
 
