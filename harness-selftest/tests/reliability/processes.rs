@@ -58,7 +58,7 @@ fn full_run(
 ) {
     let _serial = serial();
     let sandbox = Sandbox::new();
-    let mut args = vec!["--test-threads", threads(scenarios, fixture_scenarios)];
+    let mut args = vec!["--test-threads", threads(env)];
     args.extend(filter);
     let mut command = sandbox.command(SCENARIOS, &args);
     command.envs(env.iter().copied());
@@ -115,13 +115,12 @@ fn full_run(
     );
 }
 
-/// How many scenarios a run of `scenarios` runs at once, `fixture_scenarios` of them fixture
-/// ones: more when none starts real OpenCode.
-fn threads(scenarios: usize, fixture_scenarios: usize) -> &'static str {
-    if scenarios == fixture_scenarios {
-        FIXTURE_THREADS
-    } else {
+/// How many scenarios a run with `env` runs at once: more when none starts real OpenCode.
+fn threads(env: &[(&str, &str)]) -> &'static str {
+    if env.contains(&("RELIABILITY_OPENCODE", "1")) {
         THREADS
+    } else {
+        FIXTURE_THREADS
     }
 }
 
@@ -145,15 +144,7 @@ fn interrupted_run(
 ) {
     let _serial = serial();
     let sandbox = Sandbox::new();
-    let real_opencode = env.contains(&("RELIABILITY_OPENCODE", "1"));
-    let mut args = vec![
-        "--test-threads",
-        if real_opencode {
-            THREADS
-        } else {
-            FIXTURE_THREADS
-        },
-    ];
+    let mut args = vec!["--test-threads", threads(env)];
     args.extend(filter);
     let mut command = sandbox.command(SCENARIOS, &args);
     command.envs(env.iter().copied());
