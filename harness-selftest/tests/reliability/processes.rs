@@ -33,6 +33,8 @@ use crate::run_checks::{
 const MIX: &str = "reliability::mix::";
 /// The real-OpenCode scenarios of the heavy run (`reliability::real`).
 const REAL: &str = "reliability::real::";
+/// What makes the scenario binary run its real-OpenCode scenarios (they require it).
+const WITH_OPENCODE: (&str, &str) = ("RELIABILITY_OPENCODE", "1");
 
 /// The ceiling of a whole run of the hundred, before scaling.
 const RUN_CEILING: Duration = Duration::from_secs(600);
@@ -117,7 +119,7 @@ fn full_run(
 
 /// How many scenarios a run with `env` runs at once: more when none starts real OpenCode.
 fn threads(env: &[(&str, &str)]) -> &'static str {
-    if env.contains(&("RELIABILITY_OPENCODE", "1")) {
+    if env.contains(&WITH_OPENCODE) {
         THREADS
     } else {
         FIXTURE_THREADS
@@ -249,7 +251,7 @@ fn heavy_the_hundred_and_real_opencode_leave_no_process_and_only_the_failing_roo
     full_run(
         "heavy_the_hundred_and_real_opencode",
         &["reliability::", "--skip", "bad_input::", "--skip", "soak::"],
-        &[("RELIABILITY_OPENCODE", "1")],
+        &[WITH_OPENCODE],
         112,
         100,
     );
@@ -261,13 +263,9 @@ fn heavy_real_opencode_interrupted_leaves_no_process() {
         (Interrupt::Ctrl, "heavy_real_opencode_sigint"),
         (Interrupt::Kill, "heavy_real_opencode_sigkill"),
     ] {
-        interrupted_run(
-            test,
-            &[REAL],
-            &[("RELIABILITY_OPENCODE", "1")],
-            how,
-            |sandbox, _| sandbox.count("grouped") >= 2,
-        );
+        interrupted_run(test, &[REAL], &[WITH_OPENCODE], how, |sandbox, _| {
+            sandbox.count("grouped") >= 2
+        });
     }
 }
 
