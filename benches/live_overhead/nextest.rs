@@ -147,13 +147,14 @@ fn counts(outcomes: &BTreeMap<String, String>) -> String {
     )
 }
 
-fn cargo() -> std::ffi::OsString {
-    std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
+/// Cargo, without what Cargo set for this bench (a nested build would rebuild ring for it).
+fn cargo() -> Command {
+    harness_selftest::prerequisites::cargo()
 }
 
 /// `cargo nextest --version`'s first line, or the error that says to install it.
 fn nextest_version(bench: &Bench) -> Result<String, BenchError> {
-    let output = Command::new(cargo())
+    let output = cargo()
         .args(["nextest", "--version"])
         .current_dir(&bench.manifest_dir)
         .output()
@@ -186,7 +187,7 @@ fn prepare(bench: &Bench, folder: &Path) -> Result<Prepared, BenchError> {
         SECTION,
         "building and listing the live suite (cargo nextest list --test live)",
     );
-    let mut list = Command::new(cargo());
+    let mut list = cargo();
     list.args([
         "nextest",
         "list",
@@ -230,7 +231,7 @@ fn prepare(bench: &Bench, folder: &Path) -> Result<Prepared, BenchError> {
     let binaries_metadata = folder.join("binaries-metadata.json");
     std::fs::write(&binaries_metadata, binaries.to_string())
         .map_err(|e| BenchError::io("write the binaries metadata", e))?;
-    let mut metadata = Command::new(cargo());
+    let mut metadata = cargo();
     metadata
         .args(["metadata", "--format-version", "1"])
         .current_dir(&bench.manifest_dir);
@@ -260,7 +261,7 @@ fn run_nextest(
     prepared: &Prepared,
     filter: &str,
 ) -> Result<(Duration, BTreeMap<String, String>, String), BenchError> {
-    let mut command = Command::new(cargo());
+    let mut command = cargo();
     command
         .args(["nextest", "run", "--binaries-metadata"])
         .arg(&prepared.binaries_metadata)

@@ -243,8 +243,7 @@ pub fn build(bench: &Bench) -> Result<PathBuf, BenchError> {
         SECTION,
         "building the live suite (cargo test --test live --no-run)",
     );
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut command = Command::new(cargo);
+    let mut command = harness_selftest::prerequisites::cargo();
     command
         .args([
             "test",

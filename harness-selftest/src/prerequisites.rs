@@ -116,9 +116,31 @@ pub fn chromium() -> Option<PathBuf> {
     on_path(&NAMES).or_else(|| in_dirs(&[PathBuf::from("/usr/bin")], &NAMES))
 }
 
-/// The cargo that runs these tests (`CARGO`), else the one on `PATH`.
+/// The cargo that runs these tests (`CARGO`), else the one on `PATH`, without the variables
+/// Cargo set for this test or bench process (`CARGO_MANIFEST_DIR`, `CARGO_PKG_*` …). A build
+/// script that reruns when one of them changes (ring's, on `CARGO_MANIFEST_DIR`) would see them
+/// set in the nested build and unset in the next `cargo test`, and each would rebuild it and
+/// everything above it (seen in CI: 45 s to rebuild the live suite after the workspace's tests).
 pub fn cargo() -> Command {
-    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(set_by_cargo_for_this_process) {
+            command.env_remove(name);
+        }
+    }
+    command
+}
+
+/// Whether Cargo sets `name` for the process it runs (a test, a bench), not for the user.
+fn set_by_cargo_for_this_process(name: &str) -> bool {
+    const PREFIXES: [&str; 4] = [
+        "CARGO_PKG_",
+        "CARGO_MANIFEST_",
+        "CARGO_CRATE_",
+        "CARGO_BIN_",
+    ];
+    const NAMES: [&str; 3] = ["CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR", "OUT_DIR"];
+    PREFIXES.iter().any(|prefix| name.starts_with(prefix)) || NAMES.contains(&name)
 }
 
 /// One test of a binary run by [`run`].
@@ -271,6 +293,30 @@ macro_rules! test {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_nested_cargo_gets_none_of_the_variables_cargo_set_for_this_process() {
+        let removed = super::cargo()
+            .get_envs()
+            .filter(|(_, value)| value.is_none())
+            .map(|(name, _)| name.to_string_lossy().into_owned())
+            .collect::<Vec<_>>();
+        // `cargo test` runs this test with them set.
+        for name in ["CARGO_MANIFEST_DIR", "CARGO_PKG_NAME"] {
+            assert!(
+                removed.iter().any(|r| r == name),
+                "{name} kept: {removed:?}"
+            );
+        }
+        for kept in [
+            "CARGO_HOME",
+            "CARGO_TARGET_DIR",
+            "CARGO_INCREMENTAL",
+            "CARGO_PROFILE_DEV_DEBUG",
+        ] {
+            assert!(!super::set_by_cargo_for_this_process(kept), "{kept}");
+        }
+    }
+
     use super::libtest_name;
 
     #[test]

@@ -8,7 +8,6 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 #[test]
 fn public_items_are_the_documented_surface() {
@@ -63,7 +62,7 @@ fn public_items() -> BTreeSet<String> {
 
 fn document_the_crate() -> BTreeSet<String> {
     let target = target_dir();
-    let output = Command::new(env!("CARGO"))
+    let output = harness_selftest::prerequisites::cargo()
         .args(["doc", "--no-deps", "--lib", "-p", "harness-runtime"])
         .args(["--features", "testing", "--target-dir"])
         .arg(&target)
