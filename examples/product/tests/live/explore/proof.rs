@@ -3,8 +3,10 @@
 //! of the lost ask of [`super::lost_ask`]) run in a runner of their own (this test binary
 //! again), each with its own seed; every one must fail on the class's invariant with a shrunk
 //! schedule and the line that replays it; then the first line's test run is repeated (ten
-//! times; five for the lost ask) and must fail the same way every time. One scenario per class:
-//! a filter picks one, a failure names it, and the runner runs them beside the rest of the suite.
+//! times; five for the lost ask) and must fail the same way every time: once as printed, with
+//! a server of its own, the others as nextest runs tests, leasing from one pool. One scenario
+//! per class: a filter picks one, a failure names it, and the runner runs them beside the rest
+//! of the suite.
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -59,11 +61,12 @@ const LOST_ASK: Class = Class {
     // Two rounds of five: a search's runs mostly wait (the reconnect, the user giving up).
     threads: "5",
 };
-/// Replays run side by side, each a runner with a server of its own.
-const REPLAYS_AT_ONCE: usize = 5;
-/// The ceiling of the child runner of a class's searches, and of one replay (scaled).
+/// The ceiling of the child runner of a class's searches, and of the replays (scaled).
 const SEARCH_CEILING: Duration = Duration::from_secs(400);
 const REPLAY_CEILING: Duration = Duration::from_secs(120);
+/// How long the pooled replays' pool owner may take to stop once they ended (it waits three
+/// seconds without a lease, then stops its server).
+const OWNER_STOP_CEILING: Duration = Duration::from_secs(30);
 
 /// One finished child runner.
 struct Ran {
@@ -83,6 +86,10 @@ async fn runner(args: &[&str], env: &[(&str, &str)], ceiling: Duration) -> anyho
         .args(args)
         .env("TMPDIR", scratch.path())
         .env_remove("LIVE_SCHEDULE")
+        // A runner of its own even when this one runs under nextest: nextest's run's pool
+        // would outlive the child's scratch directory.
+        .env_remove("NEXTEST")
+        .env_remove("NEXTEST_RUN_ID")
         // The children's scenarios are this scenario's evidence, not rows of the run report.
         .env("LIVE_REPORT", "off")
         .stdin(Stdio::null())
@@ -101,6 +108,137 @@ async fn runner(args: &[&str], env: &[(&str, &str)], ceiling: Duration) -> anyho
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     })
+}
+
+/// Runs this test binary `count` times at once with `args` and `env`, as nextest runs tests:
+/// each a process of its own, all leasing from one pool of servers (a `NEXTEST_RUN_ID` of their
+/// own), so one OpenCode server starts instead of `count`. A shell starts them and outlives
+/// them by nothing: it is their runner, whose end (with no lease held) stops the pool's owner,
+/// which this waits for before the scratch directory holding the pool goes.
+async fn pooled_runners(
+    count: usize,
+    args: &[&str],
+    env: &[(&str, &str)],
+    ceiling: Duration,
+) -> anyhow::Result<Vec<Ran>> {
+    let scratch = tempfile::Builder::new().prefix("live-proof-").tempdir()?;
+    let outputs = scratch.path().join("replays");
+    std::fs::create_dir(&outputs)?;
+    // Each child in a subshell of its own (so the shell does not `exec` it): its output and
+    // exit code in files of `outputs`.
+    const EACH: &str = r#"dir=$1; count=$2; shift 2; i=1
+while [ "$i" -le "$count" ]; do
+  ( "$@" >"$dir/out.$i" 2>"$dir/err.$i"; echo $? >"$dir/code.$i" ) &
+  i=$((i + 1))
+done
+wait"#;
+    let mut command = tokio::process::Command::new("sh");
+    command
+        .arg("-c")
+        .arg(EACH)
+        .arg("sh")
+        .arg(&outputs)
+        .arg(count.to_string())
+        .arg(std::env::current_exe()?)
+        .args(args)
+        .env("TMPDIR", scratch.path())
+        .env_remove("LIVE_SCHEDULE")
+        .env_remove("NEXTEST")
+        .env("NEXTEST_RUN_ID", run_id())
+        .env("LIVE_REPORT", "off")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        // Its own group, so a ceiling stops the children with it.
+        .process_group(0)
+        .kill_on_drop(true);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let mut shell = command.spawn()?;
+    let ceiling = scaled(ceiling);
+    if tokio::time::timeout(ceiling, shell.wait()).await.is_err() {
+        if let Some(pid) = shell.id() {
+            // SIGTERM: each child's runner stops its scenarios and their agents.
+            let group = nix::unistd::Pid::from_raw(pid as i32);
+            let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGTERM);
+            let _ = tokio::time::timeout(Duration::from_secs(10), shell.wait()).await;
+        }
+        wait_for_pool_owner(scratch.path()).await?;
+        anyhow::bail!(
+            "the {count} pooled runs of `{}` did not end within {ceiling:?}",
+            args.join(" ")
+        );
+    }
+    wait_for_pool_owner(scratch.path()).await?;
+    (1..=count)
+        .map(|i| {
+            let read = |name: &str| {
+                std::fs::read(outputs.join(format!("{name}.{i}")))
+                    .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            };
+            Ok(Ran {
+                code: read("code")?.trim().parse().ok(),
+                stdout: read("out")?,
+                stderr: read("err")?,
+            })
+        })
+        .collect()
+}
+
+/// A new run id for the pooled runs: a UUID's shape (all nextest's run ids have), from the time
+/// and this process.
+fn run_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut digits = String::new();
+    for part in 0..2 {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_nanos(),
+        );
+        hasher.write_u32(std::process::id());
+        hasher.write_u8(part);
+        digits.push_str(&format!("{:016x}", hasher.finish()));
+    }
+    format!(
+        "{}-{}-{}-{}-{}",
+        &digits[..8],
+        &digits[8..12],
+        &digits[12..16],
+        &digits[16..20],
+        &digits[20..32]
+    )
+}
+
+/// Waits until the pool owner of the runs that used `tmpdir` has stopped: its socket is gone
+/// (the owner removes it last, after stopping its servers).
+async fn wait_for_pool_owner(tmpdir: &std::path::Path) -> anyhow::Result<()> {
+    let started = Instant::now();
+    loop {
+        let sockets: Vec<_> = std::fs::read_dir(tmpdir)?
+            .flatten()
+            .filter(|entry| {
+                entry
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with("live-pool-")
+            })
+            .map(|entry| entry.path().join("pool.sock"))
+            .filter(|socket| socket.exists())
+            .collect();
+        if sockets.is_empty() {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            started.elapsed() <= scaled(OWNER_STOP_CEILING),
+            "the pool owner of the pooled runs still ran {OWNER_STOP_CEILING:?} after they ended \
+             (its socket was still there)"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// A failed scenario's message in libtest's output: the text after `---- <name> ----`.
@@ -284,28 +422,31 @@ async fn prove(live: &Live, class: &Class) -> anyhow::Result<()> {
     let mut reproduced = 0;
     let args = [name.as_str(), "--exact", "--include-ignored"];
     let env = [("LIVE_SCHEDULE", schedule.as_str())];
-    for _ in 0..replays.div_ceil(REPLAYS_AT_ONCE) {
-        let batch = (reproduced..replays).len().min(REPLAYS_AT_ONCE);
-        let batch = (0..batch).map(|_| runner(&args, &env, REPLAY_CEILING));
-        for ran in futures::future::join_all(batch).await {
-            let ran = ran?;
-            let message = failure_of(&ran.stdout, name).unwrap_or_default();
-            anyhow::ensure!(
-                ran.code == Some(101)
-                    && message
-                        .contains(&format!("failed under schedule {schedule} (LIVE_SCHEDULE)"))
-                    && message.contains(invariant),
-                "the replay of {schedule} did not fail on the race ({reproduced} of {replays} \
-                 did):\n{}\n{}",
-                ran.stdout,
-                ran.stderr
-            );
-            reproduced += 1;
-        }
+    // The first replay runs the line as printed: a runner with a server of its own. The others
+    // run it as nextest runs a test, each a process of its own, all leasing from one pool: one
+    // server starts for them instead of one each (its start is most of a replay's CPU).
+    let (alone, pooled) = tokio::join!(
+        runner(&args, &env, REPLAY_CEILING),
+        pooled_runners(replays - 1, &args, &env, REPLAY_CEILING)
+    );
+    for ran in std::iter::once(alone).chain(pooled?.into_iter().map(Ok)) {
+        let ran = ran?;
+        let message = failure_of(&ran.stdout, name).unwrap_or_default();
+        anyhow::ensure!(
+            ran.code == Some(101)
+                && message.contains(&format!("failed under schedule {schedule} (LIVE_SCHEDULE)"))
+                && message.contains(invariant),
+            "the replay of {schedule} did not fail on the race ({reproduced} of {replays} \
+             did):\n{}\n{}",
+            ran.stdout,
+            ran.stderr
+        );
+        reproduced += 1;
     }
     live.progress(format!(
         "{class_name}: the replay line of {name} ({schedule}) failed on the race {reproduced} of \
-         {replays} times, in {:.0} seconds; {class_name} took {:.0} seconds",
+         {replays} times (the first with a server of its own, the others from one pool), in \
+         {:.0} seconds; {class_name} took {:.0} seconds",
         replayed.elapsed().as_secs_f64(),
         started.elapsed().as_secs_f64()
     ));
