@@ -84,21 +84,12 @@ async fn runner(args: &[&str], env: &[(&str, &str)], ceiling: Duration) -> anyho
     let mut command = tokio::process::Command::new(std::env::current_exe()?);
     command
         .args(args)
-        .env("TMPDIR", scratch.path())
-        .env_remove("LIVE_SCHEDULE")
         // A runner of its own even when this one runs under nextest: nextest's run's pool
         // would outlive the child's scratch directory.
-        .env_remove("NEXTEST")
         .env_remove("NEXTEST_RUN_ID")
-        // The children's scenarios are this scenario's evidence, not rows of the run report.
-        .env("LIVE_REPORT", "off")
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    for (name, value) in env {
-        command.env(name, value);
-    }
+        .stderr(Stdio::piped());
+    child_environment(&mut command, scratch.path(), env);
     let ceiling = scaled(ceiling);
     let output = tokio::time::timeout(ceiling, command.output())
         .await
@@ -108,6 +99,26 @@ async fn runner(args: &[&str], env: &[(&str, &str)], ceiling: Duration) -> anyho
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     })
+}
+
+/// What every child runner of the proof gets: `TMPDIR` in `scratch`, no report, no schedule
+/// or nextest of this run's, `env`, no stdin, and an end with the proof.
+fn child_environment(
+    command: &mut tokio::process::Command,
+    scratch: &std::path::Path,
+    env: &[(&str, &str)],
+) {
+    command
+        .env("TMPDIR", scratch)
+        .env_remove("LIVE_SCHEDULE")
+        .env_remove("NEXTEST")
+        // The children's scenarios are this scenario's evidence, not rows of the run report.
+        .env("LIVE_REPORT", "off")
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    for (name, value) in env {
+        command.env(name, value);
+    }
 }
 
 /// Runs this test binary `count` times at once with `args` and `env`, as nextest runs tests:
@@ -141,28 +152,30 @@ wait"#;
         .arg(count.to_string())
         .arg(std::env::current_exe()?)
         .args(args)
-        .env("TMPDIR", scratch.path())
-        .env_remove("LIVE_SCHEDULE")
-        .env_remove("NEXTEST")
         .env("NEXTEST_RUN_ID", run_id())
-        .env("LIVE_REPORT", "off")
-        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         // Its own group, so a ceiling stops the children with it.
-        .process_group(0)
-        .kill_on_drop(true);
-    for (name, value) in env {
-        command.env(name, value);
-    }
+        .process_group(0);
+    child_environment(&mut command, scratch.path(), env);
     let mut shell = command.spawn()?;
     let ceiling = scaled(ceiling);
     if tokio::time::timeout(ceiling, shell.wait()).await.is_err() {
         if let Some(pid) = shell.id() {
-            // SIGTERM: each child's runner stops its scenarios and their agents.
+            // SIGTERM: each child's runner stops its scenarios and their agents; SIGKILL if
+            // that takes longer (their reapers stop the agents then).
+            use nix::sys::signal::{Signal, killpg};
             let group = nix::unistd::Pid::from_raw(pid as i32);
-            let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGTERM);
-            let _ = tokio::time::timeout(Duration::from_secs(10), shell.wait()).await;
+            let _ = killpg(group, Signal::SIGTERM);
+            // The shell reaped (SIGTERM ends it), signal 0 reaches the group while any process
+            // of it is left.
+            let _ = tokio::time::timeout(Duration::from_secs(1), shell.wait()).await;
+            let stopping = Instant::now();
+            while killpg(group, None).is_ok() && stopping.elapsed() < Duration::from_secs(10) {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            let _ = killpg(group, Signal::SIGKILL);
+            let _ = shell.wait().await;
         }
         wait_for_pool_owner(scratch.path()).await?;
         anyhow::bail!(
