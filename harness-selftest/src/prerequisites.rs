@@ -293,6 +293,18 @@ macro_rules! test {
 
 #[cfg(test)]
 mod tests {
+    use super::libtest_name;
+
+    #[test]
+    fn names_are_libtests() {
+        assert_eq!(libtest_name("hygiene", "f"), "f");
+        assert_eq!(libtest_name("reliability::processes", "f"), "processes::f");
+        assert_eq!(
+            libtest_name("reliability::streams::measured", "f"),
+            "streams::measured::f"
+        );
+    }
+
     #[test]
     fn a_nested_cargo_gets_none_of_the_variables_cargo_set_for_this_process() {
         let removed = super::cargo()
@@ -315,17 +327,5 @@ mod tests {
         ] {
             assert!(!super::set_by_cargo_for_this_process(kept), "{kept}");
         }
-    }
-
-    use super::libtest_name;
-
-    #[test]
-    fn names_are_libtests() {
-        assert_eq!(libtest_name("hygiene", "f"), "f");
-        assert_eq!(libtest_name("reliability::processes", "f"), "processes::f");
-        assert_eq!(
-            libtest_name("reliability::streams::measured", "f"),
-            "streams::measured::f"
-        );
     }
 }
